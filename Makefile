@@ -1,0 +1,32 @@
+# Two commands do all the set-up: `make run` and `make test`.
+# The venv is (re)built only when pyproject.toml or constraints.txt changed.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.ddp-viz-installed
+
+.PHONY: setup run test lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/ddp-viz $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+test: lint
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/ddp-viz bench $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache src/*.egg-info

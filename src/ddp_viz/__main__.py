@@ -1,0 +1,5 @@
+import sys
+
+from ddp_viz.cli import main
+
+sys.exit(main())

@@ -1,0 +1,134 @@
+"""Drive the engine process from plain Python (the CLI, benchmarks and engine tests).
+
+The window drives the same process through QProcess; this client uses a pipe and a reader
+thread. It knows nothing of torch: the engine is a child process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from ddp_viz import protocol
+from ddp_viz.scenario import Scenario
+
+TERMINAL = (protocol.RunFinished, protocol.RunFailed, protocol.RunCancelled)
+
+
+def engine_command() -> list[str]:
+    return [sys.executable, "-m", "ddp_viz.engine"]
+
+
+def engine_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+class EngineClient:
+    """A running engine. Use as a context manager; ``close()`` leaves no process behind."""
+
+    def __init__(self, stderr: Any = None) -> None:
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            engine_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr if stderr is not None else subprocess.DEVNULL,
+            env=engine_env(),
+            text=True,
+            bufsize=1,
+            start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop the engine
+        )
+        self.events: queue.Queue[protocol.Event | Exception | None] = queue.Queue()
+        self.bad_lines: list[str] = []
+        self._next_run = 1
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                self.events.put(protocol.decode(line))
+            except protocol.ProtocolError as exc:
+                self.bad_lines.append(f"{exc}: {line[:200]!r}")
+        self.events.put(None)  # engine closed its stdout
+
+    def send(self, cmd: str, **args: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(protocol.command(cmd, **args) + "\n")
+        self.proc.stdin.flush()
+
+    def next_event(self, timeout: float = 60.0) -> protocol.Event:
+        item = self.events.get(timeout=timeout)
+        if item is None:
+            raise EngineGone(f"engine exited (code {self.proc.poll()})")
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    def wait_for(self, kind: type[protocol.Event], timeout: float = 60.0) -> protocol.Event:
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self.next_event(max(0.01, deadline - time.monotonic()))
+            if isinstance(event, kind):
+                return event
+
+    def run(
+        self, scenario: Scenario, fault: dict[str, Any] | None = None, timeout: float = 120.0
+    ) -> Iterator[protocol.Event]:
+        """Start a run and yield its events until (and including) the terminal one."""
+        run_id = self._next_run
+        self._next_run += 1
+        args: dict[str, Any] = {"run": run_id, "scenario": scenario.to_dict()}
+        if fault:
+            args["fault"] = fault
+        self.send("run", **args)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                event = self.next_event(max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise TimeoutError(f"run {run_id} did not end within {timeout:g} s") from None
+            if isinstance(event, protocol.CommandError):
+                raise RuntimeError(event.message)
+            if getattr(event, "run", run_id) != run_id:
+                continue
+            yield event
+            if isinstance(event, TERMINAL):
+                return
+
+    def close(self, timeout: float = 5.0) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                self.send("shutdown")
+            with contextlib.suppress(OSError, ValueError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(timeout)
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+    def __enter__(self) -> EngineClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EngineGone(RuntimeError):
+    """The engine process ended unexpectedly."""

@@ -1,0 +1,5 @@
+import sys
+
+from ddp_viz.engine.server import main
+
+sys.exit(main())

@@ -1,0 +1,153 @@
+"""A pool of warm rank processes, forked from a preloaded forkserver.
+
+The forkserver imports torch and everything DDP imports lazily once (:mod:`.warm`); each rank
+is a fork of it, so N ranks pay the import about once instead of N times, and a rank that
+finished a run waits for the next one with everything still loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing as mp
+import os
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
+    """Linux: deliver ``sig`` to this process when its parent dies, so nothing is orphaned."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def worker_main(conn: Connection, slot: int) -> None:
+    """Entry point of a pooled rank process: wait for jobs, run them, repeat."""
+    set_parent_death_signal()
+    if os.getppid() == 1:  # parent already gone
+        os._exit(0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
+    from ddp_viz.engine.rank import run_rank
+
+    conn.send({"ctl": "ready", "pid": os.getpid()})
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg.get("op") != "run":
+            return
+        try:
+            run_rank(msg, conn.send)
+        except BaseException as exc:  # report, then die: the pool replaces this process
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            with contextlib.suppress(Exception):
+                conn.send({"ctl": "error", "reason": detail, "tb": traceback.format_exc()})
+            os._exit(1)
+
+
+@dataclass(eq=False)
+class Worker:
+    slot: int
+    process: Any
+    conn: Connection
+    pid: int | None = None
+    state: str = "starting"  # starting -> ready -> busy -> ready ... | exited
+    run: int | None = None
+    rank: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def alive(self) -> bool:
+        return self.state != "exited"
+
+    def kill(self) -> None:
+        if self.state == "exited":
+            return
+        with contextlib.suppress(Exception):
+            self.process.kill()
+        self.state = "exited"
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+    def reap(self, timeout: float = 1.0) -> int | None:
+        with contextlib.suppress(Exception):
+            self.process.join(timeout)
+        return self.process.exitcode
+
+
+class Pool:
+    """Owns the rank processes. Not thread-safe: the engine's main loop drives it."""
+
+    def __init__(self) -> None:
+        self._ctx = mp.get_context("forkserver")
+        self._ctx.set_forkserver_preload(["ddp_viz.engine.warm"])
+        self.workers: list[Worker] = []
+        self._next_slot = 0
+
+    # --- size ------------------------------------------------------------------------------
+    def start_one(self) -> Worker:
+        parent, child = self._ctx.Pipe(duplex=True)
+        slot = self._next_slot
+        self._next_slot += 1
+        process = self._ctx.Process(
+            target=worker_main, args=(child, slot), name=f"ddp-viz-rank-slot{slot}", daemon=True
+        )
+        process.start()
+        child.close()
+        worker = Worker(slot=slot, process=process, conn=parent, pid=process.pid)
+        self.workers.append(worker)
+        return worker
+
+    def alive(self) -> list[Worker]:
+        return [w for w in self.workers if w.alive]
+
+    def idle(self) -> list[Worker]:
+        return [w for w in self.workers if w.state == "ready"]
+
+    def grow_to(self, n: int) -> list[Worker]:
+        started = []
+        while len(self.alive()) < n:
+            started.append(self.start_one())
+        return started
+
+    def shrink_to(self, n: int) -> list[Worker]:
+        """Stop idle workers beyond ``n`` (never busy ones)."""
+        stopped = []
+        for worker in reversed(self.idle()):
+            if len(self.alive()) <= n:
+                break
+            self.stop(worker)
+            stopped.append(worker)
+        return stopped
+
+    def stop(self, worker: Worker) -> None:
+        with contextlib.suppress(Exception):
+            worker.conn.send({"op": "exit"})
+        worker.kill()
+        worker.reap(0.5)
+
+    def forget_exited(self) -> None:
+        self.workers = [w for w in self.workers if w.alive]
+
+    def shutdown(self) -> None:
+        for worker in self.workers:
+            worker.kill()
+        for worker in self.workers:
+            worker.reap(1.0)
+        self.workers = []
+
+    def by_conn(self, conn: Any) -> Worker | None:
+        return next((w for w in self.workers if w.conn is conn), None)
+
+    def by_sentinel(self, sentinel: Any) -> Worker | None:
+        return next((w for w in self.workers if w.alive and w.process.sentinel == sentinel), None)

@@ -1,0 +1,179 @@
+"""What one rank does in one run: gloo process group, DDP, and the capture hook.
+
+The rank's local gradient and the averaged gradient are read *inside* DDP's backward: a comm
+hook copies each bucket before calling DDP's own default all-reduce hook and reads the result
+from that hook's future. No second, hand-written all-reduce happens anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ddp_viz import protocol
+from ddp_viz.engine.reference import reference
+from ddp_viz.scenario import Scenario
+
+Send = Callable[[dict[str, Any]], None]
+PG_TIMEOUT = timedelta(seconds=60)
+
+
+class RankFault(RuntimeError):
+    """An injected failure, used by the reliability tests."""
+
+
+@dataclass
+class Capture:
+    """Comm-hook state: per-step local and averaged gradients, mapped to names by identity."""
+
+    names: dict[int, str]
+    process_group: Any = None
+    local: dict[str, list[float]] = field(default_factory=dict)
+    averaged: dict[str, list[float]] = field(default_factory=dict)
+    buckets: dict[int, list[str]] = field(default_factory=dict)
+    allreduce_spans: list[list[float]] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.local, self.averaged, self.buckets, self.allreduce_spans = {}, {}, {}, []
+
+    def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, list[float]]:
+        # The bucket buffer is the concatenation of its parameters' gradients, in the order of
+        # bucket.parameters(). DDP reorders buckets after step 0, so names come from identity.
+        out: dict[str, list[float]] = {}
+        offset = 0
+        for p in params:
+            n = p.numel()
+            out[self.names[id(p)]] = flat[offset : offset + n].tolist()
+            offset += n
+        return out
+
+    def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+        start = time.monotonic()
+        params = list(bucket.parameters())
+        self.buckets[bucket.index()] = [self.names[id(p)] for p in params]
+        self.local.update(self._split(bucket.buffer().detach().clone(), params))
+        fut = default_hooks.allreduce_hook(self.process_group, bucket)
+
+        def read_average(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
+            averaged = f.value()
+            tensor = averaged[0] if isinstance(averaged, list) else averaged
+            self.averaged.update(self._split(tensor.detach(), params))
+            self.allreduce_spans.append([start, time.monotonic()])
+            return tensor
+
+        return fut.then(read_average)
+
+
+def _hook(state, bucket):  # type: ignore[no-untyped-def]
+    # Left unannotated on purpose: DDP inspects a hook's annotations and, with postponed
+    # evaluation, string annotations fail its check. See Capture.hook for the types.
+    return state.hook(bucket)
+
+
+def _finite(values: dict[str, list[float]]) -> bool:
+    return all(math.isfinite(v) for vals in values.values() for v in vals)
+
+
+def run_rank(job: dict[str, Any], send: Send) -> None:
+    """Train ``job["scenario"]`` as rank ``job["rank"]``; report through ``send``.
+
+    Sends protocol events as dicts plus control messages ``{"ctl": ...}`` for the launcher:
+    ``store`` (rank 0's store port), ``diverged`` and ``done``.
+    """
+    scenario = Scenario.from_mapping(job["scenario"])
+    run, rank, world = int(job["run"]), int(job["rank"]), scenario.world_size
+    fault = job.get("fault") or {}
+    rows = scenario.shards()[rank]
+    send(protocol.to_dict(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows)))
+
+    is_master = rank == 0
+    store = dist.TCPStore(
+        "127.0.0.1",
+        0 if is_master else int(job["port"]),
+        world,
+        is_master=is_master,
+        timeout=PG_TIMEOUT,
+        wait_for_workers=False,
+    )
+    if is_master:
+        send({"ctl": "store", "port": store.port})
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=PG_TIMEOUT)
+    try:
+        _train(run, rank, scenario, rows, fault, send)
+    finally:
+        dist.destroy_process_group()
+        del store
+
+
+def _train(
+    run: int, rank: int, scenario: Scenario, rows: list[int], fault: dict, send: Send
+) -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(1, 1)
+    with torch.no_grad():
+        model.weight.fill_(scenario.init_weight)
+        model.bias.fill_(scenario.init_bias)
+    ddp = DDP(model)  # broadcasts rank 0's parameters to every rank
+    capture = Capture(names={id(p): n for n, p in model.named_parameters()})
+    ddp.register_comm_hook(capture, _hook)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
+    loss_fn = nn.MSELoss()
+    x = torch.tensor([scenario.x[i] for i in rows]).unsqueeze(1)
+    y = torch.tensor([scenario.y[i] for i in rows]).unsqueeze(1)
+
+    completed = 0
+    for step in range(scenario.steps):
+        if fault.get("rank") == rank and fault.get("step") == step:
+            if fault.get("kind") == "exit":
+                os._exit(17)
+            raise RankFault(f"injected fault at step {step}")
+        if rank == 0:
+            w, b = model.weight.detach().item(), model.bias.detach().item()
+            send(protocol.to_dict(reference(run, step, scenario, w, b)))
+        capture.reset()
+        optimizer.zero_grad()
+        t0 = time.monotonic()
+        loss = loss_fn(ddp(x), y)
+        t1 = time.monotonic()
+        loss.backward()  # DDP's all-reduce runs in here, through the capture hook
+        t2 = time.monotonic()
+        optimizer.step()
+        t3 = time.monotonic()
+        params = {n: p.detach().flatten().tolist() for n, p in model.named_parameters()}
+        loss_value = loss.detach().item()
+        buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
+        for event in (
+            protocol.LocalGrad(run, step, rank, loss_value, capture.local, buckets),
+            protocol.AveragedGrad(run, step, rank, capture.averaged),
+            protocol.Params(run, step, rank, params),
+            protocol.Timing(
+                run,
+                step,
+                rank,
+                {
+                    "forward": [[t0, t1]],
+                    "backward": [[t1, t2]],
+                    "allreduce": capture.allreduce_spans,
+                    "step": [[t2, t3]],
+                },
+            ),
+        ):
+            send(protocol.to_dict(event))
+        completed = step + 1
+        # Parameters are identical on every rank, so every rank stops at the same step.
+        if not (_finite(params) and _finite(capture.averaged)):
+            what = "loss" if not math.isfinite(loss_value) else "parameters"
+            send({"ctl": "diverged", "step": step, "what": what})
+            break
+    send({"ctl": "done", "steps": completed})

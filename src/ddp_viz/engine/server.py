@@ -1,0 +1,363 @@
+"""The long-lived engine process: commands on stdin, events on stdout, ranks in a warm pool.
+
+One JSON command per stdin line (``run``, ``cancel``, ``warm``, ``shutdown``); one JSON event
+per stdout line, written by this process only (ranks report through pipes). Logs go to stderr.
+End of stdin means the front end is gone: the engine stops its ranks and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing.connection as mpc
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ddp_viz import __version__, protocol
+from ddp_viz.engine.pool import Pool, Worker, set_parent_death_signal
+from ddp_viz.scenario import Scenario, ScenarioError
+
+STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
+
+
+def log(message: str) -> None:
+    print(f"[engine {os.getpid()}] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class ActiveRun:
+    run: int
+    scenario: Scenario
+    fault: dict[str, Any]
+    ranks: list[Worker] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    launched: bool = False
+    port: int | None = None
+    done: set[int] = field(default_factory=set)
+    steps_completed: int = 0
+    diverged: tuple[int, str] | None = None
+    deadline: float | None = None
+
+
+class Engine:
+    def __init__(self, out: TextIO, initial_pool: int = 2) -> None:
+        self.out = out
+        self.pool = Pool()
+        self.active: ActiveRun | None = None
+        self.pending: ActiveRun | None = None
+        self.running = True
+        self.initial_pool = initial_pool
+        self._commands_rx, self._commands_tx = mpc.Pipe(duplex=False)
+
+    # --- output: the only writer of stdout ------------------------------------------------
+    def emit(self, event: protocol.Event | dict[str, Any]) -> None:
+        line = (
+            protocol.encode(event)
+            if isinstance(event, protocol.Event)
+            else json.dumps(event, separators=(",", ":"))
+        )
+        self.out.write(line + "\n")
+
+    def flush(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self.out.flush()
+
+    def _worker_state(self, w: Worker, detail: str = "") -> None:
+        self.emit(protocol.WorkerState(slot=w.slot, pid=w.pid, state=w.state, detail=detail))
+
+    # --- stdin --------------------------------------------------------------------------------
+    def _read_stdin(self, stream: TextIO) -> None:
+        for line in stream:
+            if line.strip():
+                self._commands_tx.send(line)
+        self._commands_tx.send(None)  # EOF: the front end went away
+
+    # --- main loop ------------------------------------------------------------------------------
+    def serve(self, stdin: TextIO) -> int:
+        threading.Thread(target=self._read_stdin, args=(stdin,), daemon=True).start()
+        self.emit(protocol.EngineReady(pid=os.getpid(), version=__version__))
+        self.flush()
+        self._resize(self.initial_pool)
+        try:
+            while self.running:
+                self._tick()
+        finally:
+            self._shutdown()
+        return 0
+
+    def _tick(self) -> None:
+        watched: list[Any] = [self._commands_rx]
+        for w in self.pool.workers:
+            if w.alive:
+                watched += [w.conn, w.process.sentinel]
+        timeout = 0.5
+        if self.active and self.active.deadline is not None:
+            timeout = max(0.0, min(timeout, self.active.deadline - time.monotonic()))
+        for obj in mpc.wait(watched, timeout=timeout):
+            if obj is self._commands_rx:
+                self._on_command_line(self._commands_rx.recv())
+            elif isinstance(obj, int):
+                worker = self.pool.by_sentinel(obj)
+                if worker is not None:
+                    self._on_worker_exited(worker)
+            else:
+                worker = self.pool.by_conn(obj)
+                if worker is not None and worker.alive:
+                    self._drain(worker)
+        deadline = self.active.deadline if self.active else None
+        if deadline is not None and time.monotonic() >= deadline:
+            self._fail(None, "ranks did not finish after the run ended on another rank")
+        self._maybe_launch()
+        self.flush()
+
+    def _drain(self, worker: Worker) -> None:
+        while worker.alive:
+            try:
+                if not worker.conn.poll():
+                    return
+                msg = worker.conn.recv()
+            except (EOFError, OSError):
+                self._on_worker_exited(worker)
+                return
+            self._on_worker_message(worker, msg)
+
+    # --- commands ---------------------------------------------------------------------------------
+    def _on_command_line(self, line: str | None) -> None:
+        if line is None:
+            log("stdin closed; shutting down")
+            self.running = False
+            return
+        try:
+            cmd = protocol.decode_command(line)
+        except protocol.ProtocolError as exc:
+            self.emit(protocol.CommandError(message=str(exc)))
+            return
+        name = cmd["cmd"]
+        if name == "shutdown":
+            self.running = False
+        elif name == "warm":
+            self._on_warm(cmd)
+        elif name == "cancel":
+            self._on_cancel(cmd)
+        elif name == "run":
+            self._on_run(cmd)
+
+    def _on_warm(self, cmd: dict[str, Any]) -> None:
+        try:
+            n = int(cmd.get("world_size", 2))
+        except (TypeError, ValueError):
+            self.emit(protocol.CommandError(message="warm: world_size must be a whole number"))
+            return
+        if self.active is None and self.pending is None:
+            self._resize(max(1, min(n, 8)))
+
+    def _on_run(self, cmd: dict[str, Any]) -> None:
+        if self.active is not None or self.pending is not None:
+            self.emit(protocol.CommandError(message="a run is already in progress"))
+            return
+        try:
+            run_id = int(cmd.get("run", 0))
+            scenario = Scenario.from_mapping(cmd.get("scenario") or {})
+        except ScenarioError as exc:
+            self.emit(protocol.CommandError(message=str(exc), field=exc.field))
+            return
+        except (TypeError, ValueError) as exc:
+            self.emit(protocol.CommandError(message=f"run: {exc}"))
+            return
+        self.pending = ActiveRun(run=run_id, scenario=scenario, fault=cmd.get("fault") or {})
+        self._resize(scenario.world_size)
+        self._maybe_launch()
+
+    def _on_cancel(self, cmd: dict[str, Any]) -> None:
+        current = self.active or self.pending
+        if current is None:
+            return
+        if cmd.get("run") is not None and cmd.get("run") != current.run:
+            return
+        self._end_run(protocol.RunCancelled(run=current.run), kill=True)
+
+    # --- pool ------------------------------------------------------------------------------------
+    def _resize(self, n: int) -> None:
+        for w in self.pool.shrink_to(n):
+            self._worker_state(w, "pool shrank")
+        self.pool.forget_exited()
+        for w in self.pool.grow_to(n):
+            self._worker_state(w)
+        self.flush()
+
+    def _maybe_launch(self) -> None:
+        pending = self.pending
+        if pending is None:
+            return
+        idle = self.pool.idle()
+        if len(idle) < pending.scenario.world_size:
+            return
+        self.pending, self.active = None, pending
+        pending.started = time.monotonic()
+        pending.ranks = idle[: pending.scenario.world_size]
+        for rank, w in enumerate(pending.ranks):
+            w.state, w.run, w.rank = "busy", pending.run, rank
+        self.emit(
+            protocol.RunStarted(
+                run=pending.run,
+                world_size=pending.scenario.world_size,
+                steps=pending.scenario.steps,
+                scenario=pending.scenario.to_dict(),
+                shards=pending.scenario.shards(),
+            )
+        )
+        self._send_job(pending.ranks[0], pending, port=None)  # rank 0 hosts the store
+
+    def _send_job(self, worker: Worker, run: ActiveRun, port: int | None) -> None:
+        job = {
+            "op": "run",
+            "run": run.run,
+            "rank": worker.rank,
+            "scenario": run.scenario.to_dict(),
+            "port": port,
+            "fault": run.fault,
+        }
+        try:
+            worker.conn.send(job)
+        except (OSError, EOFError):
+            self._on_worker_exited(worker)
+
+    # --- worker messages -------------------------------------------------------------------
+    def _on_worker_message(self, worker: Worker, msg: dict[str, Any]) -> None:
+        ctl = msg.get("ctl")
+        if ctl == "ready":
+            worker.state = "ready"
+            self._worker_state(worker)
+            return
+        run = self.active
+        if run is None or worker.run != run.run:
+            return  # late message of a run that already ended
+        if ctl is None:
+            self.emit(msg)
+        elif ctl == "store":
+            run.port = int(msg["port"])
+            for w in run.ranks[1:]:
+                self._send_job(w, run, port=run.port)
+        elif ctl == "diverged":
+            run.diverged = (int(msg["step"]), str(msg.get("what", "values")))
+            run.deadline = run.deadline or time.monotonic() + STRAGGLER_GRACE_S
+        elif ctl == "done":
+            run.done.add(worker.rank if worker.rank is not None else -1)
+            run.steps_completed = max(run.steps_completed, int(msg.get("steps", 0)))
+            worker.state, worker.run, worker.rank = "ready", None, None
+            if len(run.done) == len(run.ranks):
+                self._finish(run)
+        elif ctl == "error":
+            log(f"rank {worker.rank} raised:\n{msg.get('tb', '')}")
+            self._fail(worker.rank, f"rank {worker.rank} raised {msg.get('reason')}")
+
+    def _on_worker_exited(self, worker: Worker) -> None:
+        if not worker.alive:
+            return
+        was_busy_in = worker.run
+        rank = worker.rank
+        worker.kill()
+        code = worker.reap(0.2)
+        worker.state = "exited"
+        cause = _describe_exit(code)
+        self._worker_state(worker, cause)
+        log(f"worker slot {worker.slot} (pid {worker.pid}) {cause}")
+        if self.active is not None and was_busy_in == self.active.run:
+            self._fail(rank, f"rank {rank} (pid {worker.pid}) {cause}")
+        self.pool.forget_exited()
+        if self.running:
+            self._refill()
+
+    # --- ending runs -----------------------------------------------------------------------
+    def _finish(self, run: ActiveRun) -> None:
+        if run.diverged is not None:
+            step, what = run.diverged
+            self._end_run(
+                protocol.RunFailed(
+                    run=run.run,
+                    reason=f"diverged at step {step}: {what} became infinite or NaN "
+                    f"(learning rate {run.scenario.lr:g} is too large for this data)",
+                    rank=None,
+                ),
+                kill=False,
+            )
+            return
+        self._end_run(
+            protocol.RunFinished(
+                run=run.run,
+                steps_completed=run.steps_completed,
+                elapsed_s=time.monotonic() - run.started,
+            ),
+            kill=False,
+        )
+
+    def _fail(self, rank: int | None, reason: str) -> None:
+        if self.active is None:
+            return
+        self._end_run(protocol.RunFailed(run=self.active.run, reason=reason, rank=rank), kill=True)
+
+    def _end_run(self, event: protocol.Event, kill: bool) -> None:
+        run = self.active or self.pending
+        self.active = self.pending = None
+        if run is not None and kill:
+            # A rank blocked in a gloo collective cannot be asked to stop: end it and replace it.
+            for w in run.ranks:
+                if w.alive and w.state == "busy":
+                    w.kill()
+                    self._worker_state(w, "stopped")
+            for w in run.ranks:
+                w.reap(0.5)
+            self.pool.forget_exited()
+        self.emit(event)
+        self.flush()
+        if self.running and kill:
+            self._refill()
+
+    def _refill(self) -> None:
+        target = max(self.initial_pool, len(self.pool.alive()))
+        if self.pending is not None:
+            target = max(target, self.pending.scenario.world_size)
+        for w in self.pool.grow_to(target):
+            self._worker_state(w)
+
+    def _shutdown(self) -> None:
+        if self.active or self.pending:
+            run = self.active or self.pending
+            assert run is not None
+            self._end_run(protocol.RunCancelled(run=run.run), kill=True)
+        self.pool.shutdown()
+        self.flush()
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "exited"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with code {code}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    # Set before the forkserver starts: every rank inherits them.
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    set_parent_death_signal(signal.SIGTERM)
+    engine = Engine(sys.stdout)
+
+    def _on_signal(signum: int, _frame: Any) -> None:
+        engine.running = False
+        engine.pool.shutdown()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    return engine.serve(sys.stdin)

@@ -1,0 +1,192 @@
+"""A training scenario: the data rows and the knobs of one DDP run, and their validation.
+
+Pure model layer: imports neither Qt nor torch, so the window, the CLI and the engine all
+validate the same way, before any process starts.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+MAX_WORLD_SIZE = 8
+MAX_STEPS = 100_000
+MAX_ROWS = 10_000
+FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
+
+
+class ScenarioError(ValueError):
+    """Invalid scenario input; ``field`` names the offending key."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """``nn.Linear(1, 1)`` trained with mean-squared error and SGD on contiguous shards."""
+
+    x: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)
+    y: tuple[float, ...] = (3.0, 5.0, 7.0, 9.0)
+    world_size: int = 2
+    steps: int = 1
+    lr: float = 0.01
+    init_weight: float = 0.5
+    init_bias: float = 0.0
+    # Not a TOML key: where the scenario came from, for messages.
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    # --- construction -------------------------------------------------------------------
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = "") -> Scenario:
+        unknown = sorted(set(data) - set(FIELDS))
+        if unknown:
+            raise ScenarioError(unknown[0], f"unknown key; allowed keys are {', '.join(FIELDS)}")
+        values: dict[str, Any] = {}
+        for key in FIELDS:
+            if key in data:
+                values[key] = _coerce(key, data[key])
+        return cls(**values, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ScenarioError("scenario", f"file not found: {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScenarioError("scenario", f"cannot read {path}: {exc}") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError("scenario", f"{path} is not valid TOML ({exc})") from None
+        return cls.from_mapping(data, source=str(path))
+
+    def with_changes(self, **changes: Any) -> Scenario:
+        """A copy with some fields replaced; values may be text (from a form or a CLI flag)."""
+        coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
+        return replace(self, **coerced)
+
+    # --- derived --------------------------------------------------------------------------
+    @property
+    def rows(self) -> int:
+        return len(self.x)
+
+    def shards(self) -> list[list[int]]:
+        """Row indices per rank: contiguous blocks, the first ``rows % world_size`` one longer."""
+        base, extra = divmod(self.rows, self.world_size)
+        out: list[list[int]] = []
+        start = 0
+        for r in range(self.world_size):
+            size = base + (1 if r < extra else 0)
+            out.append(list(range(start, start + size)))
+            start += size
+        return out
+
+    @property
+    def equal_shards(self) -> bool:
+        return self.rows % self.world_size == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("source")
+        d["x"] = list(self.x)
+        d["y"] = list(self.y)
+        return d
+
+    def to_toml(self) -> str:
+        def num(v: float) -> str:
+            return repr(float(v))
+
+        return (
+            f"x = [{', '.join(num(v) for v in self.x)}]\n"
+            f"y = [{', '.join(num(v) for v in self.y)}]\n"
+            f"world_size = {self.world_size}\n"
+            f"steps = {self.steps}\n"
+            f"lr = {num(self.lr)}\n"
+            f"init_weight = {num(self.init_weight)}\n"
+            f"init_bias = {num(self.init_bias)}\n"
+        )
+
+
+# --- coercion and validation ------------------------------------------------------------
+def _number(key: str, value: Any, what: str = "a number") -> float:
+    if isinstance(value, bool):
+        raise ScenarioError(key, f"must be {what}, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ScenarioError(key, f"must be {what}, got an empty value")
+        try:
+            value = float(text)
+        except ValueError:
+            raise ScenarioError(key, f"must be {what}, got {text!r}") from None
+    if not isinstance(value, int | float):
+        raise ScenarioError(key, f"must be {what}, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ScenarioError(key, f"must be a finite number, got {value}")
+    return value
+
+
+def _integer(key: str, value: Any) -> int:
+    number = _number(key, value, "a whole number")
+    if not number.is_integer():
+        raise ScenarioError(key, f"must be a whole number, got {number:g}")
+    return int(number)
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if key in ("x", "y"):
+        if isinstance(value, str):
+            value = [v for v in value.replace(",", " ").split() if v]
+        if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+            raise ScenarioError(key, "must be a list of numbers, one per data row")
+        return tuple(_number(f"{key}[{i}]", v) for i, v in enumerate(value))
+    if key in ("world_size", "steps"):
+        return _integer(key, value)
+    if key in ("lr", "init_weight", "init_bias"):
+        return _number(key, value)
+    raise ScenarioError(key, f"unknown key; allowed keys are {', '.join(FIELDS)}")
+
+
+def validate(s: Scenario) -> None:
+    """Raise :class:`ScenarioError` naming the first offending field."""
+    for key in FIELDS:
+        _coerce(key, getattr(s, key))  # types and finiteness
+    if len(s.x) == 0:
+        raise ScenarioError("x", "needs at least one data row")
+    if len(s.x) > MAX_ROWS:
+        raise ScenarioError("x", f"at most {MAX_ROWS} rows, got {len(s.x)}")
+    if len(s.y) != len(s.x):
+        raise ScenarioError("y", f"needs one value per x row: {len(s.x)} x, {len(s.y)} y")
+    if not 1 <= s.world_size <= MAX_WORLD_SIZE:
+        raise ScenarioError(
+            "world_size", f"must be between 1 and {MAX_WORLD_SIZE}, got {s.world_size}"
+        )
+    if s.world_size > len(s.x):
+        raise ScenarioError(
+            "world_size",
+            f"{s.world_size} ranks need at least {s.world_size} data rows "
+            f"(every rank needs a shard); there are {len(s.x)}",
+        )
+    if not 1 <= s.steps <= MAX_STEPS:
+        raise ScenarioError("steps", f"must be between 1 and {MAX_STEPS:,}, got {s.steps}")
+    if s.lr <= 0:
+        raise ScenarioError("lr", f"must be greater than 0, got {s.lr:g}")
+
+
+def default_scenario() -> Scenario:
+    from ddp_viz.assets import default_scenario_path
+
+    return Scenario.load(default_scenario_path())

@@ -1,0 +1,257 @@
+"""A recorded run: events folded into steps, and a cursor over the stage's animation phases.
+
+Pure model layer. The window, the CLI table and the exports all read a :class:`RunRecord`,
+so every number they show is one the engine sent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ddp_viz import protocol
+from ddp_viz.protocol import Grads
+
+PHASES = ("shards", "local", "allreduce", "step")
+PHASE_TITLES = {
+    "shards": "1 · shards go to ranks",
+    "local": "2 · local forward + backward",
+    "allreduce": "3 · all-reduce inside loss.backward()",
+    "step": "4 · optimizer.step() on every rank",
+}
+PARAM_NAMES = ("weight", "bias")
+AGREE_TOL = 1e-6
+
+
+def close(a: float, b: float, tol: float = 1e-5) -> bool:
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def grads_close(a: Grads | None, b: Grads | None, tol: float = 1e-5) -> bool:
+    if a is None or b is None or set(a) != set(b):
+        return False
+    return all(
+        len(a[k]) == len(b[k]) and all(close(x, y, tol) for x, y in zip(a[k], b[k], strict=True))
+        for k in a
+    )
+
+
+def scalar(g: Grads | None, name: str) -> float:
+    """The single value of a 1-element tensor (the lesson's model has only those)."""
+    if not g or name not in g or not g[name]:
+        return math.nan
+    return g[name][0]
+
+
+@dataclass
+class RankStep:
+    loss: float | None = None
+    local: Grads | None = None
+    averaged: Grads | None = None
+    params: Grads | None = None
+    buckets: list[list[str]] = field(default_factory=list)
+    spans: dict[str, list[list[float]]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return None not in (self.loss, self.local, self.averaged, self.params)
+
+
+@dataclass
+class StepRecord:
+    step: int
+    ranks: dict[int, RankStep] = field(default_factory=dict)
+    reference: protocol.Reference | None = None
+
+    def rank(self, r: int) -> RankStep:
+        return self.ranks.setdefault(r, RankStep())
+
+    def complete(self, world_size: int) -> bool:
+        return len(self.ranks) == world_size and all(rs.complete for rs in self.ranks.values())
+
+    def mean_of_locals(self) -> Grads | None:
+        """The plain mean of the ranks' local gradients, for checking DDP's averaged value."""
+        locals_ = [rs.local for rs in self.ranks.values() if rs.local is not None]
+        if not locals_:
+            return None
+        names = locals_[0].keys()
+        return {
+            n: [sum(g[n][i] for g in locals_) / len(locals_) for i in range(len(locals_[0][n]))]
+            for n in names
+        }
+
+    def ranks_agree(self) -> bool | None:
+        """Do all ranks hold the same parameters after the step? None until all reported."""
+        params = [rs.params for rs in self.ranks.values()]
+        if not params or any(p is None for p in params):
+            return None
+        return all(grads_close(params[0], p, AGREE_TOL) for p in params[1:])
+
+    def averaged_agree(self) -> bool | None:
+        avgs = [rs.averaged for rs in self.ranks.values()]
+        if not avgs or any(a is None for a in avgs):
+            return None
+        return all(grads_close(avgs[0], a, AGREE_TOL) for a in avgs[1:])
+
+    def average_is_full_batch(self) -> bool | None:
+        """Does DDP's averaged gradient equal the full-batch gradient (reference)?"""
+        avgs = [rs.averaged for rs in self.ranks.values() if rs.averaged is not None]
+        if self.reference is None or not avgs:
+            return None
+        return grads_close(avgs[0], self.reference.full_batch_grads)
+
+    def averaged(self) -> Grads | None:
+        return next((rs.averaged for rs in self.ranks.values() if rs.averaged), None)
+
+    def params_after(self) -> Grads | None:
+        return next((rs.params for rs in self.ranks.values() if rs.params), None)
+
+
+@dataclass
+class RunRecord:
+    """Everything one run sent, folded by step. Feed it events with :meth:`apply`."""
+
+    run: int | None = None
+    world_size: int = 0
+    steps_planned: int = 0
+    scenario: dict[str, Any] = field(default_factory=dict)
+    shards: list[list[int]] = field(default_factory=list)
+    pids: dict[int, int] = field(default_factory=dict)
+    steps: list[StepRecord] = field(default_factory=list)
+    status: str = "idle"  # idle | running | finished | failed | cancelled
+    reason: str = ""
+    failed_rank: int | None = None
+    elapsed_s: float | None = None
+    bad_lines: int = 0
+    events: list[protocol.Event] = field(default_factory=list)
+
+    def apply(self, event: protocol.Event) -> bool:
+        """Fold one event in; return False if it belongs to another run (ignored)."""
+        if isinstance(event, protocol.RunStarted):
+            self.__init__()  # type: ignore[misc]
+            self.run, self.world_size, self.steps_planned = (
+                event.run,
+                event.world_size,
+                event.steps,
+            )
+            self.scenario, self.shards, self.status = event.scenario, event.shards, "running"
+            self.events.append(event)
+            return True
+        run = getattr(event, "run", self.run)
+        if self.run is None or run != self.run:
+            return False
+        self.events.append(event)
+        match event:
+            case protocol.RankStarted(rank=r, pid=pid):
+                self.pids[r] = pid
+            case protocol.LocalGrad(step=s, rank=r, loss=loss, grads=g, buckets=b):
+                rs = self._step(s).rank(r)
+                rs.loss, rs.local, rs.buckets = loss, g, b
+            case protocol.AveragedGrad(step=s, rank=r, grads=g):
+                self._step(s).rank(r).averaged = g
+            case protocol.Params(step=s, rank=r, params=p):
+                self._step(s).rank(r).params = p
+            case protocol.Timing(step=s, rank=r, spans=sp):
+                self._step(s).rank(r).spans = sp
+            case protocol.Reference(step=s):
+                self._step(s).reference = event
+            case protocol.RunFinished(elapsed_s=t):
+                self.status, self.elapsed_s = "finished", t
+            case protocol.RunFailed(reason=why, rank=r):
+                self.status, self.reason, self.failed_rank = "failed", why, r
+            case protocol.RunCancelled():
+                self.status, self.reason = "cancelled", "cancelled"
+        return True
+
+    def _step(self, s: int) -> StepRecord:
+        while len(self.steps) <= s:
+            self.steps.append(StepRecord(step=len(self.steps)))
+        return self.steps[s]
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("finished", "failed", "cancelled")
+
+    def complete_steps(self) -> list[StepRecord]:
+        return [s for s in self.steps if s.complete(self.world_size)]
+
+    def initial_params(self) -> Grads:
+        return {
+            "weight": [float(self.scenario.get("init_weight", math.nan))],
+            "bias": [float(self.scenario.get("init_bias", math.nan))],
+        }
+
+    def params_before(self, step: int) -> Grads:
+        if step <= 0:
+            return self.initial_params()
+        prev = self.steps[step - 1].params_after() if step - 1 < len(self.steps) else None
+        return prev or self.initial_params()
+
+    def check_summary(self) -> dict[str, bool | None]:
+        """Run-wide checks over complete steps (None when nothing to judge yet)."""
+        steps = self.complete_steps()
+        if not steps:
+            return {"ranks_agree": None, "average_is_full_batch": None}
+        return {
+            "ranks_agree": all(s.ranks_agree() for s in steps),
+            "average_is_full_batch": all(s.average_is_full_batch() for s in steps),
+        }
+
+
+def record(events: Iterable[protocol.Event]) -> RunRecord:
+    rec = RunRecord()
+    for e in events:
+        rec.apply(e)
+    return rec
+
+
+@dataclass(frozen=True, order=True)
+class Cursor:
+    """A position on the stage: (step index, phase index)."""
+
+    step: int = 0
+    phase: int = 0
+
+    @property
+    def phase_name(self) -> str:
+        return PHASES[self.phase]
+
+    def next(self, available_steps: int) -> Cursor:
+        if self.phase + 1 < len(PHASES):
+            return Cursor(self.step, self.phase + 1)
+        if self.step + 1 < available_steps:
+            return Cursor(self.step + 1, 0)
+        return self
+
+    def prev(self) -> Cursor:
+        if self.phase > 0:
+            return Cursor(self.step, self.phase - 1)
+        if self.step > 0:
+            return Cursor(self.step - 1, len(PHASES) - 1)
+        return self
+
+    def is_last(self, available_steps: int) -> bool:
+        return self.next(available_steps) == self
+
+
+def walk(available_steps: int) -> Iterator[Cursor]:
+    c = Cursor()
+    while True:
+        yield c
+        if c.is_last(available_steps):
+            return
+        c = c.next(available_steps)
+
+
+def uneven_note(shard_sizes: list[int]) -> str:
+    """Why DDP's average differs from the full batch when shards differ in size."""
+    if len(set(shard_sizes)) <= 1:
+        return ""
+    sizes = ", ".join(str(s) for s in shard_sizes)
+    return (
+        f"shards hold {sizes} rows: DDP averages each rank's mean-loss gradient equally, so a "
+        "row on a small shard weighs more than a row on a large one; the result is not the "
+        "full-batch gradient"
+    )

@@ -1,0 +1,73 @@
+"""Shared fixtures: the engine, recorded runs, and the no-leftover-process guard."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ddp_viz import protocol
+
+DATA = Path(__file__).parent / "data"
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Processes started by session-wide fixtures (and their descendants) are not leaks.
+SHARED_ROOTS: set[int] = set()
+
+
+def _descends_from_shared(proc: psutil.Process) -> bool:
+    try:
+        return any(p.pid in SHARED_ROOTS for p in [proc, *proc.parents()])
+    except psutil.Error:
+        return False
+
+
+def _children() -> dict[int, psutil.Process]:
+    return {p.pid: p for p in psutil.Process().children(recursive=True)}
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes() -> Iterator[None]:
+    """Fail a test that leaves a child process of this test run alive."""
+    before = set(_children())
+    yield
+    new = [
+        p for pid, p in _children().items() if pid not in before and not _descends_from_shared(p)
+    ]
+    _, alive = psutil.wait_procs(new, timeout=5)
+    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    for p in alive:
+        p.kill()
+    assert not alive, f"test left processes behind: {[(p.pid, p.name()) for p in alive]}"
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator:
+    """One real engine (with its warm rank pool) shared by the engine tests."""
+    from ddp_viz.client import EngineClient
+
+    client = EngineClient()
+    SHARED_ROOTS.add(client.proc.pid)
+    client.wait_for(protocol.EngineReady, timeout=60)
+    yield client
+    client.close()
+    SHARED_ROOTS.discard(client.proc.pid)
+
+
+def load_recording(name: str) -> list[protocol.Event]:
+    """Events recorded from a real run (see tests/data/README.md for how they were made)."""
+    lines = (DATA / name).read_text().splitlines()
+    return [protocol.decode(line) for line in lines if line.strip()]
+
+
+@pytest.fixture
+def default_events() -> list[protocol.Event]:
+    return load_recording("default-run.jsonl")
+
+
+def dump(events: list[protocol.Event]) -> str:
+    return "\n".join(json.dumps(protocol.to_dict(e)) for e in events)

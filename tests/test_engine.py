@@ -1,0 +1,138 @@
+"""Real DDP runs: gloo ranks in the engine's pool, no mocks, no fixed ports."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+from torch import nn
+
+from ddp_viz import protocol
+from ddp_viz.scenario import Scenario, default_scenario
+from ddp_viz.timeline import RunRecord, grads_close, record, scalar
+from tests.conftest import load_recording
+
+pytestmark = pytest.mark.gloo
+
+
+def run(engine, scenario: Scenario, **kw) -> RunRecord:
+    return record(engine.run(scenario, **kw))
+
+
+def plain_sgd(scenario: Scenario) -> list[tuple[float, float]]:
+    """Single-process full-batch SGD: what DDP must reproduce with equal shards."""
+    model = nn.Linear(1, 1)
+    with torch.no_grad():
+        model.weight.fill_(scenario.init_weight)
+        model.bias.fill_(scenario.init_bias)
+    opt = torch.optim.SGD(model.parameters(), lr=scenario.lr)
+    x = torch.tensor(scenario.x).unsqueeze(1)
+    y = torch.tensor(scenario.y).unsqueeze(1)
+    out = []
+    for _ in range(scenario.steps):
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        out.append((model.weight.item(), model.bias.item()))
+    return out
+
+
+def test_lesson_numbers_from_a_real_two_rank_run(engine) -> None:
+    rec = run(engine, default_scenario())
+    assert rec.status == "finished", rec.reason
+    st = rec.steps[0]
+    pids = {rec.pids[0], rec.pids[1]}
+    assert len(pids) == 2 and engine.proc.pid not in pids  # two separate rank processes
+    assert st.ranks[0].local == {"weight": [-10.5], "bias": [-6.5]}
+    assert st.ranks[1].local == {"weight": [-44.5], "bias": [-12.5]}
+    for r in (0, 1):
+        assert st.ranks[r].averaged == {"weight": [-27.5], "bias": [-9.5]}
+        assert scalar(st.ranks[r].params, "weight") == pytest.approx(0.775, abs=1e-6)
+        assert scalar(st.ranks[r].params, "bias") == pytest.approx(0.095, abs=1e-6)
+        spans = st.ranks[r].spans
+        (fwd,), (bwd,), (opt,) = spans["forward"], spans["backward"], spans["step"]
+        assert fwd[0] <= fwd[1] <= bwd[0] <= bwd[1] <= opt[0] <= opt[1]
+        # the all-reduce happened inside backward, as DDP does it
+        assert all(bwd[0] <= a <= b <= bwd[1] for a, b in spans["allreduce"])
+        assert sorted(n for b in st.ranks[r].buckets for n in b) == ["bias", "weight"]
+    assert st.reference is not None
+    assert st.reference.full_batch_grads == {"weight": [-27.5], "bias": [-9.5]}
+    assert st.average_is_full_batch()
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 4])
+def test_twenty_steps_match_single_process_sgd(engine, world_size: int) -> None:
+    scenario = default_scenario().with_changes(world_size=world_size, steps=20)
+    rec = run(engine, scenario)
+    assert rec.status == "finished", rec.reason
+    assert len(rec.complete_steps()) == 20
+    expected = plain_sgd(scenario)
+    for st, (w, b) in zip(rec.steps, expected, strict=True):
+        assert st.average_is_full_batch(), f"step {st.step}"
+        assert st.ranks_agree(), f"step {st.step}"
+        for rs in st.ranks.values():
+            assert scalar(rs.params, "weight") == pytest.approx(w, abs=1e-6)
+            assert scalar(rs.params, "bias") == pytest.approx(b, abs=1e-6)
+    if world_size == 4:
+        locals_ = [st_r.local for _, st_r in sorted(rec.steps[0].ranks.items())]
+        assert [(g["weight"][0], g["bias"][0]) for g in locals_] == [
+            (-5, -5),
+            (-16, -8),
+            (-33, -11),
+            (-56, -14),
+        ]
+
+
+def test_uneven_shards_run_and_differ_from_the_full_batch(engine) -> None:
+    scenario = default_scenario().with_changes(world_size=3, steps=3)
+    rec = run(engine, scenario, timeout=60)
+    assert rec.status == "finished", rec.reason
+    assert rec.shards == [[0, 1], [2], [3]]
+    for st in rec.steps:
+        assert st.ranks_agree()
+        assert st.average_is_full_batch() is False
+        assert grads_close(st.averaged(), st.reference.manual_average)
+        assert grads_close(st.averaged(), st.mean_of_locals())
+
+
+@pytest.mark.parametrize(
+    "name", ["default-run.jsonl", "four-ranks-3-steps.jsonl", "uneven-3-ranks.jsonl"]
+)
+def test_recordings_match_a_live_run(engine, name: str) -> None:
+    recorded = record(load_recording(name))
+    scenario = Scenario.from_mapping(recorded.scenario)
+    live = run(engine, scenario)
+    assert len(live.steps) == len(recorded.steps)
+    for a, b in zip(live.steps, recorded.steps, strict=True):
+        for r in a.ranks:
+            for attr in ("local", "averaged", "params"):
+                assert grads_close(getattr(a.ranks[r], attr), getattr(b.ranks[r], attr))
+        assert grads_close(a.reference.full_batch_grads, b.reference.full_batch_grads)
+
+
+def test_invalid_run_command_names_the_field(engine) -> None:
+    engine.send("run", run=50, scenario={"x": [1, 2], "y": [1, 2], "world_size": 0})
+    err = engine.wait_for(protocol.CommandError, timeout=30)
+    assert err.field == "world_size" and "between 1 and 8" in err.message
+
+
+@pytest.mark.parametrize("kind", ["exception", "exit"])
+def test_a_failing_rank_fails_the_run_promptly_and_the_next_run_works(engine, kind) -> None:
+    scenario = default_scenario().with_changes(world_size=2, steps=5)
+    t0 = time.monotonic()
+    rec = run(engine, scenario, fault={"rank": 1, "step": 2, "kind": kind}, timeout=30)
+    assert time.monotonic() - t0 < 5
+    assert rec.status == "failed" and rec.failed_rank == 1
+    assert ("injected fault" in rec.reason) if kind == "exception" else ("code 17" in rec.reason)
+    assert len(rec.complete_steps()) == 2
+    again = run(engine, scenario)
+    assert again.status == "finished" and len(again.complete_steps()) == 5
+
+
+def test_divergence_ends_the_run_with_a_clear_reason(engine) -> None:
+    scenario = default_scenario().with_changes(lr=10.0, steps=500)
+    rec = run(engine, scenario)
+    assert rec.status == "failed"
+    assert rec.reason.startswith("diverged at step ")
+    assert rec.steps_planned == 500 and len(rec.steps) < 500

@@ -1,0 +1,82 @@
+"""The event stream format (pure)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ddp_viz import protocol
+from ddp_viz.protocol import ProtocolError
+
+
+def test_every_event_in_a_real_recording_round_trips(default_events) -> None:
+    assert {type(e) for e in default_events} >= {
+        protocol.RunStarted,
+        protocol.RankStarted,
+        protocol.LocalGrad,
+        protocol.AveragedGrad,
+        protocol.Params,
+        protocol.Timing,
+        protocol.Reference,
+        protocol.RunFinished,
+    }
+    for event in default_events:
+        assert protocol.decode(protocol.encode(event)) == event
+
+
+def test_required_fields_and_shape() -> None:
+    line = (
+        '{"event":"local_grad","run":1,"step":0,"rank":1,"loss":39.625,'
+        '"grads":{"weight":[-44.5],"bias":[-12.5]}}'
+    )
+    e = protocol.decode(line)
+    assert isinstance(e, protocol.LocalGrad)
+    assert e.grads == {"weight": [-44.5], "bias": [-12.5]}
+    assert e.buckets == []  # optional
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("not json", "not JSON"),
+        ('{"event": "local_grad", "run": 1', "not JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"run": 1}', 'missing "event"'),
+        ('{"event": "teleport"}', "unknown event 'teleport'"),
+        ('{"event": "params", "run": 1, "step": 0, "rank": 0}', "missing field 'params'"),
+        (
+            '{"event": "params", "run": 1, "step": "0", "rank": 0, "params": {}}',
+            "'step' has the wrong type",
+        ),
+        (
+            '{"event": "params", "run": 1, "step": 0, "rank": 0, "params": {"w": ["a"]}}',
+            "'params' has the wrong type",
+        ),
+        ('{"event": "run_failed", "run": null, "reason": 3}', "'reason' has the wrong type"),
+    ],
+)
+def test_decoder_rejects_bad_lines(line: str, words: str) -> None:
+    with pytest.raises(ProtocolError, match=words):
+        protocol.decode(line)
+
+
+def test_oversized_line_is_rejected_without_parsing() -> None:
+    line = json.dumps({"event": "command_error", "message": "x" * protocol.MAX_LINE_BYTES})
+    with pytest.raises(ProtocolError, match="exceeds"):
+        protocol.decode(line)
+
+
+def test_non_finite_values_survive() -> None:
+    e = protocol.Params(run=1, step=3, rank=0, params={"weight": [math.inf], "bias": [math.nan]})
+    back = protocol.decode(protocol.encode(e))
+    assert math.isinf(back.params["weight"][0]) and math.isnan(back.params["bias"][0])
+
+
+def test_commands() -> None:
+    assert protocol.decode_command(protocol.command("cancel", run=3)) == {"cmd": "cancel", "run": 3}
+    with pytest.raises(ProtocolError):
+        protocol.decode_command('{"cmd": "format_disk"}')
+    with pytest.raises(ValueError):
+        protocol.command("format_disk")

@@ -1,0 +1,91 @@
+"""Scenario loading and validation (pure: no Qt, no torch)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ddp_viz.scenario import Scenario, ScenarioError, default_scenario
+
+
+def test_default_scenario_is_the_lesson() -> None:
+    s = default_scenario()
+    assert s.x == (1, 2, 3, 4) and s.y == (3, 5, 7, 9)
+    assert (s.world_size, s.steps, s.lr, s.init_weight, s.init_bias) == (2, 1, 0.01, 0.5, 0.0)
+    assert s.shards() == [[0, 1], [2, 3]]
+    assert s.equal_shards
+
+
+@pytest.mark.parametrize(
+    ("rows", "ws", "expected"),
+    [
+        (4, 1, [[0, 1, 2, 3]]),
+        (4, 4, [[0], [1], [2], [3]]),
+        (4, 3, [[0, 1], [2], [3]]),
+        (7, 3, [[0, 1, 2], [3, 4], [5, 6]]),
+    ],
+)
+def test_contiguous_shards(rows: int, ws: int, expected: list[list[int]]) -> None:
+    s = Scenario(x=tuple(range(rows)), y=tuple(range(rows)), world_size=ws)
+    assert s.shards() == expected
+    assert s.equal_shards == (rows % ws == 0)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "words"),
+    [
+        ({"x": [1, 2], "y": [1]}, "y", "one value per x row"),
+        ({"x": [], "y": []}, "x", "at least one data row"),
+        ({"x": [1, "a"]}, "x[1]", "must be a number"),
+        ({"y": [1, 2, 3, math.nan]}, "y[3]", "finite"),
+        ({"y": [1, 2, 3, math.inf]}, "y[3]", "finite"),
+        ({"world_size": 0}, "world_size", "between 1 and 8"),
+        ({"world_size": 9}, "world_size", "between 1 and 8"),
+        ({"world_size": 5}, "world_size", "at least 5 data rows"),
+        ({"world_size": 1.5}, "world_size", "whole number"),
+        ({"world_size": True}, "world_size", "whole number"),
+        ({"steps": 0}, "steps", "between 1 and 100,000"),
+        ({"steps": 100_001}, "steps", "between 1 and 100,000"),
+        ({"lr": 0}, "lr", "greater than 0"),
+        ({"lr": -0.1}, "lr", "greater than 0"),
+        ({"lr": "fast"}, "lr", "must be a number"),
+        ({"init_weight": "inf"}, "init_weight", "finite"),
+        ({"init_bias": ""}, "init_bias", "empty"),
+        ({"momentum": 0.9}, "momentum", "unknown key"),
+    ],
+)
+def test_bad_input_names_the_field(changes: dict, field: str, words: str) -> None:
+    data = default_scenario().to_dict() | changes
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_mapping(data)
+    assert info.value.field == field
+    assert words in str(info.value)
+    assert str(info.value).startswith(f"{field}: ")
+
+
+def test_text_values_from_forms_and_flags() -> None:
+    s = default_scenario().with_changes(world_size="4", steps="20", lr="0.05", x="1, 2 3,4")
+    assert (s.world_size, s.steps, s.lr, s.x) == (4, 20, 0.05, (1, 2, 3, 4))
+    assert default_scenario().with_changes(lr=None) == default_scenario()
+
+
+def test_file_errors(tmp_path) -> None:
+    with pytest.raises(ScenarioError, match="file not found"):
+        Scenario.load(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("x = [1, 2\n")
+    with pytest.raises(ScenarioError, match="not valid TOML") as info:
+        Scenario.load(bad)
+    assert info.value.field == "scenario"
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    with pytest.raises(ScenarioError, match="cannot read"):
+        Scenario.load(folder)
+
+
+def test_toml_round_trip(tmp_path) -> None:
+    s = default_scenario().with_changes(world_size=4, steps=7, lr=0.03, init_bias=-1.25)
+    path = tmp_path / "s.toml"
+    path.write_text(s.to_toml())
+    assert Scenario.load(path) == s

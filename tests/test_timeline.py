@@ -1,0 +1,71 @@
+"""Folding recorded events into steps and walking the stage's phases (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz import protocol
+from ddp_viz.report import run_report
+from ddp_viz.timeline import PHASES, Cursor, RunRecord, grads_close, record, scalar, walk
+from tests.conftest import load_recording
+
+
+def test_default_run_numbers(default_events) -> None:
+    rec = record(default_events)
+    assert rec.status == "finished" and rec.world_size == 2 and rec.shards == [[0, 1], [2, 3]]
+    (st,) = rec.steps
+    assert st.complete(2)
+    assert st.ranks[0].local == {"weight": [-10.5], "bias": [-6.5]}
+    assert st.ranks[1].local == {"weight": [-44.5], "bias": [-12.5]}
+    for r in (0, 1):
+        assert st.ranks[r].averaged == {"weight": [-27.5], "bias": [-9.5]}
+        assert scalar(st.ranks[r].params, "weight") == pytest.approx(0.775, abs=1e-6)
+        assert scalar(st.ranks[r].params, "bias") == pytest.approx(0.095, abs=1e-6)
+    assert st.ranks_agree() and st.averaged_agree() and st.average_is_full_batch()
+    assert st.mean_of_locals() == {"weight": [-27.5], "bias": [-9.5]}
+    assert rec.params_before(1) == st.params_after()
+
+
+def test_uneven_shards_are_flagged_with_the_reason() -> None:
+    rec = record(load_recording("uneven-3-ranks.jsonl"))
+    st = rec.steps[0]
+    assert st.reference is not None and st.reference.shard_sizes == [2, 1, 1]
+    assert st.ranks_agree() is True
+    assert st.average_is_full_batch() is False
+    assert grads_close(st.averaged(), st.reference.manual_average)
+    text = run_report(rec)
+    assert "✗ average = full batch" in text and "shards hold 2, 1, 1 rows" in text
+
+
+def test_events_of_other_runs_are_ignored(default_events) -> None:
+    rec = record(default_events)
+    stray = protocol.Params(run=99, step=0, rank=0, params={"weight": [1.0], "bias": [1.0]})
+    assert rec.apply(stray) is False
+    assert scalar(rec.steps[0].ranks[0].params, "weight") == pytest.approx(0.775, abs=1e-6)
+
+
+def test_a_tampered_rank_breaks_the_agreement_check(default_events) -> None:
+    rec = record(default_events)
+    rec.apply(protocol.Params(run=1, step=0, rank=1, params={"weight": [0.8], "bias": [0.095]}))
+    assert rec.steps[0].ranks_agree() is False
+
+
+def test_failure_is_recorded(default_events) -> None:
+    rec = RunRecord()
+    for e in default_events[:8]:
+        rec.apply(e)
+    rec.apply(protocol.RunFailed(run=1, reason="rank 1 was killed by SIGKILL", rank=1))
+    assert rec.status == "failed" and rec.failed_rank == 1 and "SIGKILL" in rec.reason
+
+
+def test_cursor_walks_every_phase_forward_and_back() -> None:
+    cursors = list(walk(2))
+    assert len(cursors) == 2 * len(PHASES)
+    assert [c.phase_name for c in cursors[:4]] == list(PHASES)
+    assert cursors[-1] == Cursor(1, 3)
+    back = cursors[-1]
+    for expected in reversed(cursors[:-1]):
+        back = back.prev()
+        assert back == expected
+    assert Cursor().prev() == Cursor()
+    assert cursors[-1].next(2) == cursors[-1]
