@@ -71,3 +71,21 @@ def default_events() -> list[protocol.Event]:
 
 def dump(events: list[protocol.Event]) -> str:
     return "\n".join(json.dumps(protocol.to_dict(e)) for e in events)
+
+
+@pytest.fixture
+def window(qtbot):
+    """A main window with instant animations, no engine started; closed and checked after."""
+    from PySide6.QtWidgets import QApplication
+
+    from ddp_viz._qt.main_window import MainWindow
+
+    w = MainWindow(phase_ms=0, refresh_ms=1)
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    yield w
+    w.close()
+    QApplication.processEvents()
+    visible = [t for t in QApplication.topLevelWidgets() if t.isVisible()]
+    assert not visible, f"test left windows open: {visible}"

@@ -89,3 +89,14 @@ def test_toml_round_trip(tmp_path) -> None:
     path = tmp_path / "s.toml"
     path.write_text(s.to_toml())
     assert Scenario.load(path) == s
+
+
+def test_field_errors_marks_every_bad_field_at_once() -> None:
+    from ddp_viz.scenario import field_errors
+
+    data = default_scenario().to_dict() | {"x": ["1", "oops", "3", "4"], "lr": "-", "steps": "0"}
+    errors = field_errors(data)
+    assert set(errors) == {"x[1]", "lr", "steps"}
+    assert "must be a number" in errors["x[1]"]
+    assert field_errors(default_scenario().to_dict()) == {}
+    assert set(field_errors(default_scenario().to_dict() | {"world_size": "8"})) == {"world_size"}

@@ -1,12 +1,96 @@
-"""Start-up of the window (placeholder until the window lands: runs the headless demo)."""
+"""Start the window: display check, theme, command-line options (--run, --screenshot …)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+
+NO_DISPLAY = (
+    "ddp-viz: no display found (DISPLAY/WAYLAND_DISPLAY unset). Use it headless instead: "
+    "`ddp-viz run` prints a real run as a table (`--json` for events), or "
+    "`QT_QPA_PLATFORM=offscreen ddp-viz --run --screenshot out.png --quit` renders the window."
+)
+
+
+def has_display() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size: expected WIDTHxHEIGHT such as 1280x800, got {text!r}") from None
+    if not (320 <= w <= 7680 and 240 <= h <= 4320):
+        raise ValueError(f"--size: {w}x{h} is outside 320x240 … 7680x4320")
+    return w, h
 
 
 def main(args: argparse.Namespace) -> int:
-    from ddp_viz.cli import cmd_run
+    from ddp_viz.cli import EXIT_USAGE, load_scenario
+    from ddp_viz.scenario import ScenarioError
 
-    args.json = False
-    return cmd_run(args)
+    try:
+        scenario = load_scenario(args)
+        size = parse_size(args.size) if args.size else (1280, 800)
+    except (ScenarioError, ValueError) as exc:
+        print(f"ddp-viz: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not has_display():
+        print(NO_DISPLAY, file=sys.stderr)
+        return EXIT_USAGE
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from ddp_viz._qt.main_window import MainWindow
+    from ddp_viz._qt.theme import apply_theme
+    from ddp_viz.theme import load_theme
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("ddp-viz")
+    theme = load_theme("projector" if args.projector else "light")
+    apply_theme(app, theme)
+    scripted = bool(args.screenshot and args.quit)
+    window = MainWindow(scenario, theme, phase_ms=120 if scripted else 1100)
+    window.resize(*size)
+    window.show()
+    window.start()
+    result = {"code": 0}
+
+    def save_and_maybe_quit(record: object = None) -> None:
+        if args.screenshot:
+            app.processEvents()
+            if not window.grab().save(args.screenshot):
+                print(f"ddp-viz: could not write {args.screenshot}", file=sys.stderr)
+                result["code"] = 1
+            else:
+                print(f"ddp-viz: saved {args.screenshot}", file=sys.stderr)
+        status = getattr(record, "status", "finished")
+        if status != "finished":
+            print(f"ddp-viz: run {status}: {getattr(record, 'reason', '')}", file=sys.stderr)
+            result["code"] = 1
+        if args.quit:
+            window.close()
+            app.quit()
+
+    if args.run:
+        window.run_shown.connect(save_and_maybe_quit)
+        window.start_run()
+    elif args.screenshot or args.quit:
+        QTimer.singleShot(300, save_and_maybe_quit)
+    app.exec()
+    # Tear the window down while Qt is still alive: left to interpreter shutdown, PySide6
+    # and pyqtgraph objects can be collected in an order that aborts the process.
+    window.controller.shutdown()
+    window.deleteLater()
+    app.processEvents()
+    import gc
+
+    gc.collect()
+    return result["code"]

@@ -28,7 +28,7 @@ class Event:
     kind: ClassVar[str] = ""
 
 
-# --- engine lifecycle --------------------------------------------------------------------
+# --- engine lifecycle -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class EngineReady(Event):
     """The engine process is up and reading commands."""
@@ -49,7 +49,7 @@ class WorkerState(Event):
     detail: str = ""
 
 
-# --- one run -------------------------------------------------------------------------------
+# --- one run --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunStarted(Event):
     kind: ClassVar[str] = "run_started"
@@ -186,7 +186,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
-# --- encoding ------------------------------------------------------------------------------
+# --- encoding -------------------------------------------------------------------------------
 def to_dict(event: Event) -> dict[str, Any]:
     return {"event": event.kind, **asdict(event)}
 
@@ -255,7 +255,7 @@ def decode_command(line: str) -> dict[str, Any]:
     return data
 
 
-# --- tiny structural type checker for the annotations used above -------------------------
+# --- tiny structural type checker for the annotations used above ----------------------------
 _HINTS: dict[type, dict[str, Any]] = {}
 
 

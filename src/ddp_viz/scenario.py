@@ -45,7 +45,7 @@ class Scenario:
     def __post_init__(self) -> None:
         validate(self)
 
-    # --- construction -------------------------------------------------------------------
+    # --- construction ------------------------------------------------------------------------
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "") -> Scenario:
         unknown = sorted(set(data) - set(FIELDS))
@@ -77,7 +77,7 @@ class Scenario:
         coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
         return replace(self, **coerced)
 
-    # --- derived --------------------------------------------------------------------------
+    # --- derived -----------------------------------------------------------------------------
     @property
     def rows(self) -> int:
         return len(self.x)
@@ -119,7 +119,7 @@ class Scenario:
         )
 
 
-# --- coercion and validation ------------------------------------------------------------
+# --- coercion and validation ----------------------------------------------------------------
 def _number(key: str, value: Any, what: str = "a number") -> float:
     if isinstance(value, bool):
         raise ScenarioError(key, f"must be {what}, got {value!r}")
@@ -160,30 +160,65 @@ def _coerce(key: str, value: Any) -> Any:
     raise ScenarioError(key, f"unknown key; allowed keys are {', '.join(FIELDS)}")
 
 
+def _range(key: str, value: Any) -> None:
+    """Rules about one field alone (types already checked)."""
+    if key == "world_size" and not 1 <= value <= MAX_WORLD_SIZE:
+        raise ScenarioError(key, f"must be between 1 and {MAX_WORLD_SIZE}, got {value}")
+    if key == "steps" and not 1 <= value <= MAX_STEPS:
+        raise ScenarioError(key, f"must be between 1 and {MAX_STEPS:,}, got {value}")
+    if key == "lr" and value <= 0:
+        raise ScenarioError(key, f"must be greater than 0, got {value:g}")
+    if key == "x" and len(value) == 0:
+        raise ScenarioError(key, "needs at least one data row")
+    if key == "x" and len(value) > MAX_ROWS:
+        raise ScenarioError(key, f"at most {MAX_ROWS} rows, got {len(value)}")
+
+
 def validate(s: Scenario) -> None:
     """Raise :class:`ScenarioError` naming the first offending field."""
     for key in FIELDS:
-        _coerce(key, getattr(s, key))  # types and finiteness
-    if len(s.x) == 0:
-        raise ScenarioError("x", "needs at least one data row")
-    if len(s.x) > MAX_ROWS:
-        raise ScenarioError("x", f"at most {MAX_ROWS} rows, got {len(s.x)}")
+        _range(key, _coerce(key, getattr(s, key)))
     if len(s.y) != len(s.x):
         raise ScenarioError("y", f"needs one value per x row: {len(s.x)} x, {len(s.y)} y")
-    if not 1 <= s.world_size <= MAX_WORLD_SIZE:
-        raise ScenarioError(
-            "world_size", f"must be between 1 and {MAX_WORLD_SIZE}, got {s.world_size}"
-        )
     if s.world_size > len(s.x):
         raise ScenarioError(
             "world_size",
             f"{s.world_size} ranks need at least {s.world_size} data rows "
             f"(every rank needs a shard); there are {len(s.x)}",
         )
-    if not 1 <= s.steps <= MAX_STEPS:
-        raise ScenarioError("steps", f"must be between 1 and {MAX_STEPS:,}, got {s.steps}")
-    if s.lr <= 0:
-        raise ScenarioError("lr", f"must be greater than 0, got {s.lr:g}")
+
+
+def field_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Every problem in form input at once, keyed by field (``x[2]`` names a cell).
+
+    Checks each field on its own first, so several fields can be marked together, then the
+    rules that tie fields together.
+    """
+    errors: dict[str, str] = {}
+    for key in sorted(set(data) - set(FIELDS)):
+        errors[key] = f"unknown key; allowed keys are {', '.join(FIELDS)}"
+    for key in FIELDS:
+        if key not in data:
+            continue
+        if key in ("x", "y") and isinstance(data[key], Sequence) and not isinstance(data[key], str):
+            for i, v in enumerate(data[key]):
+                try:
+                    _number(f"{key}[{i}]", v)
+                except ScenarioError as exc:
+                    errors[exc.field] = exc.message
+            if key == "x" and not data[key]:
+                errors["x"] = "needs at least one data row"
+            continue
+        try:
+            _range(key, _coerce(key, data[key]))
+        except ScenarioError as exc:
+            errors[exc.field] = exc.message
+    if not errors:
+        try:
+            Scenario.from_mapping(data)
+        except ScenarioError as exc:
+            errors[exc.field] = exc.message
+    return errors
 
 
 def default_scenario() -> Scenario:

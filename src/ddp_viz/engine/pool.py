@@ -94,7 +94,7 @@ class Pool:
         self.workers: list[Worker] = []
         self._next_slot = 0
 
-    # --- size ------------------------------------------------------------------------------
+    # --- size --------------------------------------------------------------------------------
     def start_one(self) -> Worker:
         parent, child = self._ctx.Pipe(duplex=True)
         slot = self._next_slot

@@ -54,7 +54,7 @@ class Engine:
         self.initial_pool = initial_pool
         self._commands_rx, self._commands_tx = mpc.Pipe(duplex=False)
 
-    # --- output: the only writer of stdout ------------------------------------------------
+    # --- output: the only writer of stdout ---------------------------------------------------
     def emit(self, event: protocol.Event | dict[str, Any]) -> None:
         line = (
             protocol.encode(event)
@@ -70,14 +70,14 @@ class Engine:
     def _worker_state(self, w: Worker, detail: str = "") -> None:
         self.emit(protocol.WorkerState(slot=w.slot, pid=w.pid, state=w.state, detail=detail))
 
-    # --- stdin --------------------------------------------------------------------------------
+    # --- stdin -------------------------------------------------------------------------------
     def _read_stdin(self, stream: TextIO) -> None:
         for line in stream:
             if line.strip():
                 self._commands_tx.send(line)
         self._commands_tx.send(None)  # EOF: the front end went away
 
-    # --- main loop ------------------------------------------------------------------------------
+    # --- main loop ---------------------------------------------------------------------------
     def serve(self, stdin: TextIO) -> int:
         threading.Thread(target=self._read_stdin, args=(stdin,), daemon=True).start()
         self.emit(protocol.EngineReady(pid=os.getpid(), version=__version__))
@@ -126,7 +126,7 @@ class Engine:
                 return
             self._on_worker_message(worker, msg)
 
-    # --- commands ---------------------------------------------------------------------------------
+    # --- commands ----------------------------------------------------------------------------
     def _on_command_line(self, line: str | None) -> None:
         if line is None:
             log("stdin closed; shutting down")
@@ -181,7 +181,7 @@ class Engine:
             return
         self._end_run(protocol.RunCancelled(run=current.run), kill=True)
 
-    # --- pool ------------------------------------------------------------------------------------
+    # --- pool --------------------------------------------------------------------------------
     def _resize(self, n: int) -> None:
         for w in self.pool.shrink_to(n):
             self._worker_state(w, "pool shrank")
@@ -227,7 +227,7 @@ class Engine:
         except (OSError, EOFError):
             self._on_worker_exited(worker)
 
-    # --- worker messages -------------------------------------------------------------------
+    # --- worker messages ---------------------------------------------------------------------
     def _on_worker_message(self, worker: Worker, msg: dict[str, Any]) -> None:
         ctl = msg.get("ctl")
         if ctl == "ready":
@@ -273,7 +273,7 @@ class Engine:
         if self.running:
             self._refill()
 
-    # --- ending runs -----------------------------------------------------------------------
+    # --- ending runs -------------------------------------------------------------------------
     def _finish(self, run: ActiveRun) -> None:
         if run.diverged is not None:
             step, what = run.diverged

@@ -1,0 +1,58 @@
+"""The training loop, syntax-highlighted, with the line that is running highlighted."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
+from PySide6.QtWidgets import QTextEdit, QWidget
+
+from ddp_viz.lesson import Lesson, highlight_python
+from ddp_viz.theme import Theme
+
+
+class CodeView(QTextEdit):
+    def __init__(self, lesson: Lesson, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lesson = lesson
+        self.theme = theme
+        self.current_lines: list[int] = []
+        self.setReadOnly(True)
+        self.setLineWrapMode(QTextEdit.LineWrapMode.NoWrap)
+        self.setAccessibleName("Training loop code")
+        self._render()
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._render()
+        self.highlight_phase_lines(self.current_lines)
+
+    def _render(self) -> None:
+        font = QFont(["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"])
+        font.setPixelSize(self.theme.font_px)
+        self.setFont(font)
+        style = "monokai" if self.theme.dark else "default"
+        self.setHtml(highlight_python(self.lesson.code, style))
+
+    def highlight_phase(self, phase: str) -> None:
+        self.highlight_phase_lines(self.lesson.lines_for(phase))
+
+    def highlight_phase_lines(self, lines: list[int]) -> None:
+        self.current_lines = list(lines)
+        selections = []
+        for line in lines:
+            block = self.document().findBlockByNumber(line - 1)
+            if not block.isValid():
+                continue
+            sel = QTextEdit.ExtraSelection()
+            sel.format.setBackground(QColor(self.theme.highlight))
+            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            sel.cursor = QTextCursor(block)
+            selections.append(sel)
+        self.setExtraSelections(selections)
+        if lines:
+            block = self.document().findBlockByNumber(lines[0] - 1)
+            if block.isValid():
+                self.setTextCursor(QTextCursor(block))
+                self.ensureCursorVisible()
+
+    def highlighted_text(self) -> list[str]:
+        return [self.document().findBlockByNumber(n - 1).text().strip() for n in self.current_lines]

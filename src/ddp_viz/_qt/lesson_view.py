@@ -1,0 +1,27 @@
+"""The lesson text: Markdown from assets/, with highlighted code, in a text browser."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from ddp_viz.lesson import Lesson, markdown_to_html
+from ddp_viz.theme import Theme
+
+
+class LessonView(QTextBrowser):
+    def __init__(self, lesson: Lesson, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lesson = lesson
+        self.setOpenExternalLinks(True)
+        self.setAccessibleName("Lesson")
+        self.set_theme(theme)
+
+    def set_theme(self, theme: Theme) -> None:
+        code_bg = theme.window if not theme.dark else "#15161a"
+        style = "monokai" if theme.dark else "default"
+        self.document().setDefaultStyleSheet(
+            f"body {{ color: {theme.text}; }} h1 {{ font-size: {round(theme.font_px * 1.6)}px; }}"
+            f" h2 {{ font-size: {round(theme.font_px * 1.25)}px; color: {theme.accent}; }}"
+            f" code {{ background: {code_bg}; }} blockquote {{ color: {theme.text}; }}"
+        )
+        self.setHtml(markdown_to_html(self.lesson.markdown, style, code_bg))

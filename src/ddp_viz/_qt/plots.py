@@ -1,0 +1,242 @@
+"""pyqtgraph plots of the recorded run: loss, parameter trajectories, the loss surface.
+
+Curves are created once per run and updated with ``setData``; the controller already limits
+updates to display rate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from ddp_viz.theme import Theme
+from ddp_viz.timeline import Cursor, RunRecord, scalar
+
+
+def _pen(color: str, width: float, dash: bool = False) -> pg.mkPen:
+    style = Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine
+    return pg.mkPen(color=color, width=width, style=style)
+
+
+def full_batch_loss_grid(
+    x: list[float], y: list[float], ws: np.ndarray, bs: np.ndarray
+) -> np.ndarray:
+    """Mean squared error of w·x + b over all rows, on a (w, b) grid (numpy, no torch)."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    W, B = np.meshgrid(ws, bs, indexing="ij")
+    pred = W[..., None] * xa + B[..., None]
+    return ((pred - ya) ** 2).mean(axis=-1)
+
+
+class Plots(QWidget):
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.record: RunRecord | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.loss_plot = pg.PlotWidget()
+        self.param_plot = pg.PlotWidget()
+        self.surface_plot = pg.PlotWidget()
+        for w in (self.loss_plot, self.param_plot, self.surface_plot):
+            w.setMinimumHeight(120)
+            layout.addWidget(w, 1)
+        self.surface_note = QLabel("")
+        self.surface_note.setWordWrap(True)
+        layout.addWidget(self.surface_note)
+        self._curves: dict[str, pg.PlotDataItem] = {}
+        self._surface_items: list[pg.GraphicsObject] = []
+        self._arrows: list[pg.PlotDataItem] = []
+        self._style()
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._style()
+        if self.record is not None:
+            self.set_record(self.record)
+
+    def _style(self) -> None:
+        t = self.theme
+        font_px = max(10, round(t.font_px * 0.9))
+        for w, title, left, bottom in (
+            (self.loss_plot, "Loss per rank", "loss", "step"),
+            (self.param_plot, "Weight ── bias ╌╌", "value", "updates"),
+            (self.surface_plot, "Loss surface", "bias", "weight"),
+        ):
+            w.setBackground(t.panel)
+            w.setTitle(title, color=t.text, size=f"{font_px}px")
+            for side, text in (("left", left), ("bottom", bottom)):
+                axis = w.getPlotItem().getAxis(side)
+                axis.setLabel(text, color=t.text, **{"font-size": f"{font_px}px"})
+                axis.setPen(pg.mkPen(t.text, width=max(1, t.line_px // 2)))
+                axis.setTextPen(pg.mkPen(t.text))
+                f = axis.label.font()
+                f.setPixelSize(font_px)
+                axis.setTickFont(f)
+                axis.enableAutoSIPrefix(False)
+            w.showGrid(x=True, y=True, alpha=0.25)
+            w.getPlotItem().layout.setContentsMargins(2, 2, t.font_px, 2)
+
+    # --- data --------------------------------------------------------------------------------
+    def set_record(self, record: RunRecord) -> None:
+        """A new run: create its curves once."""
+        self.record = record
+        t = self.theme
+        for w in (self.loss_plot, self.param_plot):
+            w.clear()
+        legend = self.loss_plot.getPlotItem().legend
+        if legend is None:
+            legend = self.loss_plot.addLegend(offset=(-4, 4), labelTextColor=t.text)
+        legend.clear()
+        legend.setLabelTextSize(f"{max(8, round(t.font_px * 0.7))}pt")
+        legend.setBrush(pg.mkBrush(t.panel + "d0"))
+        named = record.world_size <= 4  # more ranks: colours and markers match the stage
+        self._curves = {}
+        lw = t.line_px
+        sym = max(5, t.font_px * 0.5)
+        for r in range(record.world_size):
+            c, m = t.rank_color(r), t.rank_marker(r)
+            # ranks are drawn with shrinking markers so identical curves stay visible
+            size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
+            self._curves[f"loss{r}"] = self.loss_plot.plot(
+                [],
+                [],
+                pen=_pen(c, lw),
+                symbol=m,
+                symbolSize=size,
+                symbolBrush=c,
+                name=f"rank {r}" if named else None,
+            )
+            self._curves[f"w{r}"] = self.param_plot.plot(
+                [], [], pen=_pen(c, lw), symbol=m, symbolSize=size, symbolBrush=c
+            )
+            self._curves[f"b{r}"] = self.param_plot.plot(
+                [], [], pen=_pen(c, lw, dash=True), symbol=m, symbolSize=size, symbolBrush=c
+            )
+        self._curves["full"] = self.loss_plot.plot(
+            [], [], pen=_pen(t.text, lw + 1, dash=True), name="full batch (reference)"
+        )
+        self._build_surface(record)
+        self.update_record(record)
+
+    def update_record(self, record: RunRecord, cursor: Cursor | None = None) -> None:
+        if record is not self.record:
+            self.set_record(record)
+            return
+        steps = record.steps
+        init = record.initial_params()
+        for r in range(record.world_size):
+            # loss at step s is measured before the update; parameters after s+1 updates
+            xs, loss = [], []
+            px, ws, bs = [0], [scalar(init, "weight")], [scalar(init, "bias")]
+            for st in steps:
+                rs = st.ranks.get(r)
+                if rs is None or rs.loss is None:
+                    continue
+                xs.append(st.step)
+                loss.append(rs.loss if math.isfinite(rs.loss) else np.nan)
+                if rs.params is not None:
+                    px.append(st.step + 1)
+                    ws.append(scalar(rs.params, "weight"))
+                    bs.append(scalar(rs.params, "bias"))
+            self._curves[f"loss{r}"].setData(xs, loss)
+            self._curves[f"w{r}"].setData(px, ws)
+            self._curves[f"b{r}"].setData(px, bs)
+        last = max(1, record.steps_planned)
+        self.loss_plot.setXRange(-0.3, max(1, last - 1) + 0.3, padding=0.02)
+        self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
+        ref = [(st.step, st.reference.full_batch_loss) for st in steps if st.reference]
+        self._curves["full"].setData([s for s, _ in ref], [v for _, v in ref])
+        self._update_surface(record, cursor)
+
+    # --- surface -----------------------------------------------------------------------------
+    def _build_surface(self, record: RunRecord) -> None:
+        plot = self.surface_plot
+        plot.clear()
+        self._arrows = []
+        x, y = record.scenario.get("x", []), record.scenario.get("y", [])
+        if not x:
+            return
+        A = np.vstack([np.asarray(x, float), np.ones(len(x))]).T
+        (w_opt, b_opt), *_ = np.linalg.lstsq(A, np.asarray(y, float), rcond=None)
+        w0, b0 = record.scenario.get("init_weight", 0.0), record.scenario.get("init_bias", 0.0)
+        span_w = max(abs(w_opt - w0), 0.5) * 1.4
+        span_b = max(abs(b_opt - b0), 0.5) * 1.4
+        cw, cb = (w0 + w_opt) / 2, (b0 + b_opt) / 2
+        ws = np.linspace(cw - span_w, cw + span_w, 120)
+        bs = np.linspace(cb - span_b, cb + span_b, 120)
+        grid = full_batch_loss_grid(x, y, ws, bs)
+        image = pg.ImageItem(np.log1p(grid))
+        cmap = pg.colormap.get("CET-L2" if not self.theme.dark else "CET-L1")
+        image.setLookupTable(cmap.getLookupTable(alpha=False))
+        image.setRect(ws[0], bs[0], ws[-1] - ws[0], bs[-1] - bs[0])
+        image.setOpacity(0.45)
+        plot.addItem(image)
+        levels = np.quantile(grid, [0.02, 0.06, 0.15, 0.3, 0.5, 0.75])
+        for lvl in levels:
+            iso = pg.IsocurveItem(data=grid, level=float(lvl), pen=_pen(self.theme.muted, 1))
+            iso.setParentItem(image)
+        plot.setXRange(ws[0], ws[-1], padding=0)
+        plot.setYRange(bs[0], bs[-1], padding=0)
+        t = self.theme
+        self._path = plot.plot(
+            [],
+            [],
+            pen=_pen(t.text, t.line_px),
+            symbol="o",
+            symbolSize=max(5, t.font_px * 0.4),
+            symbolBrush=t.text,
+        )
+        plot.plot(
+            [w_opt],
+            [b_opt],
+            pen=None,
+            symbol="+",
+            symbolSize=t.font_px,
+            symbolPen=_pen(t.ok, t.line_px),
+        )
+        for r in range(record.world_size):
+            self._arrows.append(plot.plot([], [], pen=_pen(t.rank_color(r), t.line_px)))
+        self._arrows.append(plot.plot([], [], pen=_pen(t.accent, t.line_px + 2)))
+        self.surface_note.setText(
+            "Computed by the window from the data (a reference, not the ranks). Thin arrows: each "
+            "rank's local step −lr·∇; thick: the averaged step DDP takes. + marks the minimum."
+        )
+
+    def _update_surface(self, record: RunRecord, cursor: Cursor | None) -> None:
+        if not self._arrows:
+            return
+        lr = float(record.scenario.get("lr", 0.0))
+        path_w = [scalar(record.initial_params(), "weight")]
+        path_b = [scalar(record.initial_params(), "bias")]
+        for st in record.steps:
+            p = st.params_after()
+            if p is None:
+                break
+            path_w.append(scalar(p, "weight"))
+            path_b.append(scalar(p, "bias"))
+        self._path.setData(path_w, path_b)
+        step_i = cursor.step if cursor is not None else len(record.steps) - 1
+        if not (0 <= step_i < len(record.steps)):
+            return
+        st = record.steps[step_i]
+        start = record.params_before(step_i)
+        w0, b0 = scalar(start, "weight"), scalar(start, "bias")
+        for r in range(record.world_size):
+            rs = st.ranks.get(r)
+            if rs is None or rs.local is None:
+                self._arrows[r].setData([], [])
+                continue
+            self._arrows[r].setData(
+                [w0, w0 - lr * scalar(rs.local, "weight")], [b0, b0 - lr * scalar(rs.local, "bias")]
+            )
+        avg = st.averaged()
+        if avg is not None:
+            self._arrows[-1].setData(
+                [w0, w0 - lr * scalar(avg, "weight")], [b0, b0 - lr * scalar(avg, "bias")]
+            )

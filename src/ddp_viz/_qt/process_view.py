@@ -1,0 +1,147 @@
+"""One row per rank (pid, state) and the engine's stderr in a collapsible log."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ddp_viz import protocol
+from ddp_viz.report import rows_label
+from ddp_viz.theme import Theme
+from ddp_viz.timeline import RunRecord
+
+MAX_LOG_BLOCKS = 5000
+
+
+class ProcessView(QWidget):
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.engine_label = QLabel("engine: starting…")
+        self.engine_label.setWordWrap(True)
+        self.restart = QPushButton("Restart engine")
+        self.restart.setVisible(False)
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["rank", "pid", "state", "rows"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setAccessibleName("rank processes")
+        self.log_toggle = QToolButton()
+        self.log_toggle.setCheckable(True)
+        self.log_toggle.setText("▸ Engine log")
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(MAX_LOG_BLOCKS)
+        mono = QFont(["DejaVu Sans Mono", "monospace"])
+        mono.setPixelSize(max(10, theme.font_px - 2))
+        self.log.setFont(mono)
+        self.log.setVisible(False)
+        head = QHBoxLayout()
+        head.addWidget(self.engine_label, 1)
+        head.addWidget(self.restart)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(head)
+        layout.addWidget(self.table, 2)
+        layout.addWidget(self.log_toggle)
+        layout.addWidget(self.log, 2)
+        self.log_toggle.toggled.connect(self._on_log_toggle_toggled)
+        self._workers: dict[int, protocol.WorkerState] = {}
+        self._record: RunRecord | None = None
+        self._lines = 0
+
+    def _on_log_toggle_toggled(self, shown: bool) -> None:
+        self.log.setVisible(shown)
+        self._update_toggle()
+
+    def _update_toggle(self) -> None:
+        arrow = "▾" if self.log_toggle.isChecked() else "▸"
+        self.log_toggle.setText(f"{arrow} Engine log ({self._lines} lines)")
+
+    def append_log(self, text: str) -> None:
+        text = text.rstrip("\n")
+        if not text:
+            return
+        self.log.appendPlainText(text)
+        self._lines += text.count("\n") + 1
+        self._update_toggle()
+
+    def set_engine_state(self, state: str, detail: str = "") -> None:
+        words = {
+            "starting": "engine: starting (importing torch once for all ranks)…",
+            "running": "engine: running",
+            "stopped": "engine: stopped",
+            "crashed": "engine: the engine process ended unexpectedly. Restart it to run again.",
+        }
+        self.engine_label.setText(words.get(state, state) + (f" {detail}" if detail else ""))
+        bad = state == "crashed"
+        self.engine_label.setStyleSheet(f"color: {self.theme.bad};" if bad else "")
+        self.restart.setVisible(bad)
+
+    def set_workers(self, workers: dict[int, protocol.WorkerState]) -> None:
+        self._workers = workers
+        self._refresh()
+
+    def set_record(self, record: RunRecord | None) -> None:
+        self._record = record
+        self._refresh()
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """What the table shows, for tests and screen readers."""
+        rec = self._record
+        if rec is not None and rec.world_size and rec.status != "idle":
+            out = []
+            for r in range(rec.world_size):
+                pid = rec.pids.get(r)
+                out.append(
+                    (
+                        str(r),
+                        str(pid or "—"),
+                        self._rank_state(rec, r),
+                        rows_label(rec.shards[r]) if r < len(rec.shards) else "—",
+                    )
+                )
+            return out
+        return [
+            ("—", str(w.pid or "—"), "warm, idle" if w.state == "ready" else w.state, "—")
+            for _, w in sorted(self._workers.items())
+        ]
+
+    def _rank_state(self, rec: RunRecord, r: int) -> str:
+        if rec.status == "failed":
+            if rec.failed_rank == r or rec.failed_rank is None:
+                return "failed"
+            return "stopped"
+        if rec.status == "cancelled":
+            return "cancelled"
+        if r not in rec.pids:
+            return "starting"
+        if rec.status == "finished":
+            return "done"
+        return "training"
+
+    def _refresh(self) -> None:
+        rows = self.rows()
+        self.table.setRowCount(len(rows))
+        colors = {"failed": self.theme.bad, "done": self.theme.ok}
+        for i, row in enumerate(rows):
+            for c, text in enumerate(row):
+                item = QTableWidgetItem(text)
+                if c == 2 and text in colors:
+                    item.setForeground(QColor(colors[text]))
+                if c == 0 and text.isdigit():
+                    item.setForeground(QColor(self.theme.rank_color(int(text))))
+                self.table.setItem(i, c, item)

@@ -1,0 +1,229 @@
+""" "Try it yourself": world size, steps, learning rate, initial weight and bias, data rows.
+
+Every change is validated by the pure scenario model; bad fields are marked in place with the
+reason, and ``validity_changed`` lets the window keep Run disabled until they are fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ddp_viz.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
+from ddp_viz.theme import Theme
+
+
+class ScenarioForm(QWidget):
+    scenario_changed = Signal(object)  # Scenario, or None while invalid
+    validity_changed = Signal(bool)
+
+    def __init__(self, scenario: Scenario, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self._loading = False
+        self.errors: dict[str, str] = {}
+        self.world_size = QSpinBox()
+        self.world_size.setRange(0, 99)  # out-of-range values are shown as errors, not clamped
+        self.steps = QSpinBox()
+        self.steps.setRange(0, 10 * MAX_STEPS)
+        self.steps.setGroupSeparatorShown(True)
+        self.lr = QLineEdit()
+        self.init_weight = QLineEdit()
+        self.init_bias = QLineEdit()
+        for name, w in self._fields().items():
+            w.setObjectName(name)
+            w.setAccessibleName(name)
+        self.world_size.setToolTip(f"Ranks (processes), 1–{MAX_WORLD_SIZE}, at most one per row")
+        self.steps.setToolTip(f"SGD steps, 1–{MAX_STEPS:,}")
+
+        self.table = QTableWidget(0, 2)
+        self.table.setHorizontalHeaderLabels(["x", "y"])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setDefaultSectionSize(max(22, int(theme.font_px * 1.7)))
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAccessibleName("data rows")
+        self.add_row = QPushButton("+ row")
+        self.remove_row = QPushButton("− row")
+        self.reset = QPushButton("Lesson values")
+        self.error_label = QLabel("")
+        self.error_label.setWordWrap(True)
+        self.error_label.setObjectName("scenario_errors")
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("World size", self.world_size)
+        form.addRow("Steps", self.steps)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("Initial weight", self.init_weight)
+        form.addRow("Initial bias", self.init_bias)
+        buttons = QHBoxLayout()
+        for b in (self.add_row, self.remove_row, self.reset):
+            buttons.addWidget(b)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addLayout(buttons)
+        left.addStretch(1)
+        top = QHBoxLayout()
+        top.addLayout(left, 3)
+        top.addWidget(self.table, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.error_label)
+
+        self.world_size.valueChanged.connect(self._on_field_changed)
+        self.steps.valueChanged.connect(self._on_field_changed)
+        for edit in (self.lr, self.init_weight, self.init_bias):
+            edit.textChanged.connect(self._on_field_changed)
+        self.table.itemChanged.connect(self._on_field_changed)
+        self.add_row.clicked.connect(self._on_add_row_clicked)
+        self.remove_row.clicked.connect(self._on_remove_row_clicked)
+        self._lesson = scenario
+        self.reset.clicked.connect(lambda: self.set_scenario(self._lesson))
+        self.set_scenario(scenario)
+
+    def _fields(self) -> dict[str, QWidget]:
+        return {
+            "world_size": self.world_size,
+            "steps": self.steps,
+            "lr": self.lr,
+            "init_weight": self.init_weight,
+            "init_bias": self.init_bias,
+        }
+
+    # --- values ------------------------------------------------------------------------------
+    def set_scenario(self, s: Scenario) -> None:
+        self._loading = True
+        self.world_size.setValue(s.world_size)
+        self.steps.setValue(s.steps)
+        self.lr.setText(f"{s.lr:g}")
+        self.init_weight.setText(f"{s.init_weight:g}")
+        self.init_bias.setText(f"{s.init_bias:g}")
+        self.table.setRowCount(0)
+        for xv, yv in zip(s.x, s.y, strict=True):
+            self._append_row(f"{xv:g}", f"{yv:g}")
+        self._loading = False
+        self._on_field_changed()
+
+    def _append_row(self, x: str, y: str) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self.table.setItem(row, 0, QTableWidgetItem(x))
+        self.table.setItem(row, 1, QTableWidgetItem(y))
+
+    def raw(self) -> dict[str, Any]:
+        def col(c: int) -> list[str]:
+            return [
+                (self.table.item(r, c).text() if self.table.item(r, c) else "")
+                for r in range(self.table.rowCount())
+            ]
+
+        return {
+            "x": col(0),
+            "y": col(1),
+            "world_size": self.world_size.value(),
+            "steps": self.steps.value(),
+            "lr": self.lr.text(),
+            "init_weight": self.init_weight.text(),
+            "init_bias": self.init_bias.text(),
+        }
+
+    def scenario(self) -> Scenario | None:
+        if self.errors:
+            return None
+        return Scenario.from_mapping(self.raw())
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    # --- validation --------------------------------------------------------------------------
+    def _on_field_changed(self, *_: object) -> None:
+        if self._loading:
+            return
+        was_valid = self.valid
+        self.errors = field_errors(self.raw())
+        self._show_errors()
+        if self.valid != was_valid:
+            self.validity_changed.emit(self.valid)
+        self.scenario_changed.emit(self.scenario())
+
+    def _show_errors(self) -> None:
+        bad = f"border: 2px solid {self.theme.bad};"
+        for name, w in self._fields().items():
+            msg = self.errors.get(name)
+            w.setStyleSheet(bad if msg else "")
+            w.setToolTip(msg or "")
+        self.table.blockSignals(True)
+        for r in range(self.table.rowCount()):
+            for c, key in enumerate(("x", "y")):
+                item = self.table.item(r, c)
+                if item is None:
+                    item = QTableWidgetItem("")
+                    self.table.setItem(r, c, item)
+                msg = self.errors.get(f"{key}[{r}]") or (self.errors.get(key) if r == 0 else None)
+                item.setBackground(
+                    QColor(self.theme.bad).lighter(170) if msg else QColor(0, 0, 0, 0)
+                )
+                item.setToolTip(msg or "")
+        self.table.blockSignals(False)
+        self.table.setStyleSheet(bad if ("x" in self.errors or "y" in self.errors) else "")
+        text = "\n".join(f"{_label(k)}: {v}" for k, v in self.errors.items())
+        self.error_label.setText(text)
+        self.error_label.setStyleSheet(f"color: {self.theme.bad};")
+        self.error_label.setVisible(bool(text))
+
+    def _on_add_row_clicked(self) -> None:
+        n = self.table.rowCount()
+        last_x = self.table.item(n - 1, 0).text() if n else "0"
+        try:
+            nxt = f"{float(last_x) + 1:g}"
+        except ValueError:
+            nxt = ""
+        self._append_row(nxt, "")
+        self.table.setCurrentCell(n, 1)
+        self._on_field_changed()
+
+    def _on_remove_row_clicked(self) -> None:
+        row = self.table.currentRow()
+        if row < 0:
+            row = self.table.rowCount() - 1
+        if row >= 0:
+            self.table.removeRow(row)
+            self._on_field_changed()
+
+    def set_enabled_for_run(self, enabled: bool) -> None:
+        for w in (*self._fields().values(), self.table, self.add_row, self.remove_row, self.reset):
+            w.setEnabled(enabled)
+
+
+def _label(key: str) -> str:
+    names = {
+        "world_size": "World size",
+        "steps": "Steps",
+        "lr": "Learning rate",
+        "init_weight": "Initial weight",
+        "init_bias": "Initial bias",
+        "x": "x (data)",
+        "y": "y (data)",
+    }
+    if "[" in key:
+        col, idx = key.split("[")
+        return f"{col} in row {int(idx.rstrip(']')) + 1}"
+    return names.get(key, key)

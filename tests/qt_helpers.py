@@ -1,0 +1,15 @@
+"""Helpers for the widget tests: windows fed recorded events, no engine, no torch."""
+
+from __future__ import annotations
+
+from ddp_viz import protocol
+from ddp_viz._qt.main_window import MainWindow
+
+
+def feed(window: MainWindow, events: list[protocol.Event]) -> None:
+    """Play recorded engine events into the window as if its engine had sent them."""
+    c = window.controller
+    for e in events:
+        if isinstance(e, protocol.RunStarted):
+            c._pending_run = e.run  # the window asked for this run
+        c._on_engine_event(e)

@@ -1,0 +1,173 @@
+"""Widgets fed recorded events of real runs (tests/data): no engine, no torch."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from ddp_viz import protocol
+from ddp_viz._qt.engine_process import EngineProcess
+from ddp_viz.timeline import PHASES, Cursor
+from tests.conftest import load_recording
+from tests.qt_helpers import feed
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def test_stage_passes_through_all_four_phases_with_the_recorded_numbers(qtbot, window):
+    entered: list[str] = []
+    window.player.phase_entered.connect(entered.append)
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording("default-run.jsonl"))
+    assert entered[: len(PHASES)] == list(PHASES)
+    assert window.player.cursor == Cursor(0, 3) and window.player.progress == 1.0
+    shown = window.stage.visible_numbers()
+    assert shown["rank0.local.weight"] == -10.5 and shown["rank0.local.bias"] == -6.5
+    assert shown["rank1.local.weight"] == -44.5 and shown["rank1.local.bias"] == -12.5
+    for r in (0, 1):
+        assert shown[f"rank{r}.averaged.weight"] == -27.5
+        assert shown[f"rank{r}.averaged.bias"] == -9.5
+        assert shown[f"rank{r}.params.weight"] == pytest.approx(0.775, abs=1e-6)
+        assert shown[f"rank{r}.params.bias"] == pytest.approx(0.095, abs=1e-6)
+    assert "ranks agree" in window.status.text() and "average = full batch" in window.status.text()
+
+
+def test_code_view_highlights_backward_during_the_all_reduce(qtbot, window):
+    feed(window, load_recording("default-run.jsonl"))
+    qtbot.waitUntil(lambda: window.player.cursor == Cursor(0, 3))
+    window.player.cursor, window.player.progress = Cursor(0, 1), 1.0
+    window.player.step_forward()  # into the all-reduce
+    assert window.player.cursor.phase_name == "allreduce"
+    assert window.code_view.highlighted_text() == [
+        "loss.backward()                  # backward + all-reduce (DDP)"
+    ]
+    window.player.step_forward()
+    assert window.code_view.highlighted_text()[0].startswith("optimizer.step()")
+
+
+def test_keyboard_steps_back_and_forth(qtbot, window):
+    window.lesson_view.setFocus()  # a read-only text must not swallow the presenter's keys
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording("four-ranks-3-steps.jsonl"))
+    qtbot.waitUntil(lambda: not window.player.playing)
+    assert window.player.cursor == Cursor(2, 3)
+    qtbot.keyClick(window, Qt.Key.Key_Left)
+    assert window.player.cursor == Cursor(2, 2)
+    qtbot.keyClick(window, Qt.Key.Key_PageUp)
+    assert window.player.cursor == Cursor(2, 1)
+    qtbot.keyClick(window, Qt.Key.Key_Right)
+    assert window.player.cursor == Cursor(2, 2)
+    qtbot.keyClick(window, Qt.Key.Key_Home)
+    assert window.player.cursor == Cursor(0, 0)
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert window.player.playing
+    qtbot.waitUntil(lambda: not window.player.playing)
+    assert window.player.cursor == Cursor(2, 3)
+    # typing into a field keeps its keys: R is a letter there, not Run
+    window.form.lr.setFocus()
+    window.form.lr.selectAll()
+    qtbot.keyClicks(window.form.lr, "R")
+    assert window.form.lr.text() == "R" and not window.controller.busy
+
+
+def test_process_view_and_plots_show_the_recorded_run(qtbot, window):
+    events = load_recording("four-ranks-3-steps.jsonl")
+    feed(window, events)
+    rec = window.controller.record
+    rows = window.process_view.rows()
+    assert [r[0] for r in rows] == ["0", "1", "2", "3"]
+    assert [r[1] for r in rows] == [str(rec.pids[r]) for r in range(4)]
+    assert {r[2] for r in rows} == {"done"}
+    assert [r[3] for r in rows] == ["1", "2", "3", "4"]
+    xs, ys = window.plots._curves["loss2"].getData()
+    assert list(xs) == [0, 1, 2]
+    assert list(ys) == [rec.steps[s].ranks[2].loss for s in range(3)]
+    px, ws = window.plots._curves["w3"].getData()
+    assert list(px) == [0, 1, 2, 3] and ws[0] == 0.5
+    assert ws[-1] == rec.steps[2].ranks[3].params["weight"][0]
+
+
+def test_uneven_run_is_flagged_not_hidden(qtbot, window):
+    feed(window, load_recording("uneven-3-ranks.jsonl"))
+    assert "average ≠ full batch" in window.status.text()
+
+
+def test_a_failed_run_is_shown_and_the_window_stays_usable(qtbot, window):
+    events = load_recording("default-run.jsonl")
+    cut = [e for e in events if not isinstance(e, protocol.RunFinished)][:9]
+    feed(window, [*cut, protocol.RunFailed(run=1, reason="rank 1 was killed by SIGKILL", rank=1)])
+    assert window.controller.record.status == "failed"
+    assert "SIGKILL" in window.status.text()
+    assert [r[2] for r in window.process_view.rows()] == ["stopped", "failed"]
+    assert window.form.isEnabled() and not window.controller.busy
+
+
+def test_invalid_fields_are_marked_and_run_is_disabled(qtbot, window):
+    assert window.run_action.isEnabled() is False or window.form.valid  # engine not started
+    window.form.lr.setText("-0.5")
+    assert not window.form.valid
+    assert not window.run_action.isEnabled()
+    assert "Learning rate: must be greater than 0" in window.form.error_label.text()
+    assert "greater than 0" in window.form.lr.toolTip()
+    window.form.lr.setText("0.02")
+    window.form.table.item(2, 1).setText("seven")
+    assert "y in row 3: must be a number" in window.form.error_label.text()
+    assert not window.run_action.isEnabled()
+    window.form.table.item(2, 1).setText("7")
+    window.form.world_size.setValue(5)
+    assert "World size" in window.form.error_label.text()
+    window.form.world_size.setValue(4)
+    assert window.form.valid and window.run_action.isEnabled()
+    assert window.form.scenario().world_size == 4 and window.form.scenario().lr == 0.02
+
+
+def test_data_rows_can_be_added_and_removed(qtbot, window):
+    form = window.form
+    form.add_row.click()
+    assert form.table.rowCount() == 5 and not form.valid  # the new y is empty
+    form.table.item(4, 1).setText("11")
+    assert form.valid and form.scenario().x == (1, 2, 3, 4, 5)
+    form.table.setCurrentCell(0, 0)
+    form.remove_row.click()
+    assert form.scenario().x == (2, 3, 4, 5)
+    form.reset.click()
+    assert form.scenario().x == (1, 2, 3, 4)
+
+
+def test_quiz_grades_and_keeps_score(qtbot, window):
+    quiz = window.quiz_view
+    quiz.answer("when-averaged", 3)
+    assert "Not quite" in quiz.feedback["when-averaged"].text()
+    assert "step is local" in quiz.feedback["when-averaged"].text()
+    quiz.answer("when-averaged", 2)
+    assert quiz.feedback["when-averaged"].text().startswith("✓ Right")
+    quiz.answer("sum-or-average", 1)
+    assert quiz.score.correct == 1 and quiz.score.answered == 2
+    assert quiz.score_label.text() == f"Score: 1 / {len(quiz.questions)} (2 answered)"
+    assert len(quiz.questions) >= 5
+
+
+def test_prediction_is_graded_against_the_run(qtbot, window):
+    quiz = window.quiz_view
+    quiz.prediction_edit.setText("−27.5")
+    qtbot.mouseClick(
+        quiz.findChild(type(window.form.add_row), "lock_predict-average"), Qt.MouseButton.LeftButton
+    )
+    assert quiz.locked_prediction == -27.5
+    feed(window, load_recording("four-ranks-3-steps.jsonl"))
+    fb = quiz.feedback["predict-average"].text()
+    assert fb.startswith("✓ Right") and "the ranks computed -27.5" in fb
+    assert quiz.score.answers["predict-average"] is True
+
+
+def test_bad_engine_lines_are_counted_and_never_crash(qtbot):
+    engine = EngineProcess()
+    got, bad = [], []
+    engine.event_received.connect(got.append)
+    engine.bad_line.connect(bad.append)
+    engine.feed_stdout(b'{"event":"engine_ready","pid":1,"version":"x"}\nnot json\n')
+    engine.feed_stdout(b'{"event":"teleport"}\n{"event":"params","run":1}\n\xff\xfe\n')
+    engine.feed_stdout(b"x" * (5 * 1024 * 1024))
+    engine.feed_stdout(b'\n{"event":"run_cancelled","run":3}\n')
+    assert [type(e).__name__ for e in got] == ["EngineReady", "RunCancelled"]
+    assert engine.bad_lines == len(bad) == 5

@@ -1,0 +1,139 @@
+"""The window driving real gloo ranks: Run button, cancel, faults, closing mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import psutil
+import pytest
+from PySide6.QtCore import Qt
+
+from ddp_viz import protocol
+from ddp_viz.timeline import Cursor, grads_close, record
+
+pytestmark = pytest.mark.gloo
+
+
+def start_engine(qtbot, window) -> None:
+    window.start()
+    qtbot.waitUntil(lambda: window.controller.engine_ready, timeout=60_000)
+    qtbot.waitUntil(lambda: len(window.controller.workers) >= 2, timeout=60_000)
+
+
+def click_run(qtbot, window) -> None:
+    button = window.toolbar_button(window.run_action)
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    root = psutil.Process(pid)
+    return [root, *root.children(recursive=True)]
+
+
+def test_run_button_runs_real_ranks_and_shows_their_numbers(qtbot, window):
+    start_engine(qtbot, window)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.controller.record
+    assert rec.status == "finished"
+    # the rank processes were real and separate from the window and the engine
+    assert len(set(rec.pids.values())) == 2 and os.getpid() not in rec.pids.values()
+    assert window.controller.engine.pid not in rec.pids.values()
+    shown = window.stage.visible_numbers()
+    assert window.player.cursor == Cursor(0, 3)
+    assert (shown["rank0.local.weight"], shown["rank0.local.bias"]) == (-10.5, -6.5)
+    assert (shown["rank1.local.weight"], shown["rank1.local.bias"]) == (-44.5, -12.5)
+    assert shown["rank0.averaged.weight"] == shown["rank1.averaged.weight"] == -27.5
+    assert shown["rank0.averaged.bias"] == shown["rank1.averaged.bias"] == -9.5
+    assert shown["rank1.params.weight"] == pytest.approx(0.775, abs=1e-6)
+    assert shown["rank1.params.bias"] == pytest.approx(0.095, abs=1e-6)
+    # what is shown is exactly what the event stream said
+    replay = record(rec.events)
+    for r, rs in rec.steps[0].ranks.items():
+        assert grads_close(replay.steps[0].ranks[r].averaged, rs.averaged)
+        assert shown[f"rank{r}.local.weight"] == replay.steps[0].ranks[r].local["weight"][0]
+    assert [row[2] for row in window.process_view.rows()] == ["done", "done"]
+    assert "✓ ranks agree" in window.status.text()
+
+
+def test_cancel_stops_every_rank_and_the_next_run_works(qtbot, window):
+    start_engine(qtbot, window)
+    window.form.steps.setValue(100_000)
+    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
+        click_run(qtbot, window)
+    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 5, timeout=30_000)
+    pids = list(window.controller.record.pids.values())
+    with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
+        qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert window.controller.record.status == "cancelled"
+    qtbot.waitUntil(lambda: not any(psutil.pid_exists(p) for p in pids), timeout=1_000)
+    window.form.steps.setValue(3)
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    assert window.controller.record.status == "finished"
+
+
+def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, window):
+    start_engine(qtbot, window)
+    window.form.steps.setValue(100_000)
+    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
+        click_run(qtbot, window)
+    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 5, timeout=30_000)
+    victim = window.controller.record.pids[1]
+    with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
+        os.kill(victim, signal.SIGKILL)
+    rec = window.controller.record
+    assert rec.status == "failed" and rec.failed_rank == 1 and "SIGKILL" in rec.reason
+    assert [row[2] for row in window.process_view.rows()] == ["stopped", "failed"]
+    assert "SIGKILL" in window.status.text()
+    window.form.steps.setValue(2)
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    assert window.controller.record.status == "finished"
+
+
+def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
+    start_engine(qtbot, window)
+    engine_pid = window.controller.engine.pid
+    family = tree(engine_pid)
+    with qtbot.waitSignal(window.controller.engine_state_changed, timeout=5_000):
+        os.kill(engine_pid, signal.SIGKILL)
+    assert window.controller.engine.state == "crashed"
+    assert window.process_view.restart.isVisibleTo(window)
+    assert "ended unexpectedly" in window.process_view.engine_label.text()
+    # no rank outlives its engine
+    _, alive = psutil.wait_procs(family, timeout=5)
+    assert not alive
+    window.process_view.restart.click()
+    qtbot.waitUntil(lambda: window.controller.engine_ready, timeout=60_000)
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    assert window.controller.record.status == "finished"
+
+
+def test_closing_the_window_mid_run_leaves_no_process(qtbot, window):
+    start_engine(qtbot, window)
+    window.form.steps.setValue(100_000)
+    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
+        click_run(qtbot, window)
+    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 3, timeout=30_000)
+    family = tree(window.controller.engine.pid)
+    assert len(family) >= 3  # engine, forkserver, ranks
+    window.close()
+    _, alive = psutil.wait_procs(family, timeout=3)
+    assert not alive, [p.pid for p in alive]
+
+
+def test_stream_errors_are_counted_not_fatal(qtbot, window):
+    start_engine(qtbot, window)
+    window.controller.engine.feed_stdout(b"garbage\n")
+    assert window.controller.engine.bad_lines == 1
+    assert "bad line" in window.process_view.log.toPlainText()
+    assert isinstance(
+        protocol.decode(protocol.encode(protocol.RunCancelled(run=1))), protocol.RunCancelled
+    )
