@@ -53,6 +53,14 @@ class Plots(QWidget):
         self._surface_items: list[pg.GraphicsObject] = []
         self._arrows: list[pg.PlotDataItem] = []
         self._style()
+        self._placeholders = []
+        for w in (self.loss_plot, self.param_plot, self.surface_plot):
+            text = pg.TextItem("appears after Run", color=theme.muted, anchor=(0.5, 0.5))
+            text.setPos(0.5, 0.5)
+            w.addItem(text)
+            w.setXRange(0, 1)
+            w.setYRange(0, 1)
+            self._placeholders.append(text)
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme

@@ -3,7 +3,8 @@ against the live run's value."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QGroupBox,
@@ -29,6 +30,26 @@ from ddp_viz.theme import Theme
 from ddp_viz.timeline import RunRecord, scalar
 
 
+class WrappingChoice(QWidget):
+    """A radio button whose text wraps (QRadioButton's own text never does)."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.button = QRadioButton()
+        self.button.setAccessibleName(text)
+        self.label = QLabel(text)
+        self.label.setWordWrap(True)
+        self.label.setBuddy(self.button)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.label, 1)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt API)
+        self.button.setChecked(True)
+        super().mouseReleaseEvent(event)
+
+
 class QuizView(QScrollArea):
     score_changed = Signal(int, int)
 
@@ -38,6 +59,7 @@ class QuizView(QScrollArea):
         self.questions = questions
         self.score = Score()
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget()
         self.layout_ = QVBoxLayout(body)
         self.score_label = QLabel()
@@ -67,10 +89,9 @@ class QuizView(QScrollArea):
         if q.kind == "choice":
             group = QButtonGroup(box)
             for k, text in enumerate(q.choices):
-                rb = QRadioButton(text)
-                rb.setStyleSheet("QRadioButton { padding: 2px; }")
-                group.addButton(rb, k)
-                v.addWidget(rb)
+                choice = WrappingChoice(text)
+                group.addButton(choice.button, k)
+                v.addWidget(choice)
             check = QPushButton("Check")
             check.setObjectName(f"check_{q.id}")
             check.clicked.connect(lambda _=False, q=q, g=group: self._on_check_clicked(q, g))

@@ -178,9 +178,9 @@ class ScenarioForm(QWidget):
                     item = QTableWidgetItem("")
                     self.table.setItem(r, c, item)
                 msg = self.errors.get(f"{key}[{r}]") or (self.errors.get(key) if r == 0 else None)
-                item.setBackground(
-                    QColor(self.theme.bad).lighter(170) if msg else QColor(0, 0, 0, 0)
-                )
+                bad_bg = QColor(self.theme.bad)
+                bad_bg.setAlpha(110)
+                item.setBackground(bad_bg if msg else QColor(0, 0, 0, 0))
                 item.setToolTip(msg or "")
         self.table.blockSignals(False)
         self.table.setStyleSheet(bad if ("x" in self.errors or "y" in self.errors) else "")
