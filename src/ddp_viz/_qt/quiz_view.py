@@ -45,7 +45,7 @@ class WrappingChoice(QWidget):
         row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
         row.addWidget(self.label, 1)
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt API)
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         self.button.setChecked(True)
         super().mouseReleaseEvent(event)
 
