@@ -137,3 +137,18 @@ def test_stream_errors_are_counted_not_fatal(qtbot, window):
     assert isinstance(
         protocol.decode(protocol.encode(protocol.RunCancelled(run=1))), protocol.RunCancelled
     )
+
+
+def test_long_runs_stream_in_fast_mode(qtbot, window):
+    start_engine(qtbot, window)
+    window.form.world_size.setValue(4)
+    window.form.steps.setValue(300)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=120_000):
+        click_run(qtbot, window)
+    rec = window.controller.record
+    assert rec.status == "finished" and len(rec.complete_steps()) == 300
+    assert window.follow.isChecked()
+    qtbot.waitUntil(lambda: window.player.cursor == Cursor(299, 3))
+    xs, _ = window.plots._curves["loss3"].getData()
+    assert len(xs) == 300  # every step reached the plots
+    assert rec.bad_lines == 0

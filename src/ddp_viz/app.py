@@ -59,6 +59,10 @@ def main(args: argparse.Namespace) -> int:
     scripted = bool(args.screenshot and args.quit)
     window = MainWindow(scenario, theme, phase_ms=120 if scripted else 1100)
     window.resize(*size)
+    if args.probe_first_paint:  # `ddp-viz bench`: time to the first painted main window
+        from ddp_viz.bench.paint_probe import FirstPaintProbe
+
+        window._paint_probe = FirstPaintProbe(window)
     window.show()
     window.start()
     result = {"code": 0}

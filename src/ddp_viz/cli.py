@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quit", action="store_true", help="exit after --run / --screenshot")
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x800")
     parser.add_argument("--projector", action="store_true", help="large type for a projector")
+    parser.add_argument("--probe-first-paint", action="store_true", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="run a scenario headless and print what happened")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -221,21 +222,20 @@ def from_dict(data: Any) -> Event:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ProtocolError(f"unknown event {name!r}")
-    hints = _hints(cls)
     kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in data:
-            if f.default is MISSING and f.default_factory is MISSING:  # required
-                raise ProtocolError(f"{name}: missing field {f.name!r}")
+    for fname, required, check, norm in _fields_of(cls):
+        if fname not in data:
+            if required:
+                raise ProtocolError(f"{name}: missing field {fname!r}")
             continue
-        value = data[f.name]
-        if not _matches(value, hints[f.name]):
-            raise ProtocolError(f"{name}: field {f.name!r} has the wrong type ({value!r:.80})")
-        kwargs[f.name] = _normalise(value, hints[f.name])
+        value = data[fname]
+        if not check(value):
+            raise ProtocolError(f"{name}: field {fname!r} has the wrong type ({value!r:.80})")
+        kwargs[fname] = norm(value)
     return cls(**kwargs)
 
 
-# --- commands (front end -> engine) ------------------------------------------------------
+# --- commands (front end -> engine) ---------------------------------------------------------
 COMMANDS = ("run", "cancel", "warm", "shutdown")
 
 
@@ -255,48 +255,71 @@ def decode_command(line: str) -> dict[str, Any]:
     return data
 
 
-# --- tiny structural type checker for the annotations used above ----------------------------
-_HINTS: dict[type, dict[str, Any]] = {}
+# --- structural validation, compiled once per event type ------------------------------------
+Check = Callable[[Any], bool]
+Norm = Callable[[Any], Any]
+_COMPILED: dict[type, list[tuple[str, bool, Check, Norm]]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
-
-
-def _matches(value: Any, tp: Any) -> bool:
+def _compile(tp: Any) -> tuple[Check, Norm]:
+    """A checker and a normaliser for one annotation (ints where floats are declared
+    become floats, so equality and formatting behave)."""
     if tp is Any:
-        return True
+        return (lambda v: True), (lambda v: v)
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, arg) for arg in typing.get_args(tp))
+        parts = [_compile(a) for a in typing.get_args(tp)]
+
+        def check_union(v: Any) -> bool:
+            return any(c(v) for c, _ in parts)
+
+        def norm_union(v: Any) -> Any:
+            for c, n in parts:
+                if c(v):
+                    return n(v)
+            return v
+
+        return check_union, norm_union
     if tp is type(None):
-        return value is None
+        return (lambda v: v is None), (lambda v: v)
     if tp is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return (lambda v: type(v) in (float, int)), float
     if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return (lambda v: type(v) is int), (lambda v: v)
+    if tp is str:
+        return (lambda v: type(v) is str), (lambda v: v)
     if origin is list:
         (item,) = typing.get_args(tp)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
+        ci, ni = _compile(item)
+        if item is float:  # the hot path: tensors as lists of numbers
+            return (
+                lambda v: type(v) is list and all(type(x) in (float, int) for x in v),
+                lambda v: [float(x) for x in v],
+            )
+        return (
+            lambda v: type(v) is list and all(ci(x) for x in v),
+            lambda v: [ni(x) for x in v],
+        )
     if origin is dict:
         key, item = typing.get_args(tp)
-        return isinstance(value, dict) and all(
-            _matches(k, key) and _matches(v, item) for k, v in value.items()
+        ck, _ = _compile(key)
+        ci, ni = _compile(item)
+        return (
+            lambda v: type(v) is dict and all(ck(k) and ci(x) for k, x in v.items()),
+            lambda v: {k: ni(x) for k, x in v.items()},
         )
-    return isinstance(value, tp)
+    return (lambda v: isinstance(v, tp)), (lambda v: v)
 
 
-def _normalise(value: Any, tp: Any) -> Any:
-    """Ints where floats are declared become floats, so equality and formatting behave."""
-    if tp is float:
-        return float(value)
-    origin = typing.get_origin(tp)
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return [_normalise(v, item) for v in value]
-    if origin is dict:
-        _, item = typing.get_args(tp)
-        return {k: _normalise(v, item) for k, v in value.items()}
-    return value
+def _fields_of(cls: type) -> list[tuple[str, bool, Check, Norm]]:
+    if cls not in _COMPILED:
+        hints = typing.get_type_hints(cls)
+        _COMPILED[cls] = [
+            (
+                f.name,
+                f.default is MISSING and f.default_factory is MISSING,
+                *_compile(hints[f.name]),
+            )
+            for f in fields(cls)
+        ]
+    return _COMPILED[cls]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ddp_viz import protocol
@@ -126,11 +126,12 @@ class RunRecord:
     elapsed_s: float | None = None
     bad_lines: int = 0
     events: list[protocol.Event] = field(default_factory=list)
+    _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
     def apply(self, event: protocol.Event) -> bool:
         """Fold one event in; return False if it belongs to another run (ignored)."""
         if isinstance(event, protocol.RunStarted):
-            self.__init__()  # type: ignore[misc]
+            self._reset()
             self.run, self.world_size, self.steps_planned = (
                 event.run,
                 event.world_size,
@@ -165,6 +166,11 @@ class RunRecord:
                 self.status, self.reason = "cancelled", "cancelled"
         return True
 
+    def _reset(self) -> None:
+        fresh = RunRecord()
+        for f in fields(self):
+            setattr(self, f.name, getattr(fresh, f.name))
+
     def _step(self, s: int) -> StepRecord:
         while len(self.steps) <= s:
             self.steps.append(StepRecord(step=len(self.steps)))
@@ -173,6 +179,14 @@ class RunRecord:
     @property
     def done(self) -> bool:
         return self.status in ("finished", "failed", "cancelled")
+
+    def complete_prefix(self) -> int:
+        """How many leading steps are complete (advanced incrementally, O(1) amortised)."""
+        n = self._complete_prefix
+        while n < len(self.steps) and self.steps[n].complete(self.world_size):
+            n += 1
+        self._complete_prefix = n
+        return n
 
     def complete_steps(self) -> list[StepRecord]:
         return [s for s in self.steps if s.complete(self.world_size)]

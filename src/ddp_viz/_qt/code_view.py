@@ -18,12 +18,14 @@ class CodeView(QTextEdit):
         self.setReadOnly(True)
         self.setLineWrapMode(QTextEdit.LineWrapMode.NoWrap)
         self.setAccessibleName("Training loop code")
-        self._render()
+        self.setPlainText(lesson.code)  # the window highlights it after its first paint
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
         self._render()
-        self.highlight_phase_lines(self.current_lines)
+
+    def render(self) -> None:
+        self._render()
 
     def _render(self) -> None:
         font = QFont(["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"])
@@ -31,6 +33,7 @@ class CodeView(QTextEdit):
         self.setFont(font)
         style = "monokai" if self.theme.dark else "default"
         self.setHtml(highlight_python(self.lesson.code, style))
+        self.highlight_phase_lines(self.current_lines)
 
     def highlight_phase(self, phase: str) -> None:
         self.highlight_phase_lines(self.lesson.lines_for(phase))

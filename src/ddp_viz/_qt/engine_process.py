@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import time
+from collections import deque
 from typing import Any
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from ddp_viz import protocol
 from ddp_viz.client import engine_command, engine_env
 
 MAX_BUFFER = 4 * protocol.MAX_LINE_BYTES
+DECODE_BUDGET_S = 0.006
 
 
 class EngineProcess(QObject):
@@ -32,6 +35,11 @@ class EngineProcess(QObject):
         self._stopping = False
         self.bad_lines = 0
         self.state = "stopped"
+        self._pending: deque[bytes] = deque()
+        self._resume = QTimer(self)
+        self._resume.setSingleShot(True)
+        self._resume.setInterval(0)
+        self._resume.timeout.connect(self._decode_pending)
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -55,8 +63,12 @@ class EngineProcess(QObject):
         self._set_state("starting")
         proc.start()
 
-    def stop(self, timeout_ms: int = 3000) -> None:
-        """Ask the engine to shut down; kill it if it does not. Blocks at most ``timeout_ms``."""
+    def stop(self, grace_ms: int = 500) -> None:
+        """Shut the engine down: ask, then SIGTERM, then SIGKILL. Blocks about 2 s at most.
+
+        The engine stops its ranks on ``shutdown`` and on SIGTERM; its ranks also die with it
+        (parent-death signal), so nothing outlives the window.
+        """
         proc = self._proc
         if proc is None or proc.state() == QProcess.ProcessState.NotRunning:
             return
@@ -64,7 +76,10 @@ class EngineProcess(QObject):
         with contextlib.suppress(RuntimeError):
             self.send("shutdown")
             proc.closeWriteChannel()
-        if not proc.waitForFinished(timeout_ms):
+        if proc.waitForFinished(grace_ms):
+            return
+        proc.terminate()  # e.g. still starting its pool: SIGTERM is handled at once
+        if not proc.waitForFinished(1000):
             proc.kill()
             proc.waitForFinished(1000)
 
@@ -95,13 +110,27 @@ class EngineProcess(QObject):
         self.feed_stdout(bytes(self._proc.readAllStandardOutput().data()))
 
     def feed_stdout(self, data: bytes) -> None:
-        """Split engine output into lines and decode each; bad lines are counted, not fatal."""
+        """Split engine output into lines and decode each; bad lines are counted, not fatal.
+
+        Decoding stops after a few milliseconds and resumes on the next event-loop turn, so
+        a burst of thousands of lines never stalls painting.
+        """
         self._buffer += data
         *lines, self._buffer = self._buffer.split(b"\n")
         if len(self._buffer) > MAX_BUFFER:  # a line that never ends: drop it
             self._report_bad(f"line longer than {MAX_BUFFER} bytes discarded")
             self._buffer = b""
-        for raw in lines:
+        self._pending.extend(lines)
+        self._decode_pending()
+
+    def _decode_pending(self) -> None:
+        deadline = time.perf_counter() + DECODE_BUDGET_S
+        while self._pending:
+            if time.perf_counter() > deadline:
+                if not self._resume.isActive():
+                    self._resume.start()
+                return
+            raw = self._pending.popleft()
             if not raw.strip():
                 continue
             try:
@@ -112,6 +141,10 @@ class EngineProcess(QObject):
             if isinstance(event, protocol.EngineReady):
                 self._set_state("running")
             self.event_received.emit(event)
+
+    def _decode_all(self) -> None:
+        while self._pending:
+            self._decode_pending()
 
     def _report_bad(self, text: str) -> None:
         self.bad_lines += 1
@@ -124,6 +157,8 @@ class EngineProcess(QObject):
             self.stderr_text.emit(text)
 
     def _on_process_finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        self._resume.stop()
+        self._decode_all()
         if self._buffer.strip():
             self._report_bad(f"truncated last line: {self._buffer[:120]!r}")
             self._buffer = b""

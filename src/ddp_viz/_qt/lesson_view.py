@@ -14,9 +14,18 @@ class LessonView(QTextBrowser):
         self.lesson = lesson
         self.setOpenExternalLinks(True)
         self.setAccessibleName("Lesson")
-        self.set_theme(theme)
+        self.theme = theme
+        self.rendered = False
+        self.setPlainText(f"{lesson.title}\n\nLoading the lesson…")
+        # Markdown + Pygments cost ~0.1 s: the window renders it after its first paint.
+
+    def render(self) -> None:
+        if not self.rendered:
+            self.set_theme(self.theme)
 
     def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.rendered = True
         code_bg = theme.window if not theme.dark else "#15161a"
         style = "monokai" if theme.dark else "default"
         self.document().setDefaultStyleSheet(

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QKeyEvent,
+    QKeySequence,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
@@ -27,11 +35,12 @@ from ddp_viz._qt.code_view import CodeView
 from ddp_viz._qt.controller import RunController
 from ddp_viz._qt.lesson_view import LessonView
 from ddp_viz._qt.player import Player
-from ddp_viz._qt.plots import Plots
+from ddp_viz._qt.plots_panel import PlotsPanel
 from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView
 from ddp_viz._qt.scenario_form import ScenarioForm
 from ddp_viz._qt.stage import StageWidget
+from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz.lesson import load_lesson
 from ddp_viz.quiz import load_quiz
@@ -39,6 +48,7 @@ from ddp_viz.scenario import Scenario, default_scenario
 from ddp_viz.theme import Theme, load_theme
 from ddp_viz.timeline import PHASES, Cursor, RunRecord
 
+PLOT_INTERVAL_S = 0.025  # one of the three plots redraws per tick while a run streams
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode by default
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
@@ -112,6 +122,7 @@ class MainWindow(QMainWindow):
         self.controller = RunController(self, refresh_ms=refresh_ms)
         self.player = Player(self, phase_ms=phase_ms)
         self._run_pending = False
+        self._plots_updated = 0.0
 
         # --- views ---------------------------------------------------------------------------
         self.lesson_view = LessonView(self.lesson, self.theme)
@@ -123,7 +134,7 @@ class MainWindow(QMainWindow):
         self.stage = StageWidget(self.theme, self.lesson)
         self.code_view = CodeView(self.lesson, self.theme)
         self.process_view = ProcessView(self.theme)
-        self.plots = Plots(self.theme)
+        self.plots_panel = PlotsPanel(self.theme)
 
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(self.tabs)
@@ -141,7 +152,7 @@ class MainWindow(QMainWindow):
         main = QSplitter(Qt.Orientation.Horizontal)
         main.addWidget(left)
         main.addWidget(center)
-        main.addWidget(self.plots)
+        main.addWidget(self.plots_panel)
         main.setStretchFactor(0, 27)
         main.setStretchFactor(1, 48)
         main.setStretchFactor(2, 25)
@@ -171,6 +182,10 @@ class MainWindow(QMainWindow):
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
         self._warm_timer.timeout.connect(self._on_warm_timer_timeout)
         self._update_actions()
+        self.after_paint = AfterFirstPaint(self)
+        self.after_paint.add(self.lesson_view.render)
+        self.after_paint.add(self.code_view.render)
+        self.after_paint.add(self.plots_panel.ensure)
         self.key_router = KeyRouter(self)
         app = QApplication.instance()
         if app is not None:
@@ -327,7 +342,10 @@ class MainWindow(QMainWindow):
     def _on_record_updated(self, record: RunRecord) -> None:
         self.player.on_record_updated()
         self.stage.update()
-        self.plots.update_record(record, self.player.cursor)
+        now = time.monotonic()
+        if record.done or now - self._plots_updated >= PLOT_INTERVAL_S:
+            self._plots_updated = now
+            self.plots.update_record(record, self.player.cursor)
         self.process_view.set_record(record)
 
     def _on_run_ended(self, record: RunRecord) -> None:
@@ -370,8 +388,8 @@ class MainWindow(QMainWindow):
         self.step_slider.blockSignals(True)
         self.step_slider.setValue(cursor.step)
         self.step_slider.blockSignals(False)
-        if rec is not None and progress >= 1.0:
-            self.plots.update_record(rec, cursor)
+        if rec is not None and progress >= 1.0 and self.plots_panel.built:
+            self.plots.show_step(rec, cursor)
         if rec is not None and rec.done and progress >= 1.0:
             self._maybe_emit_run_shown()
 
@@ -397,8 +415,13 @@ class MainWindow(QMainWindow):
             apply_theme(app, theme)
         for view in (self.stage, self.code_view, self.lesson_view, self.plots):
             view.set_theme(theme)
+        self.plots_panel.theme = theme
 
     # --- lifecycle ---------------------------------------------------------------------------
+    @property
+    def plots(self):  # -> Plots, built on first use
+        return self.plots_panel.ensure()
+
     def start(self) -> None:
         """Start the engine in the background: the pool warms while the learner reads."""
         self.controller.start_engine()

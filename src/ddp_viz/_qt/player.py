@@ -38,15 +38,7 @@ class Player(QObject):
     # --- what can be shown -------------------------------------------------------------------
     def available_steps(self) -> int:
         """Steps whose every rank has reported (a live run grows this)."""
-        rec = self.record
-        if rec is None:
-            return 0
-        n = 0
-        for st in rec.steps:
-            if not st.complete(rec.world_size):
-                break
-            n += 1
-        return n
+        return 0 if self.record is None else self.record.complete_prefix()
 
     def set_record(self, record: RunRecord) -> None:
         self.record = record

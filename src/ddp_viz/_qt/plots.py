@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from ddp_viz.theme import Theme
 from ddp_viz.timeline import Cursor, RunRecord, scalar
 
+MARKERS_UP_TO = 60  # steps
+
 
 def _pen(color: str, width: float, dash: bool = False) -> pg.mkPen:
     style = Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine
@@ -35,6 +37,7 @@ def full_batch_loss_grid(
 class Plots(QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        pg.setConfigOptions(antialias=True, background=theme.panel, foreground=theme.text)
         self.theme = theme
         self.record: RunRecord | None = None
         layout = QVBoxLayout(self)
@@ -52,6 +55,7 @@ class Plots(QWidget):
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._surface_items: list[pg.GraphicsObject] = []
         self._arrows: list[pg.PlotDataItem] = []
+        self._arrow_step = -1
         self._style()
         self._placeholders = []
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
@@ -95,8 +99,14 @@ class Plots(QWidget):
         """A new run: create its curves once."""
         self.record = record
         t = self.theme
+        long_run = record.steps_planned > MARKERS_UP_TO
         for w in (self.loss_plot, self.param_plot):
             w.clear()
+            # long runs: draw at most ~2 points per pixel, skip antialiasing (keeps frames short)
+            w.setDownsampling(auto=long_run, mode="peak")
+            w.setClipToView(long_run)
+            # the alpha-blended grid costs ~4 ms a repaint: off while a long run streams
+            w.showGrid(x=not long_run, y=not long_run, alpha=0.25)
         legend = self.loss_plot.getPlotItem().legend
         if legend is None:
             legend = self.loss_plot.addLegend(offset=(-4, 4), labelTextColor=t.text)
@@ -105,10 +115,16 @@ class Plots(QWidget):
         legend.setBrush(pg.mkBrush(t.panel + "d0"))
         named = record.world_size <= 4  # more ranks: colours and markers match the stage
         self._curves = {}
+        self._series: dict[str, tuple[list[float], list[float]]] = {}
+        self._consumed = 0
+        self._stale: set[str] = set()
+        self._turn = -1
         lw = t.line_px
         sym = max(5, t.font_px * 0.5)
+        # markers tell ranks apart without colour; on long runs they would hide the lines
+        markers = record.steps_planned <= MARKERS_UP_TO
         for r in range(record.world_size):
-            c, m = t.rank_color(r), t.rank_marker(r)
+            c, m = t.rank_color(r), (t.rank_marker(r) if markers else None)
             # ranks are drawn with shrinking markers so identical curves stay visible
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
             self._curves[f"loss{r}"] = self.loss_plot.plot(
@@ -119,54 +135,107 @@ class Plots(QWidget):
                 symbolSize=size,
                 symbolBrush=c,
                 name=f"rank {r}" if named else None,
+                antialias=not long_run,
             )
             self._curves[f"w{r}"] = self.param_plot.plot(
-                [], [], pen=_pen(c, lw), symbol=m, symbolSize=size, symbolBrush=c
+                [],
+                [],
+                pen=_pen(c, lw),
+                symbol=m,
+                symbolSize=size,
+                symbolBrush=c,
+                antialias=not long_run,
             )
             self._curves[f"b{r}"] = self.param_plot.plot(
-                [], [], pen=_pen(c, lw, dash=True), symbol=m, symbolSize=size, symbolBrush=c
+                [],
+                [],
+                pen=_pen(c, lw, dash=True),
+                symbol=m,
+                symbolSize=size,
+                symbolBrush=c,
+                antialias=not long_run,
             )
         self._curves["full"] = self.loss_plot.plot(
             [], [], pen=_pen(t.text, lw + 1, dash=True), name="full batch (reference)"
         )
-        self._build_surface(record)
-        self.update_record(record)
-
-    def update_record(self, record: RunRecord, cursor: Cursor | None = None) -> None:
-        if record is not self.record:
-            self.set_record(record)
-            return
-        steps = record.steps
-        init = record.initial_params()
-        for r in range(record.world_size):
-            # loss at step s is measured before the update; parameters after s+1 updates
-            xs, loss = [], []
-            px, ws, bs = [0], [scalar(init, "weight")], [scalar(init, "bias")]
-            for st in steps:
-                rs = st.ranks.get(r)
-                if rs is None or rs.loss is None:
-                    continue
-                xs.append(st.step)
-                loss.append(rs.loss if math.isfinite(rs.loss) else np.nan)
-                if rs.params is not None:
-                    px.append(st.step + 1)
-                    ws.append(scalar(rs.params, "weight"))
-                    bs.append(scalar(rs.params, "bias"))
-            self._curves[f"loss{r}"].setData(xs, loss)
-            self._curves[f"w{r}"].setData(px, ws)
-            self._curves[f"b{r}"].setData(px, bs)
         last = max(1, record.steps_planned)
         self.loss_plot.setXRange(-0.3, max(1, last - 1) + 0.3, padding=0.02)
         self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
-        ref = [(st.step, st.reference.full_batch_loss) for st in steps if st.reference]
-        self._curves["full"].setData([s for s, _ in ref], [v for _, v in ref])
+        init = record.initial_params()
+        for r in range(record.world_size):
+            self._series[f"loss{r}"] = ([], [])
+            self._series[f"w{r}"] = ([0.0], [scalar(init, "weight")])
+            self._series[f"b{r}"] = ([0.0], [scalar(init, "bias")])
+        self._series["full"] = ([], [])
+        self._series["path"] = ([scalar(init, "weight")], [scalar(init, "bias")])
+        self._build_surface(record)
+        self.update_record(record)
+
+    def _next_group(self) -> list[str]:
+        for _ in range(3):
+            self._turn = (self._turn + 1) % 3
+            group = ("loss", "param", "surface")[self._turn]
+            if group in self._stale:
+                return [group]
+        return []
+
+    def _push(self, group: str) -> None:
+        self._stale.discard(group)
+        if group == "surface":
+            if self._surface_ready:
+                xs, ys = self._series["path"]
+                self._path.setData(np.asarray(xs, float), np.asarray(ys, float))
+            return
+        prefixes = ("loss", "full") if group == "loss" else ("w", "b")
+        for name, curve in self._curves.items():
+            if name.startswith(prefixes):
+                xs, ys = self._series[name]
+                curve.setData(np.asarray(xs, float), np.asarray(ys, float))
+
+    def update_record(
+        self, record: RunRecord, cursor: Cursor | None = None, final: bool = False
+    ) -> None:
+        if record is not self.record:
+            self.set_record(record)
+            return
+        # Append only the steps completed since the last frame: O(new steps), not O(run).
+        done = record.complete_prefix()
+        for st in record.steps[self._consumed : done]:
+            for r, rs in st.ranks.items():
+                loss = rs.loss if rs.loss is not None and math.isfinite(rs.loss) else np.nan
+                self._append(f"loss{r}", st.step, loss)
+                self._append(f"w{r}", st.step + 1, scalar(rs.params, "weight"))
+                self._append(f"b{r}", st.step + 1, scalar(rs.params, "bias"))
+            if st.reference is not None:
+                self._append("full", st.step, st.reference.full_batch_loss)
+            params = st.params_after()
+            self._append("path", scalar(params, "weight"), scalar(params, "bias"))
+        if done > self._consumed:
+            self._consumed = done
+            self._stale = {"loss", "param", "surface"}
+        # While a run streams, push one plot per call (round robin) so no single frame pays
+        # for repainting all three; when it ends, everything at once.
+        ended = final or record.done
+        if ended and record.steps_planned > MARKERS_UP_TO:
+            for w in (self.loss_plot, self.param_plot):
+                w.showGrid(x=True, y=True, alpha=0.25)
+        groups = sorted(self._stale) if ended else self._next_group()
+        for group in groups:
+            self._push(group)
         self._update_surface(record, cursor)
+
+    def _append(self, name: str, x: float, y: float) -> None:
+        xs, ys = self._series[name]
+        xs.append(x)
+        ys.append(y)
 
     # --- surface -----------------------------------------------------------------------------
     def _build_surface(self, record: RunRecord) -> None:
         plot = self.surface_plot
         plot.clear()
         self._arrows = []
+        self._arrow_step = -1
+        self._surface_ready = False
         x, y = record.scenario.get("x", []), record.scenario.get("y", [])
         if not x:
             return
@@ -192,11 +261,12 @@ class Plots(QWidget):
         plot.setXRange(ws[0], ws[-1], padding=0)
         plot.setYRange(bs[0], bs[-1], padding=0)
         t = self.theme
+        self._surface_ready = True
         self._path = plot.plot(
             [],
             [],
             pen=_pen(t.text, t.line_px),
-            symbol="o",
+            symbol="o" if record.steps_planned <= MARKERS_UP_TO else None,
             symbolSize=max(5, t.font_px * 0.4),
             symbolBrush=t.text,
         )
@@ -216,22 +286,21 @@ class Plots(QWidget):
             "rank's local step −lr·∇; thick: the averaged step DDP takes. + marks the minimum."
         )
 
+    def show_step(self, record: RunRecord, cursor: Cursor) -> None:
+        """Point the surface's arrows at the step the stage shows (only when it changes)."""
+        if record is self.record and cursor.step != self._arrow_step:
+            self._update_surface(record, cursor)
+
     def _update_surface(self, record: RunRecord, cursor: Cursor | None) -> None:
         if not self._arrows:
             return
         lr = float(record.scenario.get("lr", 0.0))
-        path_w = [scalar(record.initial_params(), "weight")]
-        path_b = [scalar(record.initial_params(), "bias")]
-        for st in record.steps:
-            p = st.params_after()
-            if p is None:
-                break
-            path_w.append(scalar(p, "weight"))
-            path_b.append(scalar(p, "bias"))
-        self._path.setData(path_w, path_b)
         step_i = cursor.step if cursor is not None else len(record.steps) - 1
-        if not (0 <= step_i < len(record.steps)):
+        if not (0 <= step_i < len(record.steps)) or step_i == self._arrow_step:
             return
+        if not record.steps[step_i].complete(record.world_size):
+            return
+        self._arrow_step = step_i
         st = record.steps[step_i]
         start = record.params_before(step_i)
         w0, b0 = scalar(start, "weight"), scalar(start, "bias")

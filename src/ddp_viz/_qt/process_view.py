@@ -135,6 +135,9 @@ class ProcessView(QWidget):
 
     def _refresh(self) -> None:
         rows = self.rows()
+        if rows == getattr(self, "_shown", None):
+            return  # nothing changed: streaming runs call this at display rate
+        self._shown = rows
         self.table.setRowCount(len(rows))
         colors = {"failed": self.theme.bad, "done": self.theme.ok}
         for i, row in enumerate(rows):

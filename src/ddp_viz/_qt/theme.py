@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -41,4 +40,3 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
     font = QFont(app.font())
     font.setPixelSize(theme.font_px)
     app.setFont(font)
-    pg.setConfigOptions(antialias=True, background=theme.panel, foreground=theme.text)

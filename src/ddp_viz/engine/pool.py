@@ -19,6 +19,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+RANK_NICENESS = 10
 
 
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
@@ -36,6 +37,9 @@ def worker_main(conn: Connection, slot: int) -> None:
     if os.getppid() == 1:  # parent already gone
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
+    with contextlib.suppress(OSError):
+        # Ranks are background compute: on a laptop's few cores the window must stay smooth.
+        os.nice(RANK_NICENESS)
     from ddp_viz.engine.rank import run_rank
 
     conn.send({"ctl": "ready", "pid": os.getpid()})

@@ -35,17 +35,21 @@ class RankFault(RuntimeError):
 
 @dataclass
 class Capture:
-    """Comm-hook state: per-step local and averaged gradients, mapped to names by identity."""
+    """Comm-hook state: per-step local and averaged gradients, mapped to names by identity.
+
+    Inside backward the hook only clones tensors; turning them into named lists waits until
+    backward has returned, so the instrumented step stays close to a plain DDP step.
+    """
 
     names: dict[int, str]
     process_group: Any = None
-    local: dict[str, list[float]] = field(default_factory=dict)
-    averaged: dict[str, list[float]] = field(default_factory=dict)
+    _local: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
+    _averaged: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
     buckets: dict[int, list[str]] = field(default_factory=dict)
     allreduce_spans: list[list[float]] = field(default_factory=list)
 
     def reset(self) -> None:
-        self.local, self.averaged, self.buckets, self.allreduce_spans = {}, {}, {}, []
+        self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
 
     def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, list[float]]:
         # The bucket buffer is the concatenation of its parameters' gradients, in the order of
@@ -58,17 +62,31 @@ class Capture:
             offset += n
         return out
 
+    def _named(self, parts: list[tuple[list[torch.Tensor], torch.Tensor]]) -> dict:
+        out: dict[str, list[float]] = {}
+        for params, flat in parts:
+            out.update(self._split(flat, params))
+        return out
+
+    @property
+    def local(self) -> dict[str, list[float]]:
+        return self._named(self._local)
+
+    @property
+    def averaged(self) -> dict[str, list[float]]:
+        return self._named(self._averaged)
+
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
         start = time.monotonic()
         params = list(bucket.parameters())
         self.buckets[bucket.index()] = [self.names[id(p)] for p in params]
-        self.local.update(self._split(bucket.buffer().detach().clone(), params))
+        self._local.append((params, bucket.buffer().detach().clone()))
         fut = default_hooks.allreduce_hook(self.process_group, bucket)
 
         def read_average(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
             averaged = f.value()
             tensor = averaged[0] if isinstance(averaged, list) else averaged
-            self.averaged.update(self._split(tensor.detach(), params))
+            self._averaged.append((params, tensor.detach().clone()))
             self.allreduce_spans.append([start, time.monotonic()])
             return tensor
 
@@ -153,9 +171,10 @@ def _train(
         params = {n: p.detach().flatten().tolist() for n, p in model.named_parameters()}
         loss_value = loss.detach().item()
         buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
+        averaged = capture.averaged
         for event in (
             protocol.LocalGrad(run, step, rank, loss_value, capture.local, buckets),
-            protocol.AveragedGrad(run, step, rank, capture.averaged),
+            protocol.AveragedGrad(run, step, rank, averaged),
             protocol.Params(run, step, rank, params),
             protocol.Timing(
                 run,
@@ -172,7 +191,7 @@ def _train(
             send(protocol.to_dict(event))
         completed = step + 1
         # Parameters are identical on every rank, so every rank stops at the same step.
-        if not (_finite(params) and _finite(capture.averaged)):
+        if not (_finite(params) and _finite(averaged)):
             what = "loss" if not math.isfinite(loss_value) else "parameters"
             send({"ctl": "diverged", "step": step, "what": what})
             break

@@ -1,0 +1,43 @@
+"""Holds the plots and builds them just after the window's first paint.
+
+Importing pyqtgraph (and numpy) costs about 0.2 s; the window appears first and the plots,
+empty until a run anyway, follow a moment later.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from ddp_viz.theme import Theme
+
+if TYPE_CHECKING:
+    from ddp_viz._qt.plots import Plots
+
+
+class PlotsPanel(QWidget):
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self._plots: Plots | None = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._placeholder = QLabel("Plots: loss, weights, loss surface")
+        self._placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._layout.addWidget(self._placeholder)
+
+    def ensure(self) -> Plots:
+        if self._plots is None:
+            from ddp_viz._qt.plots import Plots
+
+            self._plots = Plots(self.theme)
+            self._layout.removeWidget(self._placeholder)
+            self._placeholder.deleteLater()
+            self._layout.addWidget(self._plots)
+        return self._plots
+
+    @property
+    def built(self) -> bool:
+        return self._plots is not None

@@ -1,0 +1,47 @@
+"""Defer costly start-up work until the window has painted once (as mnelab and napari do)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+
+class AfterFirstPaint(QObject):
+    """Run callbacks once, right after the first Paint of ``window`` or any widget in it."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.window = window
+        self.callbacks: list[Callable[[], None]] = []
+        self.fired = False
+        self.finished = False
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
+
+    def add(self, callback: Callable[[], None]) -> None:
+        if self.fired:
+            QTimer.singleShot(0, callback)
+        else:
+            self.callbacks.append(callback)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if (
+            not self.fired
+            and event.type() == QEvent.Type.Paint
+            and isinstance(obj, QWidget)
+            and obj.window() is self.window
+        ):
+            self.fired = True
+            QApplication.instance().removeEventFilter(self)
+            # a short delay lets the rest of the first frame reach the screen first
+            QTimer.singleShot(30, self._run)
+        return False
+
+    def _run(self) -> None:
+        callbacks, self.callbacks = self.callbacks, []
+        for cb in callbacks:
+            cb()
+        self.finished = True

@@ -1,0 +1,270 @@
+"""``ddp-viz bench``: start-up, warm runs, GUI, streaming, memory and hook overhead.
+
+Every figure is measured in this invocation, side by side with its baseline on the same
+machine (the naive ``torch.multiprocessing.spawn`` pattern; a bare PySide6 + pyqtgraph window;
+a DDP step without the capture hook), and reported as medians over repetitions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ddp_viz import protocol
+from ddp_viz.client import EngineClient
+from ddp_viz.scenario import Scenario
+
+ALL = ("cold", "warm", "gui", "stream", "memory", "overhead")
+TARGETS = {
+    "cold_ratio_8": ("cold 8 ranks ÷ naive", "≤ 0.35"),
+    "warm_2_s": ("warm Run → first averaged gradient, 2 ranks", "< 0.15 s"),
+    "warm_8_s": ("warm Run → first averaged gradient, 8 ranks", "< 0.4 s"),
+    "gui_ratio": ("GUI first paint ÷ bare window", "≤ 1.3"),
+    "stream_p99_ms": ("streaming p99 frame interval", "< 25 ms"),
+    "overhead_ratio": ("DDP step with capture hook ÷ without", "≤ 2"),
+}
+
+
+def scenario_for(world_size: int, steps: int = 1) -> Scenario:
+    rows = max(4, world_size)
+    xs = [float(i + 1) for i in range(rows)]
+    return Scenario(x=tuple(xs), y=tuple(2 * v + 1 for v in xs), world_size=world_size, steps=steps)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS="1", **extra)
+
+
+def _median(f: Callable[[], float], reps: int) -> tuple[float, list[float]]:
+    values = [f() for _ in range(reps)]
+    return statistics.median(values), values
+
+
+# --- 1. cold start --------------------------------------------------------------------------
+def cold_engine(world_size: int) -> float:
+    """Engine process start → first ``averaged_grad`` event."""
+    t0 = time.monotonic()
+    with EngineClient() as client:
+        run = client.run(scenario_for(world_size))
+        for event in run:
+            if isinstance(event, protocol.AveragedGrad):
+                elapsed = time.monotonic() - t0
+                for _ in run:  # let the run finish before shutting down
+                    pass
+                return elapsed
+    raise RuntimeError("the run produced no averaged gradient")
+
+
+def cold_naive(world_size: int) -> float:
+    """``torch.multiprocessing.spawn`` start → rank 0's first backward (its all-reduce) done."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.time()
+        proc = subprocess.run(
+            [sys.executable, "-m", "ddp_viz.bench.naive", str(world_size), tmp],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=300,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"naive spawn run failed ({proc.returncode}): {proc.stderr[-1500:]}")
+    stamp = next(line for line in proc.stdout.splitlines() if line.startswith("AVERAGED"))
+    return float(stamp.split()[1]) - t0
+
+
+# --- 2. warm runs ---------------------------------------------------------------------------
+def warm_runs(world_size: int, reps: int) -> list[float]:
+    with EngineClient() as client:
+        client.send("warm", world_size=world_size)
+        for _ in client.run(scenario_for(world_size)):  # first job in every rank
+            pass
+        out = []
+        for _ in range(reps):
+            t0 = time.monotonic()
+            run = client.run(scenario_for(world_size))
+            for event in run:
+                if isinstance(event, protocol.AveragedGrad):
+                    out.append(time.monotonic() - t0)
+                    for _ in run:
+                        pass
+                    break
+        return out
+
+
+# --- 3. GUI first paint ---------------------------------------------------------------------
+def _paint_times(cmd: list[str]) -> tuple[float, float]:
+    t0 = time.time()
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, env=_env(QT_QPA_PLATFORM="offscreen")
+    )
+    stamps = dict(line.split() for line in proc.stdout.splitlines() if line[:1].isupper())
+    if "PAINTED" not in stamps:
+        raise RuntimeError(f"no paint reported: {proc.stderr[-500:]}")
+    return float(stamps["PAINTED"]) - t0, float(stamps.get("READY", stamps["PAINTED"])) - t0
+
+
+def gui(reps: int) -> dict[str, Any]:
+    app, ready, bare = [], [], []
+    for _ in range(reps):  # interleaved, so both see the same machine load
+        a, r = _paint_times([sys.executable, "-m", "ddp_viz", "--probe-first-paint"])
+        b, _ = _paint_times([sys.executable, "-m", "ddp_viz.bench.gui_probe", "bare"])
+        app.append(a)
+        ready.append(r)
+        bare.append(b)
+    a, b = statistics.median(app), statistics.median(bare)
+    return {
+        "gui_first_paint_s": a,
+        "gui_ready_s": statistics.median(ready),
+        "bare_first_paint_s": b,
+        "gui_ratio": a / b,
+    }
+
+
+# --- 4. streaming ---------------------------------------------------------------------------
+def stream() -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ddp_viz.bench.gui_probe", "stream"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(QT_QPA_PLATFORM="offscreen"),
+    )
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+    if line is None:
+        raise RuntimeError(f"streaming probe failed: {proc.stderr[-800:]}")
+    data = json.loads(line)
+    return {
+        "stream_events_per_s": data["events_per_s"],
+        "stream_p99_ms": data["frame_p99_ms"],
+        "stream_p50_ms": data["frame_p50_ms"],
+        "stream_dropped": data["expected_events"] - data["events"] + data["bad_lines"],
+        "stream_elapsed_s": data["elapsed_s"],
+    }
+
+
+# --- 5. memory ------------------------------------------------------------------------------
+def memory(world_size: int) -> dict[str, float]:
+    import psutil
+
+    with EngineClient() as client:
+        for _ in client.run(scenario_for(world_size, steps=10)):
+            pass
+        root = psutil.Process(client.proc.pid)
+        procs = [root, *root.children(recursive=True)]
+        pss = sum(p.memory_full_info().pss for p in procs)
+        rss = sum(p.memory_info().rss for p in procs)
+        return {"pss_mib": pss / 2**20, "rss_mib": rss / 2**20, "processes": len(procs)}
+
+
+# --- 6. instrumentation overhead ------------------------------------------------------------
+def overhead(steps: int) -> dict[str, float]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ddp_viz.bench.overhead", str(steps)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+        check=True,
+    )
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {
+        "plain_step_ms": data["plain_step_s"] * 1000,
+        "captured_step_ms": data["captured_step_s"] * 1000,
+        "overhead_ratio": data["ratio"],
+    }
+
+
+def main(quick: bool = False, only: str | None = None) -> int:
+    chosen = [s.strip() for s in (only or ",".join(ALL)).split(",") if s.strip()]
+    unknown = set(chosen) - set(ALL)
+    if unknown:
+        print(
+            f"ddp-viz bench: --only: unknown {sorted(unknown)}; choose from {ALL}", file=sys.stderr
+        )
+        return 2
+    reps = 2 if quick else 5
+    fig: dict[str, Any] = {
+        "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "reps": reps,
+    }
+    lines: list[tuple[str, str, str]] = []
+
+    def row(name: str, value: str, note: str = "") -> None:
+        lines.append((name, value, note))
+        print(f"  {name:<48} {value:>14}  {note}", file=sys.stderr, flush=True)
+
+    print(f"ddp-viz bench ({fig['machine']}, medians of {reps})", file=sys.stderr)
+    if "cold" in chosen:
+        for n in (2, 4, 8):
+            ours, naive = [], []
+            for _ in range(max(1, reps - 2)):  # interleaved, side by side
+                naive.append(cold_naive(n))
+                ours.append(cold_engine(n))
+            o, v = statistics.median(ours), statistics.median(naive)
+            fig[f"cold_{n}_s"], fig[f"naive_{n}_s"], fig[f"cold_ratio_{n}"] = o, v, o / v
+            row(
+                f"cold start → first averaged grad, {n} ranks",
+                f"{o:.2f} s",
+                f"naive spawn {v:.2f} s, ratio {o / v:.2f}",
+            )
+    if "warm" in chosen:
+        for n in (2, 8):
+            m = statistics.median(warm_runs(n, reps * 4))
+            fig[f"warm_{n}_s"] = m
+            row(f"warm Run → first averaged grad, {n} ranks", f"{m * 1000:.1f} ms")
+    if "gui" in chosen:
+        fig.update(gui(reps + 1))
+        row(
+            "GUI first paint (process start)",
+            f"{fig['gui_first_paint_s']:.3f} s",
+            f"bare PySide6+pyqtgraph {fig['bare_first_paint_s']:.3f} s, "
+            f"ratio {fig['gui_ratio']:.2f}; all deferred work done {fig['gui_ready_s']:.3f} s",
+        )
+    if "stream" in chosen:
+        fig.update(stream())
+        row(
+            "streaming 1,000 steps × 4 ranks (fast mode)",
+            f"{fig['stream_events_per_s']:.0f} ev/s",
+            f"p99 frame {fig['stream_p99_ms']:.1f} ms, p50 {fig['stream_p50_ms']:.1f} ms, "
+            f"dropped {fig['stream_dropped']}",
+        )
+    if "memory" in chosen:
+        for n in (2, 8):
+            m = memory(n)
+            fig[f"pss_{n}_mib"] = m["pss_mib"]
+            fig[f"rss_{n}_mib"] = m["rss_mib"]
+            row(
+                f"memory: engine + forkserver + {n} ranks (PSS)",
+                f"{m['pss_mib']:.0f} MiB",
+                f"RSS sum {m['rss_mib']:.0f} MiB over {m['processes']} processes",
+            )
+    if "overhead" in chosen:
+        fig.update(overhead(100 if quick else 400))
+        row(
+            "DDP step with capture hook",
+            f"{fig['captured_step_ms']:.3f} ms",
+            f"without {fig['plain_step_ms']:.3f} ms, ratio {fig['overhead_ratio']:.2f}",
+        )
+    verdicts = {}
+    for key, (label, target) in TARGETS.items():
+        if key in fig:
+            value = fig[key]
+            limit = float(target.split()[1])
+            ok = value <= limit if "≤" in target else value < limit
+            verdicts[key] = ok
+            shown = f"{value * 1000:.0f} ms" if key.startswith("warm") else f"{value:.2f}"
+            print(
+                f"  target {label}: {shown} (want {target}) {'✓' if ok else '✗'}", file=sys.stderr
+            )
+    fig["targets_met"] = verdicts
+    print(json.dumps(fig, separators=(",", ":")))
+    return 0

@@ -1,0 +1,80 @@
+"""The warm rank pool: reuse, resizing, replacement (real processes, no timings asserted)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from ddp_viz import protocol
+from ddp_viz.client import EngineClient
+from ddp_viz.scenario import default_scenario
+from ddp_viz.timeline import record
+
+pytestmark = pytest.mark.gloo
+
+
+def ready_workers(client: EngineClient, n: int, timeout: float = 60) -> dict[int, int]:
+    """Read worker_state events until ``n`` workers are ready; slot -> pid."""
+    ready: dict[int, int] = {}
+    while len(ready) < n:
+        e = client.wait_for(protocol.WorkerState, timeout=timeout)
+        if e.state == "ready":
+            ready[e.slot] = e.pid
+        elif e.state == "exited":
+            ready.pop(e.slot, None)
+    return ready
+
+
+def test_ranks_stay_warm_between_runs_and_the_pool_follows_the_world_size() -> None:
+    with EngineClient() as client:
+        first = ready_workers(client, 2)
+        a = record(client.run(default_scenario()))
+        b = record(client.run(default_scenario().with_changes(lr=0.05)))
+        assert set(a.pids.values()) == set(b.pids.values()) == set(first.values())
+        assert b.steps[0].ranks[0].params["weight"][0] == pytest.approx(0.5 + 0.05 * 27.5)
+        four = record(client.run(default_scenario().with_changes(world_size=4)))
+        assert four.status == "finished" and len(set(four.pids.values())) == 4
+        assert set(first.values()) <= set(four.pids.values())  # grown, not replaced
+        client.send("warm", world_size=2)
+        exited = set()
+        while len(exited) < 2:
+            e = client.wait_for(protocol.WorkerState, timeout=30)
+            if e.state == "exited":
+                exited.add(e.pid)
+        assert exited <= set(four.pids.values()) and not exited & set(first.values())
+
+
+def test_a_dead_idle_worker_is_replaced() -> None:
+    with EngineClient() as client:
+        pids = ready_workers(client, 2)
+        victim = next(iter(pids.values()))
+        os.kill(victim, signal.SIGKILL)
+        while True:
+            e = client.wait_for(protocol.WorkerState, timeout=30)
+            if e.state == "exited":
+                assert e.pid == victim and "SIGKILL" in e.detail
+                break
+        replacement = client.wait_for(protocol.WorkerState, timeout=60)
+        assert replacement.pid != victim
+        rec = record(client.run(default_scenario()))
+        assert rec.status == "finished" and victim not in rec.pids.values()
+
+
+def test_bench_runs_and_reports_json() -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "ddp_viz", "bench", "--quick", "--only", "warm,overhead"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    fig = json.loads(res.stdout.strip().splitlines()[-1])
+    assert fig["warm_2_s"] > 0 and fig["warm_8_s"] > 0
+    assert fig["captured_step_ms"] > 0 and fig["plain_step_ms"] > 0
+    assert set(fig["targets_met"]) == {"warm_2_s", "warm_8_s", "overhead_ratio"}
+    assert "warm Run" in res.stderr  # the human-readable table
