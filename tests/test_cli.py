@@ -71,3 +71,58 @@ def test_a_diverging_run_exits_1() -> None:
     res = cli("run", "--lr", "100", "--steps", "200")
     assert res.returncode == 1
     assert "diverged at step" in res.stderr
+
+
+def _start_long_run() -> tuple[subprocess.Popen, dict[int, int]]:
+    """A 100,000-step run with --json; returns once both ranks have reported their pids."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ddp_viz", "run", "--json", "--steps", "100000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pids: dict[int, int] = {}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = protocol.decode(line)
+        if isinstance(event, protocol.RankStarted):
+            pids[event.rank] = event.pid
+        if isinstance(event, protocol.LocalGrad) and event.step >= 3:
+            return proc, pids
+    raise AssertionError("the run ended before it streamed")
+
+
+def _family(pid: int) -> list:
+    import psutil
+
+    root = psutil.Process(pid)
+    return [root, *root.children(recursive=True)]
+
+
+@pytest.mark.gloo
+def test_a_killed_rank_makes_the_cli_exit_1_naming_rank_and_signal() -> None:
+    import os
+    import signal
+
+    proc, pids = _start_long_run()
+    os.kill(pids[1], signal.SIGKILL)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1
+    assert "rank 1" in err and "SIGKILL" in err
+
+
+@pytest.mark.gloo
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupting_the_cli_leaves_no_process(sig: str) -> None:
+    import signal
+
+    import psutil
+
+    proc, _ = _start_long_run()
+    family = _family(proc.pid)
+    assert len(family) >= 4  # cli, engine, forkserver, ranks
+    proc.send_signal(getattr(signal, sig))
+    proc.communicate(timeout=30)
+    assert proc.returncode in (130, 143)
+    _, alive = psutil.wait_procs(family, timeout=3)
+    assert not alive, [p.pid for p in alive]

