@@ -74,18 +74,44 @@ def dump(events: list[protocol.Event]) -> str:
 
 
 @pytest.fixture
-def window(qtbot):
-    """A main window with instant animations, no engine started; closed and checked after."""
+def make_window(qtbot):
+    """Main windows with instant animations and no engine; all closed and checked after."""
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
+    from ddp_viz._qt.theme import apply_theme
+    from ddp_viz.theme import load_theme
 
-    w = MainWindow(phase_ms=0, refresh_ms=1)
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    yield w
-    w.close()
+    made = []
+
+    def make(size: tuple[int, int] = (1280, 800), **kwargs):
+        w = MainWindow(phase_ms=0, refresh_ms=1, **kwargs)
+        qtbot.addWidget(w)
+        w.resize(*size)
+        w.show()
+        w.activateWindow()  # shortcuts only reach the active window
+        qtbot.waitUntil(w.isActiveWindow, timeout=2000)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
     QApplication.processEvents()
+    apply_theme(QApplication.instance(), load_theme("light"))  # the next test starts plain
     visible = [t for t in QApplication.topLevelWidgets() if t.isVisible()]
     assert not visible, f"test left windows open: {visible}"
+
+
+@pytest.fixture
+def window(make_window):
+    """A main window with instant animations, no engine started; closed and checked after."""
+    return make_window()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """A QSettings file of the test's own: never the user's real preferences."""
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "ddp-viz.ini"), QSettings.Format.IniFormat)

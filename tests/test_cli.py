@@ -126,3 +126,31 @@ def test_interrupting_the_cli_leaves_no_process(sig: str) -> None:
     assert proc.returncode in (130, 143)
     _, alive = psutil.wait_procs(family, timeout=3)
     assert not alive, [p.pid for p in alive]
+
+
+@pytest.mark.gloo
+def test_run_exports_a_gif_a_trace_and_events(tmp_path) -> None:
+    from PIL import Image
+
+    from ddp_viz.timeline import record
+    from tests.test_exports import check_trace
+
+    gif, trace, events = tmp_path / "run.gif", tmp_path / "trace.json", tmp_path / "run.jsonl"
+    res = cli(
+        "run", "--steps", "2", "--gif", str(gif), "--trace", str(trace), "--events", str(events)
+    )
+    assert res.returncode == 0, res.stderr
+    with Image.open(gif) as img:
+        assert img.n_frames == 2 * 4
+    rec = record([protocol.decode(x) for x in events.read_text().splitlines()])
+    assert rec.status == "finished" and len(rec.complete_steps()) == 2
+    check_trace(json.loads(trace.read_text()), rec)
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [(("--gif", "/nonexistent/dir/x.gif"), "--gif"), (("--gif", "x.gif", "--fps", "0"), "--fps")],
+)
+def test_bad_export_flags_exit_2_before_running(args, flag) -> None:
+    res = cli("run", *args, timeout=30)
+    assert res.returncode == 2 and res.stderr.startswith(f"ddp-viz: {flag}:")

@@ -45,19 +45,22 @@ def main(args: argparse.Namespace) -> int:
         print(NO_DISPLAY, file=sys.stderr)
         return EXIT_USAGE
 
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.theme import load_theme
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("ddp-viz")
-    theme = load_theme("projector" if args.projector else "light")
-    apply_theme(app, theme)
+    app.setOrganizationName("ddp-viz")
     scripted = bool(args.screenshot and args.quit)
-    window = MainWindow(scenario, theme, phase_ms=120 if scripted else 1100)
+    # Remembered between sessions (projector mode, theme, zoom); scripted runs leave it alone.
+    settings = None if scripted else QSettings()
+    window = MainWindow(scenario, phase_ms=120 if scripted else 1100, settings=settings)
+    if args.projector:
+        window.presentation.set_projector(True)
+    apply_theme(app, window.theme)
     window.resize(*size)
     if args.probe_first_paint:  # `ddp-viz bench`: time to the first painted main window
         from ddp_viz.bench.paint_probe import FirstPaintProbe

@@ -37,6 +37,24 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario headless and print what happened")
     _add_scenario_args(run)
     run.add_argument("--json", action="store_true", help="print the raw event stream")
+    out = run.add_argument_group("exports (for slides and traces)")
+    out.add_argument("--events", metavar="FILE", help="save the events as JSON lines")
+    out.add_argument("--trace", metavar="FILE", help="save a Chrome trace (Perfetto) of the run")
+    out.add_argument("--gif", metavar="FILE", help="save the stage as an animated GIF")
+    out.add_argument("--stage-png", metavar="FILE", help="save the stage's last phase as PNG")
+    out.add_argument("--fps", metavar="N", help="GIF frame rate (default: one frame per phase)")
+    out.add_argument(
+        "--theme",
+        choices=("light", "dark", "projector"),
+        default="light",
+        help="look of the GIF and PNG (default light)",
+    )
+    out.add_argument(
+        "--size",
+        metavar="WxH",
+        default="1280x720",
+        help="size of the GIF and PNG (default 1280x720)",
+    )
 
     bench = sub.add_parser("bench", help="measure start-up, warm runs, memory against baselines")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -65,6 +83,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         print(f"ddp-viz: invalid scenario: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        export_opts = check_exports(args)
+    except ValueError as exc:
+        print(f"ddp-viz: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     import signal
 
     def _on_sigterm(signum: int, _frame: object) -> None:
@@ -88,10 +111,80 @@ def cmd_run(args: argparse.Namespace) -> int:
         client.close()
     if not args.json:
         print(run_report(rec))
+    if export_opts:
+        write_exports(rec, args, **export_opts)
     if rec.status != "finished":
         print(f"ddp-viz: run {rec.status}: {rec.reason}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def check_exports(args: argparse.Namespace) -> dict:
+    """Validate export flags before any process starts; ValueError names the flag."""
+    from pathlib import Path
+
+    wanted = {k: getattr(args, k) for k in ("events", "trace", "gif", "stage_png")}
+    for key, path in wanted.items():
+        if path and not Path(path).resolve().parent.is_dir():
+            flag = "--" + key.replace("_", "-")
+            raise ValueError(f"{flag}: folder {Path(path).parent} does not exist")
+    if not any(wanted.values()):
+        return {}
+    fps = None
+    if args.fps is not None:
+        try:
+            fps = float(args.fps)
+        except ValueError:
+            raise ValueError(f"--fps: must be a number, got {args.fps!r}") from None
+        if not 1 <= fps <= 50:
+            raise ValueError(f"--fps: must be between 1 and 50, got {fps:g}")
+    from ddp_viz.app import parse_size
+
+    return {"fps": fps, "size": parse_size(args.size)}
+
+
+def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from ddp_viz.exports import chrome_trace_json, events_jsonl
+
+    if args.events:
+        Path(args.events).write_text(events_jsonl(rec), encoding="utf-8")
+        print(f"ddp-viz: saved events to {args.events}", file=sys.stderr)
+    if args.trace:
+        Path(args.trace).write_text(chrome_trace_json(rec), encoding="utf-8")
+        print(
+            f"ddp-viz: saved a Chrome trace to {args.trace} (open it in Perfetto)", file=sys.stderr
+        )
+    if args.gif or args.stage_png:
+        import os
+
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # never pops up a window
+        from PySide6.QtWidgets import QApplication
+
+        from ddp_viz._qt import export
+        from ddp_viz._qt.stage import StageWidget
+        from ddp_viz._qt.theme import apply_theme
+        from ddp_viz.lesson import load_lesson
+        from ddp_viz.theme import load_theme
+        from ddp_viz.timeline import Cursor
+
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        theme = load_theme(args.theme)
+        apply_theme(app, theme)
+        lesson = load_lesson()
+        if args.gif:
+            frames = export.stage_frames(rec, theme, lesson, size=size, fps=fps)
+            export.save_gif(frames, args.gif, fps)
+            print(f"ddp-viz: saved {len(frames)} frames to {args.gif}", file=sys.stderr)
+        if args.stage_png:
+            stage = StageWidget(theme, lesson)
+            stage.resize(*size)
+            stage.set_record(rec)
+            last = max(0, rec.complete_prefix() - 1)
+            stage.set_position(Cursor(last, 3), 1.0)
+            export.save_png(stage, args.stage_png)
+            print(f"ddp-viz: saved {args.stage_png}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

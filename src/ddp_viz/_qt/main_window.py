@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
+    QActionGroup,
     QCloseEvent,
     QKeyEvent,
     QKeySequence,
@@ -33,9 +34,11 @@ from PySide6.QtWidgets import (
 
 from ddp_viz._qt.code_view import CodeView
 from ddp_viz._qt.controller import RunController
+from ddp_viz._qt.file_actions import FileActions
 from ddp_viz._qt.lesson_view import LessonView
 from ddp_viz._qt.player import Player
 from ddp_viz._qt.plots_panel import PlotsPanel
+from ddp_viz._qt.presentation import Presentation
 from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView
 from ddp_viz._qt.scenario_form import ScenarioForm
@@ -45,7 +48,7 @@ from ddp_viz._qt.theme import apply_theme
 from ddp_viz.lesson import load_lesson
 from ddp_viz.quiz import load_quiz
 from ddp_viz.scenario import Scenario, default_scenario
-from ddp_viz.theme import Theme, load_theme
+from ddp_viz.theme import Theme
 from ddp_viz.timeline import PHASES, Cursor, RunRecord
 
 PLOT_INTERVAL_S = 0.025  # one of the three plots redraws per tick while a run streams
@@ -60,6 +63,9 @@ SHORTCUTS = [
     ("R", "run"),
     ("Escape", "cancel the run / leave full screen"),
     ("F11", "full screen"),
+    ("Ctrl+P", "projector mode on / off"),
+    ("Ctrl+= / Ctrl+-", "zoom in / out (Ctrl+0: actual size)"),
+    ("Ctrl+O / Ctrl+S", "load / save a scenario"),
     ("F1", "this sheet"),
 ]
 
@@ -114,10 +120,12 @@ class MainWindow(QMainWindow):
         theme: Theme | None = None,
         phase_ms: int = 1100,
         refresh_ms: int = 16,
+        settings: QSettings | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle("ddp-viz — DistributedDataParallel, for real")
-        self.theme = theme or load_theme("light")
+        self.presentation = Presentation(settings, self)
+        self.theme = theme or self.presentation.theme
         self.lesson = load_lesson()
         self.controller = RunController(self, refresh_ms=refresh_ms)
         self.player = Player(self, phase_ms=phase_ms)
@@ -143,7 +151,8 @@ class MainWindow(QMainWindow):
         left.setStretchFactor(1, 2)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(_group("Training loop (the line that is running)", self.code_view))
-        bottom.addWidget(_group("Processes", self.process_view))
+        self.process_box = _group("Processes", self.process_view)
+        bottom.addWidget(self.process_box)
         center = QSplitter(Qt.Orientation.Vertical)
         center.addWidget(self.stage)
         center.addWidget(bottom)
@@ -159,7 +168,9 @@ class MainWindow(QMainWindow):
         main.setChildrenCollapsible(False)
         self.splitters = {"main": main, "left": left, "center": center, "bottom": bottom}
         self.setCentralWidget(main)
+        self.file_actions = FileActions(self)
         self._build_toolbar()
+        self._build_menus()
         self.status = QLabel("")
         self.statusBar().addWidget(self.status, 1)
 
@@ -179,6 +190,7 @@ class MainWindow(QMainWindow):
         self.form.validity_changed.connect(self._update_actions)
         self.form.scenario_changed.connect(self._on_form_scenario_changed)
         self.process_view.restart.clicked.connect(self.controller.restart_engine)
+        self.presentation.changed.connect(self._on_presentation_changed)
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
         self._warm_timer.timeout.connect(self._on_warm_timer_timeout)
         self._update_actions()
@@ -191,6 +203,8 @@ class MainWindow(QMainWindow):
         if app is not None:
             app.installEventFilter(self.key_router)
         self.resize(1280, 800)
+        if self.presentation.projector and theme is None:
+            self._on_presentation_changed(self.theme, True)
 
     # --- toolbar and keys --------------------------------------------------------------------
     def _action(self, text: str, keys: list[str], slot, tip: str) -> QAction:
@@ -232,7 +246,8 @@ class MainWindow(QMainWindow):
         for a in (self.first_action, self.back_action, self.play_action, self.fwd_action):
             tb.addAction(a)
         tb.addSeparator()
-        tb.addWidget(QLabel(" Speed "))
+        self.speed_label = QLabel(" Speed ")
+        self.speed_label_action = tb.addWidget(self.speed_label)
         self.speed = QComboBox()
         for s in SPEEDS:
             self.speed.addItem(f"{s:g}×", s)
@@ -257,12 +272,96 @@ class MainWindow(QMainWindow):
         tb.addAction(self.fullscreen_action)
         tb.addAction(self.help_action)
 
+    def _build_menus(self) -> None:
+        fa, pr = self.file_actions, self.presentation
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(
+            self._action(
+                "Load scenario…", ["Ctrl+O"], fa.load_scenario_dialog, "Load a scenario TOML"
+            )
+        )
+        file_menu.addAction(
+            self._action(
+                "Save scenario…",
+                ["Ctrl+S"],
+                fa.save_scenario_dialog,
+                "Save these settings as a scenario TOML",
+            )
+        )
+        file_menu.addSeparator()
+        exports = file_menu.addMenu("Export")
+        for text, slot in (
+            ("Window as PNG…", fa.export_window_png_dialog),
+            ("Stage as PNG…", fa.export_stage_png_dialog),
+            ("Run as animated GIF…", fa.export_gif_dialog),
+            ("Events as JSON lines…", fa.export_events_dialog),
+            ("Chrome trace (Perfetto)…", fa.export_trace_dialog),
+        ):
+            exports.addAction(self._action(text, [], slot, text.rstrip("…")))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("Quit", ["Ctrl+Q"], self.close, "Quit"))
+
+        view = bar.addMenu("&View")
+        self.projector_action = self._action(
+            "Projector mode", ["Ctrl+P"], lambda: None, "Large type, high contrast, panels folded"
+        )
+        self.projector_action.setCheckable(True)
+        self.projector_action.setChecked(pr.projector)
+        self.projector_action.toggled.connect(pr.set_projector)
+        view.addAction(self.projector_action)
+        themes = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for name in ("light", "dark"):
+            act = self._action(
+                f"{name.title()} theme",
+                [],
+                lambda _=False, n=name: pr.set_normal_theme(n),
+                f"{name} theme",
+            )
+            act.setCheckable(True)
+            act.setChecked(pr.normal == name)
+            themes.addAction(act)
+            view.addAction(act)
+            self.theme_actions[name] = act
+        view.addSeparator()
+        self.zoom_in_action = self._action("Zoom in", ["Ctrl+=", "Ctrl++"], pr.zoom_in, "Zoom in")
+        self.zoom_out_action = self._action("Zoom out", ["Ctrl+-"], pr.zoom_out, "Zoom out")
+        view.addAction(self.zoom_in_action)
+        view.addAction(self.zoom_out_action)
+        view.addAction(self._action("Actual size", ["Ctrl+0"], pr.zoom_reset, "Zoom 100%"))
+        view.addSeparator()
+        view.addAction(self.fullscreen_action)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.help_action)
+
+    def _on_presentation_changed(self, theme: Theme, projector: bool) -> None:
+        self.projector_action.blockSignals(True)
+        self.projector_action.setChecked(projector)
+        self.projector_action.blockSignals(False)
+        self.set_theme(theme)
+        # secondary panels fold away on a projector: the stage, code and plots get the room
+        self.splitters["left"].setVisible(not projector)
+        self.process_box.setVisible(not projector)
+        self.speed_label_action.setVisible(not projector)
+        self.plots_panel.set_compact(projector)
+        self.follow.setText("Follow" if projector else "Follow latest step")
+        self._apply_split_proportions()
+
     def toolbar_button(self, action: QAction) -> QWidget:
         return self.toolbar.widgetForAction(action)
 
     def show_shortcuts(self) -> None:
+        """The key sheet (F1); non-blocking, so a presenter's next key still works."""
         rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
-        QMessageBox.information(self, "Keyboard", f"<table cellpadding='6'>{rows}</table>")
+        box = QMessageBox(
+            QMessageBox.Icon.NoIcon, "Keyboard", "", QMessageBox.StandardButton.Close, self
+        )
+        box.setText(f"<table cellpadding='6'>{rows}</table>")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setObjectName("shortcut_sheet")
+        box.open()
+        self.shortcut_sheet = box
 
     def toggle_fullscreen(self) -> None:
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
@@ -413,9 +512,14 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if isinstance(app, QApplication):
             apply_theme(app, theme)
-        for view in (self.stage, self.code_view, self.lesson_view, self.plots):
-            view.set_theme(theme)
         self.plots_panel.theme = theme
+        for view in (self.stage, self.code_view, self.lesson_view):
+            view.set_theme(theme)
+        if self.plots_panel.built:
+            self.plots.set_theme(theme)
+        for view in (self.form, self.quiz_view, self.process_view):
+            view.theme = theme
+        self.form._show_errors()
 
     # --- lifecycle ---------------------------------------------------------------------------
     @property
@@ -434,6 +538,10 @@ class MainWindow(QMainWindow):
         """Give each column its share of the width (stretch factors only share the surplus)."""
         w = max(1, self.splitters["main"].width())
         h = max(1, self.splitters["center"].height())
+        if self.presentation.projector:
+            self.splitters["main"].setSizes([0, round(w * 0.7), round(w * 0.3)])
+            self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
+            return
         self.splitters["main"].setSizes([round(w * 0.28), round(w * 0.46), round(w * 0.26)])
         self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
         self.splitters["left"].setSizes([round(h * 0.64), round(h * 0.36)])

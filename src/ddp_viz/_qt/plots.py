@@ -66,6 +66,16 @@ class Plots(QWidget):
             w.setYRange(0, 1)
             self._placeholders.append(text)
 
+    @property
+    def text_px(self) -> int:
+        """Plot text: the theme's size on a projector, a little smaller otherwise."""
+        t = self.theme
+        return t.font_px if t.name == "projector" else max(10, round(t.font_px * 0.9))
+
+    def set_compact(self, on: bool) -> None:
+        self.surface_note.setVisible(not on)
+        self.surface_plot.setToolTip(self.surface_note.text())
+
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
         self._style()
@@ -74,7 +84,7 @@ class Plots(QWidget):
 
     def _style(self) -> None:
         t = self.theme
-        font_px = max(10, round(t.font_px * 0.9))
+        font_px = self.text_px
         for w, title, left, bottom in (
             (self.loss_plot, "Loss per rank", "loss", "step"),
             (self.param_plot, "Weight ── bias ╌╌", "value", "updates"),
@@ -107,13 +117,15 @@ class Plots(QWidget):
             w.setClipToView(long_run)
             # the alpha-blended grid costs ~4 ms a repaint: off while a long run streams
             w.showGrid(x=not long_run, y=not long_run, alpha=0.25)
+            w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
         legend = self.loss_plot.getPlotItem().legend
         if legend is None:
             legend = self.loss_plot.addLegend(offset=(-4, 4), labelTextColor=t.text)
         legend.clear()
-        legend.setLabelTextSize(f"{max(8, round(t.font_px * 0.7))}pt")
+        legend.setLabelTextSize(f"{self.text_px * 0.75:.1f}pt")  # pt = px × 72/96
         legend.setBrush(pg.mkBrush(t.panel + "d0"))
-        named = record.world_size <= 4  # more ranks: colours and markers match the stage
+        # more ranks, or a projector's big type: colours and markers match the stage instead
+        named = record.world_size <= 4 and t.name != "projector"
         self._curves = {}
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0

@@ -27,12 +27,20 @@ class PlotsPanel(QWidget):
         self._placeholder = QLabel("Plots: loss, weights, loss surface")
         self._placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._layout.addWidget(self._placeholder)
+        self.compact = False
+
+    def set_compact(self, on: bool) -> None:
+        """Projector: the surface's explanation moves into a tooltip to give the plots room."""
+        self.compact = on
+        if self._plots is not None:
+            self._plots.set_compact(on)
 
     def ensure(self) -> Plots:
         if self._plots is None:
             from ddp_viz._qt.plots import Plots
 
             self._plots = Plots(self.theme)
+            self._plots.set_compact(self.compact)
             self._layout.removeWidget(self._placeholder)
             self._placeholder.deleteLater()
             self._layout.addWidget(self._plots)

@@ -69,6 +69,8 @@ class StageWidget(QWidget):
         self.cursor = Cursor()
         self.progress = 1.0
         self.message = "Press Run to start real DDP ranks on this machine."
+        self._painting = False
+        self.smallest_px = float("inf")  # smallest text of the last paint (tests, projector)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(420, 300)
         self.setAccessibleName("DDP stage")
@@ -124,12 +126,54 @@ class StageWidget(QWidget):
             for i in range(n)
         ]
         lw = w - m - lanes_left
-        fractions = [0.0, 0.15, 0.27, 0.50, 0.61, 0.79, 1.0]
-        cols = [lanes_left + f * lw for f in fractions]
+        # The largest lane type whose columns all fit: nothing in a lane is ever elided.
+        font_px = self._fit_font(lw, min(base, lane_h / (3.3 if n > 1 else 3.0)))
+        widths = self._column_widths(font_px)
+        spare = max(0.0, lw - sum(widths))
+        widths[2] += spare * 0.35
+        widths[4] += spare * 0.35
+        widths[3] += spare * 0.3
+        cols = [lanes_left]
+        for wd in widths:
+            cols.append(cols[-1] + wd)
         hub = QPointF((cols[3] + cols[4]) / 2, y0 + block_h / 2)
-        hub_r = min((cols[4] - cols[3]) * 0.42, max(block_h / 2, base * 2.2))
-        font_px = max(9.0, min(base, lane_h / 3.6, lw / 40))
+        hub_r = min((cols[4] - cols[3]) * 0.42, max(block_h / 2, base * 2.2), font_px * 2.6)
         return _Geo(title, caption, data, lanes, cols, hub, hub_r, footer, font_px, base)
+
+    @property
+    def small_ratio(self) -> float:
+        """Secondary lane text: slightly smaller, except on a projector (24 px floor there)."""
+        return 1.0 if self.theme.name == "projector" else 0.88
+
+    def _column_widths(self, f: float) -> list[float]:
+        small = QFontMetricsF(self._font(f * self.small_ratio))
+        bold = QFontMetricsF(self._font(f, bold=True))
+        mono = QFontMetricsF(self._font(f, mono=True))
+        mono_small = QFontMetricsF(self._font(f * self.small_ratio, mono=True))
+        num = mono.horizontalAdvance("−44.55") + f * 0.4
+        label = small.horizontalAdvance("∇w") + f * 0.4
+        return [
+            f * 1.5
+            + max(bold.horizontalAdvance("rank 7"), small.horizontalAdvance("pid 8888888"))
+            + f * 0.6,
+            small.horizontalAdvance("rows 10–12") + f * 1.0,
+            label + f * 2.0 + num + f * 0.6,
+            f * 4.0,
+            label + f * 2.0 + num + f * 0.6,
+            mono_small.horizontalAdvance("w 0.775→0.775") + f * 0.8,
+        ]
+
+    def _fit_font(self, lanes_width: float, upper: float) -> float:
+        lo, hi = 7.0, max(7.0, upper)
+        if sum(self._column_widths(hi)) <= lanes_width:
+            return hi
+        for _ in range(12):
+            mid = (lo + hi) / 2
+            if sum(self._column_widths(mid)) <= lanes_width:
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     def paintEvent(self, _event: object) -> None:
         p = QPainter(self)
@@ -174,6 +218,8 @@ class StageWidget(QWidget):
         wrap: bool = False,
     ) -> None:
         font = self._font(px, bold, mono)
+        if self._painting and text:
+            self.smallest_px = min(self.smallest_px, font.pixelSize())
         p.setFont(font)
         p.setPen(qcolor(color))
         if wrap:
@@ -240,7 +286,7 @@ class StageWidget(QWidget):
                 p,
                 r,
                 f"{i + 1}: {fmt(x[i])}, {fmt(y[i])}",
-                g.font_px * 0.95,
+                g.font_px * self.small_ratio,
                 t.text,
                 Qt.AlignmentFlag.AlignCenter,
                 mono=True,
@@ -251,7 +297,7 @@ class StageWidget(QWidget):
                 p,
                 more,
                 f"+{rows - shown} more",
-                g.font_px * 0.9,
+                g.font_px * self.small_ratio,
                 t.muted,
                 Qt.AlignmentFlag.AlignCenter,
             )
@@ -293,14 +339,16 @@ class StageWidget(QWidget):
             p,
             bottom_half,
             f"pid {pid}" if pid else "starting",
-            g.font_px * 0.85,
+            g.font_px * self.small_ratio,
             t.muted,
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
         )
         # column 1: the shard, flying in during phase 0
         c1 = self._lane_cell(g, lane, 1)
         rows = rec.shards[r] if r < len(rec.shards) else []
-        chip = QRectF(c1.left(), lane.center().y() - g.font_px * 0.9, c1.width(), g.font_px * 1.8)
+        chip = QRectF(
+            c1.left(), lane.center().y() - g.font_px * self.small_ratio, c1.width(), g.font_px * 1.8
+        )
         if phase == 0 and step is not None:
             start_y, row_h, shown = getattr(self, "_data_row_rects", (lane.top(), 0, 0))
             first = rows[0] if rows else 0
@@ -314,7 +362,7 @@ class StageWidget(QWidget):
             p,
             chip,
             f"rows {rows_label(rows)}",
-            g.font_px * 0.9,
+            g.font_px * self.small_ratio,
             t.text,
             Qt.AlignmentFlag.AlignCenter,
         )
@@ -391,7 +439,11 @@ class StageWidget(QWidget):
         h = cell.height() / len(rows)
         scale = self._scale(step)
         self._text(
-            p, QRectF(cell.left(), cell.top(), cell.width(), h), head, g.font_px * 0.9, t.muted
+            p,
+            QRectF(cell.left(), cell.top(), cell.width(), h),
+            head,
+            g.font_px * self.small_ratio,
+            t.muted,
         )
         label_w = g.font_px * 1.6
         num_w = g.font_px * 3.6
@@ -402,7 +454,7 @@ class StageWidget(QWidget):
                 p,
                 QRectF(row.left(), row.top(), label_w, h),
                 f"∇{name[0]}",
-                g.font_px * 0.9,
+                g.font_px * self.small_ratio,
                 t.muted,
             )
             bar_area = QRectF(
@@ -446,7 +498,7 @@ class StageWidget(QWidget):
             p,
             QRectF(cell.left(), cell.top(), cell.width(), h),
             "after step",
-            g.font_px * 0.9,
+            g.font_px * self.small_ratio,
             t.muted,
         )
         for i, name in enumerate(PARAM_NAMES, start=1):
@@ -454,7 +506,7 @@ class StageWidget(QWidget):
             now = b + (a - b) * prog
             row = QRectF(cell.left(), cell.top() + i * h, cell.width(), h)
             shown = a if prog >= 1 else now
-            font = self._font(g.font_px * 0.95, mono=True)
+            font = self._font(g.font_px * self.small_ratio, mono=True)
             text = f"{name[0]} {fmt(b)}→{fmt(shown)}"
             if QFontMetricsF(font).horizontalAdvance(text) > row.width():
                 text = f"{name[0]} {fmt(b, 3)}→{fmt(shown, 3)}"  # fewer digits before eliding
@@ -462,7 +514,7 @@ class StageWidget(QWidget):
                 p,
                 row,
                 text,
-                g.font_px * 0.95,
+                g.font_px * self.small_ratio,
                 t.text,
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                 mono=True,
@@ -500,19 +552,17 @@ class StageWidget(QWidget):
         p.setPen(QPen(qcolor(t.accent if done else t.grid), lw))
         p.setBrush(qcolor(t.panel))
         p.drawEllipse(g.hub, g.hub_r, g.hub_r)
-        inner = QRectF(
-            g.hub.x() - g.hub_r * 0.9, g.hub.y() - g.hub_r * 0.7, g.hub_r * 1.8, g.hub_r * 1.4
-        )
-        px = min(g.font_px, g.hub_r * 0.32)
+        inner = QRectF(g.hub.x() - g.hub_r, g.hub.y() - g.hub_r, 2 * g.hub_r, 2 * g.hub_r)
+        label = f"Σ ÷ {rec.world_size}"
+        px = min(g.font_px * 1.15, g.hub_r * 1.5 / max(1.0, 0.62 * len(label)))
         self._text(
             p,
             inner,
-            f"Σ ÷ {rec.world_size}\nall-reduce",
+            label,
             px,
             t.text if done else t.muted,
             Qt.AlignmentFlag.AlignCenter,
             bold=True,
-            wrap=True,
         )
 
     def _paint_footer(
@@ -553,7 +603,7 @@ class StageWidget(QWidget):
                 line = f"✗ average ≠ full batch ({ref_text}): " + uneven_note(
                     step.reference.shard_sizes
                 )
-            self._text(p, rest, line, g.font_px * 0.95, t.ok if same else t.bad, wrap=True)
+            self._text(p, rest, line, g.base * self.small_ratio, t.ok if same else t.bad, wrap=True)
 
     # Exposed for tests: what the stage is showing right now, as text.
     def visible_numbers(self) -> dict[str, float]:

@@ -1,0 +1,74 @@
+"""Pictures of a recorded run for slides: PNG of a widget, animated GIF of the stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QWidget
+
+from ddp_viz._qt.stage import StageWidget
+from ddp_viz.lesson import Lesson
+from ddp_viz.theme import Theme
+from ddp_viz.timeline import Cursor, RunRecord, walk
+
+PHASE_HOLD_MS = 1400  # one frame per phase: how long each stays on screen
+MAX_GIF_STEPS = 12  # a GIF of a long run shows its first steps (the rest are alike)
+
+
+def save_png(widget: QWidget, path: str | Path) -> Path:
+    path = Path(path)
+    if not widget.grab().save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def _to_pil(image: QImage) -> Image.Image:
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    data = bytes(image.constBits())
+    return Image.frombuffer(
+        "RGBA", (image.width(), image.height()), data, "raw", "RGBA", image.bytesPerLine(), 1
+    ).convert("RGB")
+
+
+def stage_frames(
+    record: RunRecord,
+    theme: Theme,
+    lesson: Lesson,
+    size: tuple[int, int] = (1280, 720),
+    fps: float | None = None,
+    phase_ms: int = 1100,
+    max_steps: int = MAX_GIF_STEPS,
+) -> list[Image.Image]:
+    """Render the stage for every phase of the recorded run (or at ``fps`` through them)."""
+    steps = min(record.complete_prefix(), max_steps)
+    if steps == 0:
+        raise ValueError("the run has no complete step to draw")
+    stage = StageWidget(theme, lesson)
+    stage.resize(*size)
+    stage.set_record(record)
+    frames: list[Image.Image] = []
+    per_phase = max(1, round(phase_ms / 1000 * fps)) if fps else 1
+    for cursor in walk(steps):
+        for k in range(1, per_phase + 1):
+            stage.set_position(Cursor(cursor.step, cursor.phase), k / per_phase)
+            frames.append(_to_pil(stage.grab().toImage()))
+    stage.deleteLater()
+    return frames
+
+
+def save_gif(frames: list[Image.Image], path: str | Path, fps: float | None = None) -> Path:
+    path = Path(path)
+    duration = round(1000 / fps) if fps else PHASE_HOLD_MS
+    paletted = [f.convert("P", palette=Image.Palette.ADAPTIVE, colors=255) for f in frames]
+    paletted[0].save(
+        path,
+        save_all=True,
+        append_images=paletted[1:],
+        duration=duration,
+        loop=0,
+        optimize=False,
+        disposal=1,
+    )
+    return path

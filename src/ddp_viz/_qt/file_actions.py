@@ -1,0 +1,118 @@
+"""File menu work: load and save scenarios, export pictures, animations, events and traces.
+
+Each export has a method that takes a path (tests and the CLI use those) and a ``*_dialog``
+variant that asks for one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from ddp_viz._qt import export
+from ddp_viz.exports import chrome_trace_json, events_jsonl
+from ddp_viz.scenario import Scenario, ScenarioError
+
+if TYPE_CHECKING:
+    from ddp_viz._qt.main_window import MainWindow
+
+FILTERS = {
+    "scenario": "Scenario (*.toml)",
+    "png": "PNG image (*.png)",
+    "gif": "Animated GIF (*.gif)",
+    "events": "JSON lines (*.jsonl)",
+    "trace": "Chrome trace (*.json)",
+}
+
+
+class FileActions:
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    # --- scenarios ----------------------------------------------------------------------------
+    def load_scenario(self, path: str | Path) -> Scenario:
+        scenario = Scenario.load(path)  # ScenarioError names the field
+        self.window.form.set_scenario(scenario)
+        return scenario
+
+    def save_scenario(self, path: str | Path) -> Path:
+        scenario = self.window.form.scenario()
+        if scenario is None:
+            raise ScenarioError("scenario", "fix the marked fields before saving")
+        path = Path(path)
+        path.write_text(scenario.to_toml(), encoding="utf-8")
+        return path
+
+    # --- exports --------------------------------------------------------------------------------
+    def _record(self):  # -> RunRecord with at least one complete step
+        rec = self.window.controller.record
+        if rec.run is None or rec.complete_prefix() == 0:
+            raise ValueError("run something first: there is no recorded step to export")
+        return rec
+
+    def export_window_png(self, path: str | Path) -> Path:
+        return export.save_png(self.window, path)
+
+    def export_stage_png(self, path: str | Path) -> Path:
+        return export.save_png(self.window.stage, path)
+
+    def export_gif(self, path: str | Path, fps: float | None = None) -> Path:
+        frames = export.stage_frames(self._record(), self.window.theme, self.window.lesson, fps=fps)
+        return export.save_gif(frames, path, fps)
+
+    def export_events(self, path: str | Path) -> Path:
+        rec = self.window.controller.record
+        if rec.run is None:
+            raise ValueError("run something first: there are no events to export")
+        path = Path(path)
+        path.write_text(events_jsonl(rec), encoding="utf-8")
+        return path
+
+    def export_trace(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(chrome_trace_json(self._record()), encoding="utf-8")
+        return path
+
+    # --- dialogs ----------------------------------------------------------------------------------
+    def _ask(self, kind: str, title: str, save: bool, name: str = "") -> str | None:
+        ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+        path, _ = ask(self.window, title, name, FILTERS[kind])
+        return path or None
+
+    def _run(self, action, *args) -> None:  # type: ignore[no-untyped-def]
+        try:
+            result = action(*args)
+        except (OSError, ValueError) as exc:  # ScenarioError is a ValueError
+            QMessageBox.warning(self.window, "ddp-viz", str(exc))
+            return
+        self.window.status.setText(f"Saved {result}" if isinstance(result, Path) else "Loaded.")
+
+    def load_scenario_dialog(self) -> None:
+        if path := self._ask("scenario", "Load scenario", save=False):
+            self._run(self.load_scenario, path)
+
+    def save_scenario_dialog(self) -> None:
+        if path := self._ask("scenario", "Save scenario", save=True, name="scenario.toml"):
+            self._run(self.save_scenario, path)
+
+    def export_window_png_dialog(self) -> None:
+        if path := self._ask("png", "Export the window", save=True, name="ddp-viz.png"):
+            self._run(self.export_window_png, path)
+
+    def export_stage_png_dialog(self) -> None:
+        if path := self._ask("png", "Export the stage", save=True, name="ddp-stage.png"):
+            self._run(self.export_stage_png, path)
+
+    def export_gif_dialog(self) -> None:
+        if path := self._ask("gif", "Export the run as a GIF", save=True, name="ddp-run.gif"):
+            self._run(self.export_gif, path)
+
+    def export_events_dialog(self) -> None:
+        if path := self._ask("events", "Export events", save=True, name="ddp-run.jsonl"):
+            self._run(self.export_events, path)
+
+    def export_trace_dialog(self) -> None:
+        if path := self._ask("trace", "Export Chrome trace", save=True, name="ddp-trace.json"):
+            self._run(self.export_trace, path)

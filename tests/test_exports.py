@@ -1,0 +1,52 @@
+"""Exports of a recorded run: events as JSON lines and the Chrome trace (pure)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ddp_viz import protocol
+from ddp_viz.exports import TRACE_PHASES, chrome_trace, chrome_trace_json, events_jsonl
+from ddp_viz.timeline import RunRecord, record
+from tests.conftest import load_recording
+
+
+def check_trace(trace: dict, rec: RunRecord) -> None:
+    """One track per rank; per rank and step the four phases in order on one clock."""
+    events = trace["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert sorted(names) == list(range(rec.world_size))
+    assert all(names[r].startswith(f"rank {r} (pid {rec.pids[r]})") for r in names)
+    spans = [e for e in events if e["ph"] == "X"]
+    assert {e["cat"] for e in spans} == set(TRACE_PHASES)
+    for r in range(rec.world_size):
+        for s in range(len(rec.complete_steps())):
+            mine = {e["cat"]: e for e in spans if e["tid"] == r and e["args"]["step"] == s}
+            assert set(mine) == set(TRACE_PHASES), (r, s)
+            fwd, bwd, ar, opt = (mine[p] for p in TRACE_PHASES)
+            assert fwd["ts"] <= bwd["ts"] <= ar["ts"]
+            assert ar["ts"] + ar["dur"] <= bwd["ts"] + bwd["dur"] + 1  # inside backward
+            assert bwd["ts"] + bwd["dur"] <= opt["ts"] + 1
+    assert min(e["ts"] for e in spans) == 0
+
+
+@pytest.mark.parametrize("name", ["default-run.jsonl", "four-ranks-3-steps.jsonl"])
+def test_chrome_trace_has_a_track_per_rank_and_ordered_phases(name: str) -> None:
+    rec = record(load_recording(name))
+    trace = json.loads(chrome_trace_json(rec))
+    check_trace(trace, rec)
+    assert trace["otherData"]["world_size"] == rec.world_size
+
+
+def test_events_jsonl_is_the_stream_again(default_events) -> None:
+    rec = record(default_events)
+    lines = events_jsonl(rec).splitlines()
+    again = [protocol.decode(line) for line in lines]
+    assert again == rec.events
+    assert isinstance(again[-1], protocol.RunFinished)
+
+
+def test_a_run_without_timings_cannot_be_traced() -> None:
+    with pytest.raises(ValueError, match="no timing"):
+        chrome_trace(RunRecord())

@@ -1,0 +1,175 @@
+"""Lecturer mode: projector presentation, keyboard control, exports (recorded events, no torch)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from ddp_viz import protocol
+from ddp_viz.scenario import Scenario, ScenarioError
+from ddp_viz.timeline import Cursor
+from tests.conftest import load_recording
+from tests.qt_helpers import feed
+from tests.test_exports import check_trace
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def show_run(qtbot, window, name: str = "default-run.jsonl") -> None:
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording(name))
+
+
+def assert_panels_visible(window) -> None:
+    for panel in (window.stage, window.code_view, window.plots_panel, window.toolbar):
+        assert panel.isVisible(), panel
+        assert (panel.width() > 200 and panel.height() > 100) or panel is window.toolbar
+    for action in (
+        window.run_action,
+        window.cancel_action,
+        window.play_action,
+        window.fwd_action,
+        window.back_action,
+    ):
+        button = window.toolbar_button(action)
+        assert button.isVisible(), action.text()  # not pushed into the overflow menu
+        assert button.geometry().right() <= window.toolbar.width()
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_projector_mode_is_big_high_contrast_and_folds_secondary_panels(
+    qtbot, make_window, settings, size
+):
+    window = make_window(size, settings=settings)
+    window.presentation.set_projector(True)
+    show_run(qtbot, window)
+    QApplication.processEvents()
+    assert window.theme.name == "projector"
+    assert not window.splitters["left"].isVisible()  # lesson, quiz, settings folded away
+    assert not window.process_box.isVisible()
+    assert_panels_visible(window)
+    assert QApplication.font().pixelSize() >= 24
+    assert window.code_view.font().pixelSize() >= 24
+    assert window.plots.text_px >= 24
+    assert window.theme.line_px >= 3
+    assert all(c.opts["pen"].width() >= 3 for c in window.plots._curves.values())
+    window.stage.repaint()
+    if size == (1920, 1080):
+        assert window.stage.smallest_px >= 24  # every text the stage painted
+    else:
+        assert window.stage.smallest_px >= 12  # smaller screen: fitted, never elided
+
+
+def test_projector_mode_is_remembered(qtbot, make_window, tmp_path):
+    path = str(tmp_path / "remember.ini")
+    first = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    qtbot.keyClick(first, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert first.presentation.projector
+    first.close()
+    second = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    assert second.presentation.projector and second.theme.name == "projector"
+    assert not second.splitters["left"].isVisible()
+    qtbot.keyClick(second, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert second.theme.name == "light" and second.splitters["left"].isVisible()
+
+
+def test_light_and_dark_themes(qtbot, make_window, settings):
+    window = make_window(settings=settings)
+    window.theme_actions["dark"].trigger()
+    assert window.theme.name == "dark" and window.theme.dark
+    assert QApplication.palette().window().color().name() == window.theme.window
+    window.theme_actions["light"].trigger()
+    assert window.theme.name == "light"
+
+
+def test_zoom_keys_scale_the_type(qtbot, make_window, settings):
+    window = make_window(settings=settings)
+    base = window.theme.font_px
+    qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert window.theme.font_px > base
+    qtbot.keyClick(window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert window.theme.font_px < base
+    qtbot.keyClick(window, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert window.theme.font_px == base
+
+
+def test_every_shortcut(qtbot, window):
+    show_run(qtbot, window, "four-ranks-3-steps.jsonl")
+    qtbot.waitUntil(lambda: not window.player.playing)
+    keys = [
+        (Qt.Key.Key_Left, Cursor(2, 2)),
+        (Qt.Key.Key_PageUp, Cursor(2, 1)),
+        (Qt.Key.Key_Right, Cursor(2, 2)),
+        (Qt.Key.Key_PageDown, Cursor(2, 3)),
+        (Qt.Key.Key_Home, Cursor(0, 0)),
+    ]
+    for key, expected in keys:
+        qtbot.keyClick(window, key)
+        assert window.player.cursor == expected, key
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert window.player.playing
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert not window.player.playing
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    assert window.windowState() & Qt.WindowState.WindowFullScreen
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert not window.windowState() & Qt.WindowState.WindowFullScreen
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    sheet = window.shortcut_sheet
+    assert isinstance(sheet, QMessageBox) and sheet.isVisible()
+    assert "Space" in sheet.text() and "PageDown" in sheet.text()
+    sheet.close()
+    qtbot.keyClick(window, Qt.Key.Key_R)  # no engine in this test: the run waits for it
+    assert window._run_pending and "Waiting for the engine" in window.status.text()
+
+
+def test_exports_produce_valid_files(qtbot, window, tmp_path):
+    show_run(qtbot, window, "four-ranks-3-steps.jsonl")
+    fa = window.file_actions
+    for path, export in (
+        (tmp_path / "window.png", fa.export_window_png),
+        (tmp_path / "stage.png", fa.export_stage_png),
+    ):
+        export(path)
+        with Image.open(path) as img:
+            img.verify()
+    with Image.open(tmp_path / "window.png") as img:
+        assert img.size == (window.width(), window.height())
+    fa.export_gif(tmp_path / "phases.gif")
+    with Image.open(tmp_path / "phases.gif") as gif:
+        assert gif.n_frames == 3 * 4  # one frame per phase of 3 steps
+    fa.export_gif(tmp_path / "smooth.gif", fps=5)
+    with Image.open(tmp_path / "smooth.gif") as gif:
+        assert gif.n_frames > 3 * 4
+    fa.export_events(tmp_path / "run.jsonl")
+    lines = (tmp_path / "run.jsonl").read_text().splitlines()
+    assert [protocol.decode(x) for x in lines] == window.controller.record.events
+    fa.export_trace(tmp_path / "trace.json")
+    check_trace(json.loads((tmp_path / "trace.json").read_text()), window.controller.record)
+
+
+def test_exports_before_any_run_say_so(window, tmp_path):
+    with pytest.raises(ValueError, match="run something first"):
+        window.file_actions.export_trace(tmp_path / "t.json")
+    with pytest.raises(ValueError, match="run something first"):
+        window.file_actions.export_gif(tmp_path / "t.gif")
+
+
+def test_scenario_save_and_load(window, tmp_path):
+    window.form.world_size.setValue(4)
+    window.form.lr.setText("0.02")
+    path = window.file_actions.save_scenario(tmp_path / "mine.toml")
+    assert Scenario.load(path).world_size == 4 and Scenario.load(path).lr == 0.02
+    window.form.reset.click()
+    window.file_actions.load_scenario(path)
+    assert window.form.scenario() == Scenario.load(path)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("lr = -1\n")
+    with pytest.raises(ScenarioError, match="lr"):
+        window.file_actions.load_scenario(bad)
+    assert window.form.scenario().lr == 0.02  # nothing lost
