@@ -33,6 +33,11 @@ class CodeView(QTextEdit):
         self.setFont(font)
         style = "monokai" if self.theme.dark else "default"
         self.setHtml(highlight_python(self.lesson.code, style))
+        # blank lines after the code let it scroll by whole lines down to the last one
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.MoveOperation.End)
+        for _ in range(4):
+            end.insertBlock()
         self.highlight_phase_lines(self.current_lines)
 
     def highlight_phase(self, phase: str) -> None:
@@ -55,7 +60,25 @@ class CodeView(QTextEdit):
             block = self.document().findBlockByNumber(lines[0] - 1)
             if block.isValid():
                 self.setTextCursor(QTextCursor(block))
-                self.ensureCursorVisible()
+                self._scroll_to_show(lines[0] - 1, lines[-1] - 1)
+
+    def _scroll_to_show(self, first: int, last: int) -> None:
+        """Scroll by whole lines so the highlighted ones show, and no line is cut at the top."""
+        doc = self.document()
+        layout = doc.documentLayout()
+        viewport_h = self.viewport().height()
+        bar = self.verticalScrollBar()
+
+        def top(n: int) -> float:
+            return layout.blockBoundingRect(doc.findBlockByNumber(n)).top()
+
+        def bottom(n: int) -> float:
+            return layout.blockBoundingRect(doc.findBlockByNumber(n)).bottom()
+
+        start = first
+        while start > 0 and bottom(last) - top(start - 1) <= viewport_h:
+            start -= 1  # show as much context above as fits
+        bar.setValue(min(bar.maximum(), round(top(start))))
 
     def highlighted_text(self) -> list[str]:
         return [self.document().findBlockByNumber(n - 1).text().strip() for n in self.current_lines]

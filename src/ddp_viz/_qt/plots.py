@@ -86,8 +86,8 @@ class Plots(QWidget):
         t = self.theme
         font_px = self.text_px
         for w, title, left, bottom in (
-            (self.loss_plot, "Loss per rank", "loss", "step"),
-            (self.param_plot, "Weight ── bias ╌╌", "value", "updates"),
+            (self.loss_plot, "Loss (-- full batch)", "loss", "step"),
+            (self.param_plot, "Weight (—) bias (--)", "value", "updates"),
             (self.surface_plot, "Loss surface", "bias", "weight"),
         ):
             w.setBackground(t.panel)
@@ -118,14 +118,6 @@ class Plots(QWidget):
             # the alpha-blended grid costs ~4 ms a repaint: off while a long run streams
             w.showGrid(x=not long_run, y=not long_run, alpha=0.25)
             w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
-        legend = self.loss_plot.getPlotItem().legend
-        if legend is None:
-            legend = self.loss_plot.addLegend(offset=(-4, 4), labelTextColor=t.text)
-        legend.clear()
-        legend.setLabelTextSize(f"{self.text_px * 0.75:.1f}pt")  # pt = px × 72/96
-        legend.setBrush(pg.mkBrush(t.panel + "d0"))
-        # more ranks, or a projector's big type: colours and markers match the stage instead
-        named = record.world_size <= 4 and t.name != "projector"
         self._curves = {}
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0
@@ -146,7 +138,6 @@ class Plots(QWidget):
                 symbol=m,
                 symbolSize=size,
                 symbolBrush=c,
-                name=f"rank {r}" if named else None,
                 antialias=not long_run,
             )
             self._curves[f"w{r}"] = self.param_plot.plot(
@@ -167,9 +158,7 @@ class Plots(QWidget):
                 symbolBrush=c,
                 antialias=not long_run,
             )
-        self._curves["full"] = self.loss_plot.plot(
-            [], [], pen=_pen(t.text, lw + 1, dash=True), name="full batch (reference)"
-        )
+        self._curves["full"] = self.loss_plot.plot([], [], pen=_pen(t.text, lw + 1, dash=True))
         last = max(1, record.steps_planned)
         self.loss_plot.setXRange(-0.3, max(1, last - 1) + 0.3, padding=0.02)
         self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)

@@ -113,7 +113,7 @@ class StageWidget(QWidget):
         caption = QRectF(m, title.bottom(), w - 2 * m, base * 2.8)
         footer = QRectF(m, h - base * 2.4 - m * 0.5, w - 2 * m, base * 2.4)
         top, bottom = caption.bottom() + m * 0.5, footer.top() - m * 0.5
-        data_w = max(base * 6.5, w * 0.13)
+        data_w = max(base * 5.5, w * 0.11)
         data_h = min(bottom - top, base * 1.9 * (rows + 1.2) + 8)
         data = QRectF(m, top, data_w, data_h)
         lanes_left = data.right() + m
@@ -126,6 +126,7 @@ class StageWidget(QWidget):
             for i in range(n)
         ]
         lw = w - m - lanes_left
+        self._sample_cache = self._samples()
         # The largest lane type whose columns all fit: nothing in a lane is ever elided.
         font_px = self._fit_font(lw, min(base, lane_h / (3.3 if n > 1 else 3.0)))
         widths = self._column_widths(font_px)
@@ -145,22 +146,47 @@ class StageWidget(QWidget):
         """Secondary lane text: slightly smaller, except on a projector (24 px floor there)."""
         return 1.0 if self.theme.name == "projector" else 0.88
 
+    def _samples(self) -> dict[str, list[str]]:
+        """The widest strings each lane column will show for this run (measured, not guessed)."""
+        rec = self.record
+        pids = [f"pid {p}" for p in (rec.pids.values() if rec else [])] or ["pid 888888"]
+        rows = [f"rows {rows_label(r)}" for r in (rec.shards if rec else [])] or ["rows 1–2"]
+        nums, params = ["−44.5"], ["w 0.5→0.775"]
+        if rec is not None and self.cursor.step < len(rec.steps):
+            st = rec.steps[self.cursor.step]
+            before = rec.params_before(st.step)
+            for rs in st.ranks.values():
+                for g in (rs.local, rs.averaged):
+                    nums += [fmt(scalar(g, n)) for n in PARAM_NAMES] if g else []
+                if rs.params:
+                    params += [
+                        f"{n[0]} {fmt(scalar(before, n), 3)}→{fmt(scalar(rs.params, n), 3)}"
+                        for n in PARAM_NAMES
+                    ]
+        return {"pid": pids, "rows": rows, "num": nums, "params": params}
+
     def _column_widths(self, f: float) -> list[float]:
+        samples = self._sample_cache
         small = QFontMetricsF(self._font(f * self.small_ratio))
         bold = QFontMetricsF(self._font(f, bold=True))
         mono = QFontMetricsF(self._font(f, mono=True))
         mono_small = QFontMetricsF(self._font(f * self.small_ratio, mono=True))
-        num = mono.horizontalAdvance("−44.55") + f * 0.4
+
+        def widest(metrics: QFontMetricsF, texts: list[str]) -> float:
+            return max(metrics.horizontalAdvance(t) for t in texts)
+
+        num = widest(mono, samples["num"]) + f * 0.4
         label = small.horizontalAdvance("∇w") + f * 0.4
+        self._num_w, self._label_w = num, label
+        pad = f * 0.6 + 2  # _lane_cell pads each side by 0.3 f; +2 px against rounding
+        grads = label + f * 1.5 + num + pad
         return [
-            f * 1.5
-            + max(bold.horizontalAdvance("rank 7"), small.horizontalAdvance("pid 8888888"))
-            + f * 0.6,
-            small.horizontalAdvance("rows 10–12") + f * 1.0,
-            label + f * 2.0 + num + f * 0.6,
-            f * 4.0,
-            label + f * 2.0 + num + f * 0.6,
-            mono_small.horizontalAdvance("w 0.775→0.775") + f * 0.8,
+            f * 1.4 + max(bold.horizontalAdvance("rank 7"), widest(small, samples["pid"])) + pad,
+            widest(small, samples["rows"]) + f * 0.6 + pad,
+            grads,
+            f * 3.0,
+            grads,
+            widest(mono_small, samples["params"]) + pad,
         ]
 
     def _fit_font(self, lanes_width: float, upper: float) -> float:
@@ -445,8 +471,8 @@ class StageWidget(QWidget):
             g.font_px * self.small_ratio,
             t.muted,
         )
-        label_w = g.font_px * 1.6
-        num_w = g.font_px * 3.6
+        label_w = getattr(self, "_label_w", g.font_px * 1.6)
+        num_w = getattr(self, "_num_w", g.font_px * 3.6)
         for i, name in enumerate(PARAM_NAMES, start=1):
             row = QRectF(cell.left(), cell.top() + i * h, cell.width(), h)
             v = scalar(grads, name)
