@@ -69,6 +69,18 @@ def default_events() -> list[protocol.Event]:
     return load_recording("default-run.jsonl")
 
 
+def assert_lesson_numbers(step) -> None:  # step: timeline.StepRecord
+    """The worked example of the lesson brief, step 0 with two ranks."""
+    from ddp_viz.timeline import scalar
+
+    assert step.ranks[0].local == {"weight": [-10.5], "bias": [-6.5]}
+    assert step.ranks[1].local == {"weight": [-44.5], "bias": [-12.5]}
+    for r in (0, 1):
+        assert step.ranks[r].averaged == {"weight": [-27.5], "bias": [-9.5]}
+        assert scalar(step.ranks[r].params, "weight") == pytest.approx(0.775, abs=1e-6)
+        assert scalar(step.ranks[r].params, "bias") == pytest.approx(0.095, abs=1e-6)
+
+
 def dump(events: list[protocol.Event]) -> str:
     return "\n".join(json.dumps(protocol.to_dict(e)) for e in events)
 

@@ -11,7 +11,7 @@ from torch import nn
 from ddp_viz import protocol
 from ddp_viz.scenario import Scenario, default_scenario
 from ddp_viz.timeline import RunRecord, grads_close, record, scalar
-from tests.conftest import load_recording
+from tests.conftest import assert_lesson_numbers, load_recording
 
 pytestmark = pytest.mark.gloo
 
@@ -44,12 +44,8 @@ def test_lesson_numbers_from_a_real_two_rank_run(engine) -> None:
     st = rec.steps[0]
     pids = {rec.pids[0], rec.pids[1]}
     assert len(pids) == 2 and engine.proc.pid not in pids  # two separate rank processes
-    assert st.ranks[0].local == {"weight": [-10.5], "bias": [-6.5]}
-    assert st.ranks[1].local == {"weight": [-44.5], "bias": [-12.5]}
+    assert_lesson_numbers(st)
     for r in (0, 1):
-        assert st.ranks[r].averaged == {"weight": [-27.5], "bias": [-9.5]}
-        assert scalar(st.ranks[r].params, "weight") == pytest.approx(0.775, abs=1e-6)
-        assert scalar(st.ranks[r].params, "bias") == pytest.approx(0.095, abs=1e-6)
         spans = st.ranks[r].spans
         (fwd,), (bwd,), (opt,) = spans["forward"], spans["backward"], spans["step"]
         assert fwd[0] <= fwd[1] <= bwd[0] <= bwd[1] <= opt[0] <= opt[1]

@@ -7,7 +7,7 @@ import pytest
 from ddp_viz import protocol
 from ddp_viz.report import run_report
 from ddp_viz.timeline import PHASES, Cursor, RunRecord, grads_close, record, scalar, walk
-from tests.conftest import load_recording
+from tests.conftest import assert_lesson_numbers, load_recording
 
 
 def test_default_run_numbers(default_events) -> None:
@@ -15,12 +15,7 @@ def test_default_run_numbers(default_events) -> None:
     assert rec.status == "finished" and rec.world_size == 2 and rec.shards == [[0, 1], [2, 3]]
     (st,) = rec.steps
     assert st.complete(2)
-    assert st.ranks[0].local == {"weight": [-10.5], "bias": [-6.5]}
-    assert st.ranks[1].local == {"weight": [-44.5], "bias": [-12.5]}
-    for r in (0, 1):
-        assert st.ranks[r].averaged == {"weight": [-27.5], "bias": [-9.5]}
-        assert scalar(st.ranks[r].params, "weight") == pytest.approx(0.775, abs=1e-6)
-        assert scalar(st.ranks[r].params, "bias") == pytest.approx(0.095, abs=1e-6)
+    assert_lesson_numbers(st)
     assert st.ranks_agree() and st.averaged_agree() and st.average_is_full_batch()
     assert st.mean_of_locals() == {"weight": [-27.5], "bias": [-9.5]}
     assert rec.params_before(1) == st.params_after()

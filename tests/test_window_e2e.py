@@ -27,6 +27,23 @@ def click_run(qtbot, window) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
+def start_long_run(qtbot, window) -> None:
+    """Start a 100,000-step run from the window and return once it is streaming."""
+    start_engine(qtbot, window)
+    window.form.steps.setValue(100_000)
+    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
+        click_run(qtbot, window)
+    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 3, timeout=30_000)
+
+
+def run_again_and_finish(qtbot, window) -> None:
+    """The window is usable again: Run comes back and a new real run finishes."""
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    assert window.controller.record.status == "finished"
+
+
 def tree(pid: int) -> list[psutil.Process]:
     root = psutil.Process(pid)
     return [root, *root.children(recursive=True)]
@@ -59,29 +76,18 @@ def test_run_button_runs_real_ranks_and_shows_their_numbers(qtbot, window):
 
 
 def test_cancel_stops_every_rank_and_the_next_run_works(qtbot, window):
-    start_engine(qtbot, window)
-    window.form.steps.setValue(100_000)
-    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
-        click_run(qtbot, window)
-    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 5, timeout=30_000)
+    start_long_run(qtbot, window)
     pids = list(window.controller.record.pids.values())
     with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
         qtbot.keyClick(window, Qt.Key.Key_Escape)
     assert window.controller.record.status == "cancelled"
     qtbot.waitUntil(lambda: not any(psutil.pid_exists(p) for p in pids), timeout=1_000)
     window.form.steps.setValue(3)
-    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.run_shown, timeout=60_000):
-        click_run(qtbot, window)
-    assert window.controller.record.status == "finished"
+    run_again_and_finish(qtbot, window)
 
 
 def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, window):
-    start_engine(qtbot, window)
-    window.form.steps.setValue(100_000)
-    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
-        click_run(qtbot, window)
-    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 5, timeout=30_000)
+    start_long_run(qtbot, window)
     victim = window.controller.record.pids[1]
     with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
         os.kill(victim, signal.SIGKILL)
@@ -90,10 +96,7 @@ def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, windo
     assert [row[2] for row in window.process_view.rows()] == ["stopped", "failed"]
     assert "SIGKILL" in window.status.text()
     window.form.steps.setValue(2)
-    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.run_shown, timeout=60_000):
-        click_run(qtbot, window)
-    assert window.controller.record.status == "finished"
+    run_again_and_finish(qtbot, window)
 
 
 def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
@@ -110,18 +113,11 @@ def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
     assert not alive
     window.process_view.restart.click()
     qtbot.waitUntil(lambda: window.controller.engine_ready, timeout=60_000)
-    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.run_shown, timeout=60_000):
-        click_run(qtbot, window)
-    assert window.controller.record.status == "finished"
+    run_again_and_finish(qtbot, window)
 
 
 def test_closing_the_window_mid_run_leaves_no_process(qtbot, window):
-    start_engine(qtbot, window)
-    window.form.steps.setValue(100_000)
-    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
-        click_run(qtbot, window)
-    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 3, timeout=30_000)
+    start_long_run(qtbot, window)
     family = tree(window.controller.engine.pid)
     assert len(family) >= 3  # engine, forkserver, ranks
     window.close()
@@ -166,11 +162,7 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
 
 
 def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
-    start_engine(qtbot, window)
-    window.form.steps.setValue(100_000)
-    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
-        click_run(qtbot, window)
-    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 3, timeout=30_000)
+    start_long_run(qtbot, window)
     family = tree(window.controller.engine.pid)
     with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
         os.kill(window.controller.engine.pid, signal.SIGKILL)

@@ -1,7 +1,7 @@
 """File menu work: load and save scenarios, export pictures, animations, events and traces.
 
-Each export has a method that takes a path (tests and the CLI use those) and a ``*_dialog``
-variant that asks for one.
+Each action is a method that takes a path (tests and the CLI use those); :meth:`dialog` asks
+for the path first and reports errors in a message box.
 """
 
 from __future__ import annotations
@@ -89,30 +89,20 @@ class FileActions:
             return
         self.window.status.setText(f"Saved {result}" if isinstance(result, Path) else "Loaded.")
 
-    def load_scenario_dialog(self) -> None:
-        if path := self._ask("scenario", "Load scenario", save=False):
-            self._run(self.load_scenario, path)
+    def dialog(self, name: str) -> None:
+        """Ask for a path, then do ``name`` (a key of :data:`DIALOGS`), reporting any error."""
+        kind, title, default = DIALOGS[name]
+        if path := self._ask(kind, title, save=name != "load_scenario", name=default):
+            self._run(getattr(self, name), path)
 
-    def save_scenario_dialog(self) -> None:
-        if path := self._ask("scenario", "Save scenario", save=True, name="scenario.toml"):
-            self._run(self.save_scenario, path)
 
-    def export_window_png_dialog(self) -> None:
-        if path := self._ask("png", "Export the window", save=True, name="ddp-viz.png"):
-            self._run(self.export_window_png, path)
-
-    def export_stage_png_dialog(self) -> None:
-        if path := self._ask("png", "Export the stage", save=True, name="ddp-stage.png"):
-            self._run(self.export_stage_png, path)
-
-    def export_gif_dialog(self) -> None:
-        if path := self._ask("gif", "Export the run as a GIF", save=True, name="ddp-run.gif"):
-            self._run(self.export_gif, path)
-
-    def export_events_dialog(self) -> None:
-        if path := self._ask("events", "Export events", save=True, name="ddp-run.jsonl"):
-            self._run(self.export_events, path)
-
-    def export_trace_dialog(self) -> None:
-        if path := self._ask("trace", "Export Chrome trace", save=True, name="ddp-trace.json"):
-            self._run(self.export_trace, path)
+# action -> (file kind, dialog title, suggested name)
+DIALOGS = {
+    "load_scenario": ("scenario", "Load scenario", ""),
+    "save_scenario": ("scenario", "Save scenario", "scenario.toml"),
+    "export_window_png": ("png", "Export the window", "ddp-viz.png"),
+    "export_stage_png": ("png", "Export the stage", "ddp-stage.png"),
+    "export_gif": ("gif", "Export the run as a GIF", "ddp-run.gif"),
+    "export_events": ("events", "Export events", "ddp-run.jsonl"),
+    "export_trace": ("trace", "Export Chrome trace", "ddp-trace.json"),
+}

@@ -276,29 +276,25 @@ class MainWindow(QMainWindow):
         fa, pr = self.file_actions, self.presentation
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addAction(
-            self._action(
-                "Load scenario…", ["Ctrl+O"], fa.load_scenario_dialog, "Load a scenario TOML"
+        for text, keys, name in (
+            ("Load scenario…", ["Ctrl+O"], "load_scenario"),
+            ("Save scenario…", ["Ctrl+S"], "save_scenario"),
+        ):
+            file_menu.addAction(
+                self._action(text, keys, lambda _=False, n=name: fa.dialog(n), text.rstrip("…"))
             )
-        )
-        file_menu.addAction(
-            self._action(
-                "Save scenario…",
-                ["Ctrl+S"],
-                fa.save_scenario_dialog,
-                "Save these settings as a scenario TOML",
-            )
-        )
         file_menu.addSeparator()
         exports = file_menu.addMenu("Export")
-        for text, slot in (
-            ("Window as PNG…", fa.export_window_png_dialog),
-            ("Stage as PNG…", fa.export_stage_png_dialog),
-            ("Run as animated GIF…", fa.export_gif_dialog),
-            ("Events as JSON lines…", fa.export_events_dialog),
-            ("Chrome trace (Perfetto)…", fa.export_trace_dialog),
+        for text, name in (
+            ("Window as PNG…", "export_window_png"),
+            ("Stage as PNG…", "export_stage_png"),
+            ("Run as animated GIF…", "export_gif"),
+            ("Events as JSON lines…", "export_events"),
+            ("Chrome trace (Perfetto)…", "export_trace"),
         ):
-            exports.addAction(self._action(text, [], slot, text.rstrip("…")))
+            exports.addAction(
+                self._action(text, [], lambda _=False, n=name: fa.dialog(n), text.rstrip("…"))
+            )
         file_menu.addSeparator()
         file_menu.addAction(self._action("Quit", ["Ctrl+Q"], self.close, "Quit"))
 

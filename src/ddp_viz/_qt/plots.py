@@ -131,33 +131,20 @@ class Plots(QWidget):
             c, m = t.rank_color(r), (t.rank_marker(r) if markers else None)
             # ranks are drawn with shrinking markers so identical curves stay visible
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
-            self._curves[f"loss{r}"] = self.loss_plot.plot(
-                [],
-                [],
-                pen=_pen(c, lw),
-                symbol=m,
-                symbolSize=size,
-                symbolBrush=c,
-                antialias=not long_run,
-            )
-            self._curves[f"w{r}"] = self.param_plot.plot(
-                [],
-                [],
-                pen=_pen(c, lw),
-                symbol=m,
-                symbolSize=size,
-                symbolBrush=c,
-                antialias=not long_run,
-            )
-            self._curves[f"b{r}"] = self.param_plot.plot(
-                [],
-                [],
-                pen=_pen(c, lw, dash=True),
-                symbol=m,
-                symbolSize=size,
-                symbolBrush=c,
-                antialias=not long_run,
-            )
+            for key, plot, dash in (
+                ("loss", self.loss_plot, False),
+                ("w", self.param_plot, False),
+                ("b", self.param_plot, True),
+            ):
+                self._curves[f"{key}{r}"] = plot.plot(
+                    [],
+                    [],
+                    pen=_pen(c, lw, dash=dash),
+                    symbol=m,
+                    symbolSize=size,
+                    symbolBrush=c,
+                    antialias=not long_run,
+                )
         self._curves["full"] = self.loss_plot.plot([], [], pen=_pen(t.text, lw + 1, dash=True))
         last = max(1, record.steps_planned)
         self.loss_plot.setXRange(-0.3, max(1, last - 1) + 0.3, padding=0.02)
