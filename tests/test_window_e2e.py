@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 
@@ -159,6 +160,11 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
     rec = window.controller.record
     assert rec.status == "failed" and rec.reason.startswith("diverged at step")
     assert "diverged at step" in window.status.text()
+    assert {row[2] for row in window.process_view.rows()} == {"diverged"}
+    # the plots keep a usable range: non-finite values are gaps, not the axis limits
+    window.plots.update_record(rec, final=True)
+    (x0, x1), (y0, y1) = window.plots.param_plot.viewRange()
+    assert all(math.isfinite(v) for v in (x0, x1, y0, y1))
 
 
 def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):

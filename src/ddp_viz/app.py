@@ -45,12 +45,24 @@ def main(args: argparse.Namespace) -> int:
         print(NO_DISPLAY, file=sys.stderr)
         return EXIT_USAGE
 
-    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtCore import QSettings, QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
 
+    previous = None
+
+    def quieter(mode, context, message):  # type: ignore[no-untyped-def]
+        # The offscreen platform says this on every window; it is noise, not a problem.
+        if "propagateSizeHints" in message:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            print(message, file=sys.stderr)
+
+    previous = qInstallMessageHandler(quieter)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("ddp-viz")
     app.setOrganizationName("ddp-viz")

@@ -81,6 +81,7 @@ class LocalGrad(Event):
     loss: float
     grads: Grads
     buckets: list[list[str]] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # 0-based data rows this rank trained on
 
 
 @dataclass(frozen=True)

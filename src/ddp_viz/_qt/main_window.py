@@ -131,6 +131,8 @@ class MainWindow(QMainWindow):
         self.player = Player(self, phase_ms=phase_ms)
         self._run_pending = False
         self._plots_updated = 0.0
+        self._shown_run: int | None = None
+        self._ended_run: int | None = None
 
         # --- views ---------------------------------------------------------------------------
         self.lesson_view = LessonView(self.lesson, self.theme)
@@ -445,6 +447,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_ended(self, record: RunRecord) -> None:
         self._on_record_updated(record)
+        self._ended_run = record.run
         self.quiz_view.grade_against_run(record)
         summary = record.check_summary()
         if record.status == "finished":
@@ -465,11 +468,14 @@ class MainWindow(QMainWindow):
 
     def _maybe_emit_run_shown(self) -> None:
         rec = self.controller.record
-        if not rec.done or rec.run is None:
+        if not rec.done or rec.run is None or rec.run == self._shown_run:
             return
+        if rec.run != self._ended_run:
+            return  # run_ended has not been handled yet: status and views still say "running"
         n = self.player.available_steps()
         at_end = n == 0 or (self.player.cursor.is_last(n) and self.player.progress >= 1.0)
         if at_end:
+            self._shown_run = rec.run  # once per run
             self.run_shown.emit(rec)
 
     # --- player ------------------------------------------------------------------------------

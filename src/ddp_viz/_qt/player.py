@@ -49,8 +49,9 @@ class Player(QObject):
         if self.follow_latest:
             n = self.available_steps()
             if n:
+                entered = self.cursor != Cursor(n - 1, 3)
                 self.cursor, self.progress = Cursor(n - 1, 3), 1.0
-                self._emit()
+                self._emit(entered=entered)
         elif self.playing and not self._timer.isActive():
             self._last = time.monotonic()
             self._timer.start()

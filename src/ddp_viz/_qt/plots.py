@@ -190,7 +190,7 @@ class Plots(QWidget):
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
             for r, rs in st.ranks.items():
-                loss = rs.loss if rs.loss is not None and math.isfinite(rs.loss) else np.nan
+                loss = rs.loss if rs.loss is not None else np.nan
                 self._append(f"loss{r}", st.step, loss)
                 self._append(f"w{r}", st.step + 1, scalar(rs.params, "weight"))
                 self._append(f"b{r}", st.step + 1, scalar(rs.params, "bias"))
@@ -213,9 +213,10 @@ class Plots(QWidget):
         self._update_surface(record, cursor)
 
     def _append(self, name: str, x: float, y: float) -> None:
+        """Non-finite values (a diverging run) become gaps, never a broken axis range."""
         xs, ys = self._series[name]
-        xs.append(x)
-        ys.append(y)
+        xs.append(x if math.isfinite(x) else np.nan)
+        ys.append(y if math.isfinite(y) else np.nan)
 
     # --- surface -----------------------------------------------------------------------------
     def _build_surface(self, record: RunRecord) -> None:

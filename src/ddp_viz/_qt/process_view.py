@@ -122,6 +122,8 @@ class ProcessView(QWidget):
 
     def _rank_state(self, rec: RunRecord, r: int) -> str:
         if rec.status == "failed":
+            if rec.reason.startswith("diverged"):
+                return "diverged"
             if rec.failed_rank == r or rec.failed_rank is None:
                 return "failed"
             return "stopped"
@@ -139,7 +141,7 @@ class ProcessView(QWidget):
             return  # nothing changed: streaming runs call this at display rate
         self._shown = rows
         self.table.setRowCount(len(rows))
-        colors = {"failed": self.theme.bad, "done": self.theme.ok}
+        colors = {"failed": self.theme.bad, "diverged": self.theme.bad, "done": self.theme.ok}
         for i, row in enumerate(rows):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(text)

@@ -166,7 +166,7 @@ def _train(
         buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
         averaged = capture.averaged
         for event in (
-            protocol.LocalGrad(run, step, rank, loss_value, capture.local, buckets),
+            protocol.LocalGrad(run, step, rank, loss_value, capture.local, buckets, rows),
             protocol.AveragedGrad(run, step, rank, averaged),
             protocol.Params(run, step, rank, params),
             protocol.Timing(

@@ -25,6 +25,7 @@ from ddp_viz.engine.pool import Pool, Worker, set_parent_death_signal
 from ddp_viz.scenario import Scenario, ScenarioError
 
 STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
+FLUSH_GRACE_S = 0.3  # after a rank fails: time for the others to report what they finished
 
 
 def log(message: str) -> None:
@@ -43,6 +44,7 @@ class ActiveRun:
     steps_completed: int = 0
     diverged: tuple[int, str] | None = None
     deadline: float | None = None
+    failing: tuple[int | None, str] | None = None  # first failure: (rank, reason)
 
 
 class Engine:
@@ -110,9 +112,13 @@ class Engine:
                 worker = self.pool.by_conn(obj)
                 if worker is not None and worker.alive:
                     self._drain(worker)
-        deadline = self.active.deadline if self.active else None
-        if deadline is not None and time.monotonic() >= deadline:
-            self._fail(None, "ranks did not finish after the run ended on another rank")
+        run = self.active
+        if run is not None and run.deadline is not None and time.monotonic() >= run.deadline:
+            if run.failing is not None:
+                rank, reason = run.failing
+                self._end_run(protocol.RunFailed(run=run.run, reason=reason, rank=rank), True)
+            else:
+                self._fail(None, "ranks did not finish after the run ended on another rank")
         self._maybe_launch()
         self.flush()
 
@@ -243,6 +249,11 @@ class Engine:
             return  # late message of a run that already ended
         if ctl is None:
             self.emit(msg)
+        elif run.failing is not None:
+            if ctl == "done":  # finished everything before the failure: nothing more to wait for
+                run.done.add(worker.rank if worker.rank is not None else -1)
+                worker.state, worker.run, worker.rank = "ready", None, None
+            return
         elif ctl == "diverged":
             run.diverged = (int(msg["step"]), str(msg.get("what", "values")))
             run.deadline = run.deadline or time.monotonic() + STRAGGLER_GRACE_S
@@ -297,9 +308,14 @@ class Engine:
         )
 
     def _fail(self, rank: int | None, reason: str) -> None:
-        if self.active is None:
-            return
-        self._end_run(protocol.RunFailed(run=self.active.run, reason=reason, rank=rank), kill=True)
+        """End the run as failed, after a short grace in which the surviving ranks' reports of
+        the steps they completed still arrive (they are then stopped: the next collective
+        would block them until gloo's timeout)."""
+        run = self.active
+        if run is None or run.failing is not None:
+            return  # the first cause is the one reported
+        run.failing = (rank, reason)
+        run.deadline = time.monotonic() + FLUSH_GRACE_S
 
     def _end_run(self, event: protocol.Event, kill: bool) -> None:
         run = self.active or self.pending
