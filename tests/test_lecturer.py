@@ -77,6 +77,16 @@ def test_projector_mode_is_remembered(qtbot, make_window, tmp_path):
     assert second.theme.name == "light" and second.splitters["left"].isVisible()
 
 
+def test_the_lesson_column_folds_away_for_a_bigger_stage(qtbot, window):
+    show_run(qtbot, window)
+    before = window.stage.width()
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert not window.splitters["left"].isVisible()
+    qtbot.waitUntil(lambda: window.stage.width() > before + 200)
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert window.splitters["left"].isVisible()
+
+
 def test_light_and_dark_themes(qtbot, make_window, settings):
     window = make_window(settings=settings)
     window.theme_actions["dark"].trigger()

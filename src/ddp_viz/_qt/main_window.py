@@ -64,6 +64,7 @@ SHORTCUTS = [
     ("Escape", "cancel the run / leave full screen"),
     ("F11", "full screen"),
     ("Ctrl+P", "projector mode on / off"),
+    ("Ctrl+L", "show / hide the lesson and settings column"),
     ("Ctrl+= / Ctrl+-", "zoom in / out (Ctrl+0: actual size)"),
     ("Ctrl+O / Ctrl+S", "load / save a scenario"),
     ("F1", "this sheet"),
@@ -322,6 +323,16 @@ class MainWindow(QMainWindow):
             themes.addAction(act)
             view.addAction(act)
             self.theme_actions[name] = act
+        self.side_action = self._action(
+            "Lesson and settings panel",
+            ["Ctrl+L"],
+            lambda: None,
+            "Show or hide the left column (more room for the stage)",
+        )
+        self.side_action.setCheckable(True)
+        self.side_action.setChecked(True)
+        self.side_action.toggled.connect(self._on_side_panel_toggled)
+        view.addAction(self.side_action)
         view.addSeparator()
         self.zoom_in_action = self._action("Zoom in", ["Ctrl+=", "Ctrl++"], pr.zoom_in, "Zoom in")
         self.zoom_out_action = self._action("Zoom out", ["Ctrl+-"], pr.zoom_out, "Zoom out")
@@ -333,12 +344,19 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.help_action)
 
+    def _on_side_panel_toggled(self, shown: bool) -> None:
+        self.splitters["left"].setVisible(shown)
+        self._apply_split_proportions()
+
     def _on_presentation_changed(self, theme: Theme, projector: bool) -> None:
         self.projector_action.blockSignals(True)
         self.projector_action.setChecked(projector)
         self.projector_action.blockSignals(False)
         self.set_theme(theme)
         # secondary panels fold away on a projector: the stage, code and plots get the room
+        self.side_action.blockSignals(True)
+        self.side_action.setChecked(not projector)
+        self.side_action.blockSignals(False)
         self.splitters["left"].setVisible(not projector)
         self.process_box.setVisible(not projector)
         self.speed_label_action.setVisible(not projector)
@@ -540,9 +558,13 @@ class MainWindow(QMainWindow):
         """Give each column its share of the width (stretch factors only share the surplus)."""
         w = max(1, self.splitters["main"].width())
         h = max(1, self.splitters["center"].height())
-        if self.presentation.projector:
+        if self.presentation.projector or not self.splitters["left"].isVisibleTo(self):
             self.splitters["main"].setSizes([0, round(w * 0.7), round(w * 0.3)])
-            self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
+            self.splitters["center"].setSizes(
+                [round(h * 0.72), round(h * 0.28)]
+                if self.presentation.projector
+                else [round(h * 0.68), round(h * 0.32)]
+            )
             return
         self.splitters["main"].setSizes([round(w * 0.28), round(w * 0.46), round(w * 0.26)])
         self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
