@@ -30,6 +30,20 @@ def _children() -> dict[int, psutil.Process]:
     return {p.pid: p for p in psutil.Process().children(recursive=True)}
 
 
+def still_running(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Processes of ``procs`` still running after ``timeout`` s. A zombie has exited: it only
+    waits for its parent (or, for orphans, the machine's init) to collect its status."""
+    _, alive = psutil.wait_procs(procs, timeout=timeout)
+    out = []
+    for p in alive:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
 @pytest.fixture(autouse=True)
 def no_leftover_processes() -> Iterator[None]:
     """Fail a test that leaves a child process of this test run alive."""
@@ -38,8 +52,7 @@ def no_leftover_processes() -> Iterator[None]:
     new = [
         p for pid, p in _children().items() if pid not in before and not _descends_from_shared(p)
     ]
-    _, alive = psutil.wait_procs(new, timeout=5)
-    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    alive = still_running(new, timeout=5)
     for p in alive:
         p.kill()
     assert not alive, f"test left processes behind: {[(p.pid, p.name()) for p in alive]}"

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from ddp_viz import protocol
+from tests.conftest import still_running
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -116,15 +117,13 @@ def test_a_killed_rank_makes_the_cli_exit_1_naming_rank_and_signal() -> None:
 def test_interrupting_the_cli_leaves_no_process(sig: str) -> None:
     import signal
 
-    import psutil
-
     proc, _ = _start_long_run()
     family = _family(proc.pid)
     assert len(family) >= 4  # cli, engine, forkserver, ranks
     proc.send_signal(getattr(signal, sig))
     proc.communicate(timeout=30)
     assert proc.returncode in (130, 143)
-    _, alive = psutil.wait_procs(family, timeout=3)
+    alive = still_running(family, timeout=3)
     assert not alive, [p.pid for p in alive]
 
 

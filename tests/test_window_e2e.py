@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 
 from ddp_viz import protocol
 from ddp_viz.timeline import Cursor, grads_close, record
+from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo
 
@@ -110,7 +111,7 @@ def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
     assert window.process_view.restart.isVisibleTo(window)
     assert "ended unexpectedly" in window.process_view.engine_label.text()
     # no rank outlives its engine
-    _, alive = psutil.wait_procs(family, timeout=5)
+    alive = still_running(family, timeout=5)
     assert not alive
     window.process_view.restart.click()
     qtbot.waitUntil(lambda: window.controller.engine_ready, timeout=60_000)
@@ -122,7 +123,7 @@ def test_closing_the_window_mid_run_leaves_no_process(qtbot, window):
     family = tree(window.controller.engine.pid)
     assert len(family) >= 3  # engine, forkserver, ranks
     window.close()
-    _, alive = psutil.wait_procs(family, timeout=3)
+    alive = still_running(family, timeout=3)
     assert not alive, [p.pid for p in alive]
 
 
@@ -175,5 +176,5 @@ def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
     rec = window.controller.record
     assert rec.status == "failed" and "incomplete" in rec.reason
     assert window.process_view.restart.isVisibleTo(window)
-    _, alive = psutil.wait_procs(family, timeout=5)
+    alive = still_running(family, timeout=5)
     assert not alive
