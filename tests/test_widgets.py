@@ -169,3 +169,19 @@ def test_bad_engine_lines_are_counted_and_never_crash(qtbot):
     engine.feed_stdout(b'\n{"event":"run_cancelled","run":3}\n')
     assert [type(e).__name__ for e in got] == ["EngineReady", "RunCancelled"]
     assert engine.bad_lines == len(bad) == 5
+
+
+def test_process_view_shows_the_pool_warming_while_a_run_waits(qtbot, window):
+    feed(window, load_recording("default-run.jsonl"))  # a finished run is on show
+    view = window.process_view
+    view.set_pending(4)
+    states = [
+        protocol.WorkerState(slot=s, pid=100 + s, state=st)
+        for s, st in enumerate(["ready", "ready", "starting", "starting"])
+    ]
+    view.set_workers({w.slot: w for w in states})
+    assert [r[2] for r in view.rows()] == ["warm, idle", "warm, idle", "starting", "starting"]
+    assert view.engine_label.text() == "starting 4 rank(s)… 2 warm"
+    view.set_record(window.controller.record)
+    assert [r[2] for r in view.rows()] == ["done", "done"]
+    assert view.engine_label.text() == "engine: running"

@@ -404,6 +404,7 @@ class MainWindow(QMainWindow):
             return
         self._run_pending = False
         self.controller.run(scenario)
+        self.process_view.set_pending(scenario.world_size)
         self.stage.set_message(f"Starting {scenario.world_size} rank(s)…")
         self.status.setText(f"Starting {scenario.world_size} rank(s) over gloo…")
 
@@ -533,13 +534,17 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             apply_theme(app, theme)
         self.plots_panel.theme = theme
-        for view in (self.stage, self.code_view, self.lesson_view):
+        for view in (
+            self.stage,
+            self.code_view,
+            self.lesson_view,
+            self.form,
+            self.quiz_view,
+            self.process_view,
+        ):
             view.set_theme(theme)
         if self.plots_panel.built:
             self.plots.set_theme(theme)
-        for view in (self.form, self.quiz_view, self.process_view):
-            view.theme = theme
-        self.form._show_errors()
 
     # --- lifecycle ---------------------------------------------------------------------------
     @property

@@ -61,7 +61,13 @@ class ProcessView(QWidget):
         self.log_toggle.toggled.connect(self._on_log_toggle_toggled)
         self._workers: dict[int, protocol.WorkerState] = {}
         self._record: RunRecord | None = None
+        self._pending = 0  # ranks a requested run is waiting for
         self._lines = 0
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._shown = None  # repaint the state colours
+        self._refresh()
 
     def _on_log_toggle_toggled(self, shown: bool) -> None:
         self.log.setVisible(shown)
@@ -97,12 +103,20 @@ class ProcessView(QWidget):
 
     def set_record(self, record: RunRecord | None) -> None:
         self._record = record
+        if self._pending:
+            self._pending = 0
+            self.set_engine_state("running")
+        self._refresh()
+
+    def set_pending(self, ranks: int) -> None:
+        """A run was requested: show the pool warming up until its ranks start."""
+        self._pending = ranks
         self._refresh()
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """What the table shows, for tests and screen readers."""
         rec = self._record
-        if rec is not None and rec.world_size and rec.status != "idle":
+        if not self._pending and rec is not None and rec.world_size and rec.status != "idle":
             out = []
             for r in range(rec.world_size):
                 pid = rec.pids.get(r)
@@ -136,6 +150,11 @@ class ProcessView(QWidget):
         return "training"
 
     def _refresh(self) -> None:
+        if self._pending:
+            ready = sum(w.state == "ready" for w in self._workers.values())
+            self.engine_label.setText(
+                f"starting {self._pending} rank(s)… {min(ready, self._pending)} warm"
+            )
         rows = self.rows()
         if rows == getattr(self, "_shown", None):
             return  # nothing changed: streaming runs call this at display rate

@@ -76,6 +76,10 @@ class QuizView(QScrollArea):
         self.setWidget(body)
         self._update_score()
 
+    def set_theme(self, theme: Theme) -> None:
+        """Feedback written from now on uses the new theme's colours."""
+        self.theme = theme
+
     def _question_box(self, number: int, q: Question) -> QGroupBox:
         box = QGroupBox(f"Question {number}")
         v = QVBoxLayout(box)

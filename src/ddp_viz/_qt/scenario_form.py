@@ -107,6 +107,10 @@ class ScenarioForm(QWidget):
             "init_bias": self.init_bias,
         }
 
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._show_errors()  # error colours come from the theme
+
     # --- values ------------------------------------------------------------------------------
     def set_scenario(self, s: Scenario) -> None:
         self._loading = True
