@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,10 +91,6 @@ def assert_lesson_numbers(step) -> None:  # step: timeline.StepRecord
         assert step.ranks[r].averaged == {"weight": [-27.5], "bias": [-9.5]}
         assert scalar(step.ranks[r].params, "weight") == pytest.approx(0.775, abs=1e-6)
         assert scalar(step.ranks[r].params, "bias") == pytest.approx(0.095, abs=1e-6)
-
-
-def dump(events: list[protocol.Event]) -> str:
-    return "\n".join(json.dumps(protocol.to_dict(e)) for e in events)
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def load_lesson(name: str = "ddp-pattern", folder: Path | None = None) -> Lesson
     )
 
 
-def highlight_python(code: str, style: str = "default") -> str:
+def highlight_python(code: str, style: str = "default", pre_style: str = "margin:0") -> str:
     """Syntax-highlighted HTML with inline styles (Qt's rich text has no stylesheet classes)."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
@@ -55,24 +55,22 @@ def highlight_python(code: str, style: str = "default") -> str:
 
     formatter = HtmlFormatter(noclasses=True, nowrap=True, style=style)
     body = highlight(code, PythonLexer(), formatter)
-    return f"<pre style='margin:0'>{body}</pre>"
+    return f"<pre style='{pre_style}'>{body}</pre>"
 
 
 def markdown_to_html(text: str, code_style: str = "default", code_bg: str = "#f3f3f0") -> str:
     """Render lesson Markdown, with Python code blocks syntax-highlighted."""
     from markdown_it import MarkdownIt
 
+    # Qt rich text honours inline styles and table attributes more reliably than CSS.
+    pre_style = f"background:{code_bg}; padding:8px"
+
     def fence(code: str, lang: str, _attrs: str) -> str:
         if lang in ("python", "py"):
-            return highlight_python(code, code_style)
-        return f"<pre>{html.escape(code)}</pre>"
+            return highlight_python(code, code_style, pre_style)
+        return f"<pre style='{pre_style}'>{html.escape(code)}</pre>"
 
     md = MarkdownIt("commonmark", {"highlight": fence}).enable("table")
-    body = md.render(text)
-    # Qt rich text honours table/pre background through attributes more reliably than CSS.
-    body = body.replace("<pre>", f"<pre style='background:{code_bg}; padding:8px'>")
-    body = body.replace(
-        "<pre style='margin:0'>", f"<pre style='background:{code_bg}; padding:8px'>"
-    )
+    body = md.render(text).replace("<pre>", f"<pre style='{pre_style}'>")  # indented code
     body = body.replace("<table>", "<table cellpadding='4' cellspacing='0' border='1'>")
     return body

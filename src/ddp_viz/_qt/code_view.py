@@ -38,12 +38,14 @@ class CodeView(QTextEdit):
         end.movePosition(QTextCursor.MoveOperation.End)
         for _ in range(4):
             end.insertBlock()
-        self.highlight_phase_lines(self.current_lines)
+        self.highlight_phase_lines(self.current_lines, force=True)
 
     def highlight_phase(self, phase: str) -> None:
         self.highlight_phase_lines(self.lesson.lines_for(phase))
 
-    def highlight_phase_lines(self, lines: list[int]) -> None:
+    def highlight_phase_lines(self, lines: list[int], force: bool = False) -> None:
+        if list(lines) == self.current_lines and not force:
+            return  # fast mode re-enters the same phase every frame: nothing to redo
         self.current_lines = list(lines)
         selections = []
         for line in lines:

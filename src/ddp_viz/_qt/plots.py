@@ -53,18 +53,16 @@ class Plots(QWidget):
         self.surface_note.setWordWrap(True)
         layout.addWidget(self.surface_note)
         self._curves: dict[str, pg.PlotDataItem] = {}
-        self._surface_items: list[pg.GraphicsObject] = []
         self._arrows: list[pg.PlotDataItem] = []
         self._arrow_step = -1
+        self._y_range: dict[pg.PlotWidget, tuple[float, float] | None] = {}
         self._style()
-        self._placeholders = []
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
             text = pg.TextItem("appears after Run", color=theme.muted, anchor=(0.5, 0.5))
             text.setPos(0.5, 0.5)
             w.addItem(text)
             w.setXRange(0, 1)
             w.setYRange(0, 1)
-            self._placeholders.append(text)
 
     @property
     def text_px(self) -> int:
@@ -117,7 +115,11 @@ class Plots(QWidget):
             w.setClipToView(long_run)
             # the alpha-blended grid costs ~4 ms a repaint: off while a long run streams
             w.showGrid(x=not long_run, y=not long_run, alpha=0.25)
-            w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
+            if long_run:
+                w.disableAutoRange(axis="y")  # expand-only ranges while streaming, see _push
+                self._y_range[w] = None
+            else:
+                w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
         self._curves = {}
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0
@@ -175,10 +177,33 @@ class Plots(QWidget):
                 self._path.setData(np.asarray(xs, float), np.asarray(ys, float))
             return
         prefixes = ("loss", "full") if group == "loss" else ("w", "b")
+        plot = self.loss_plot if group == "loss" else self.param_plot
+        lo, hi = np.inf, -np.inf
         for name, curve in self._curves.items():
             if name.startswith(prefixes):
                 xs, ys = self._series[name]
-                curve.setData(np.asarray(xs, float), np.asarray(ys, float))
+                y = np.asarray(ys, float)
+                curve.setData(np.asarray(xs, float), y)
+                if np.isfinite(y).any():
+                    lo, hi = (
+                        min(lo, np.nanmin(y[np.isfinite(y)])),
+                        max(hi, np.nanmax(y[np.isfinite(y)])),
+                    )
+        if plot in self._y_range and np.isfinite(lo):
+            self._expand_y(plot, lo, hi)
+
+    def _expand_y(self, plot: pg.PlotWidget, lo: float, hi: float) -> None:
+        """Long runs: grow the y range only when data leaves it. Autorange would re-lay the
+        axis on every redraw while the loss falls, the costliest part of a streaming frame."""
+        shown = self._y_range[plot]
+        if shown is not None and shown[0] <= lo and hi <= shown[1]:
+            return
+        pad = 0.08 * max(hi - lo, abs(hi), 1e-9)
+        lo, hi = lo - pad, hi + pad
+        if shown is not None:
+            lo, hi = min(lo, shown[0]), max(hi, shown[1])
+        self._y_range[plot] = (lo, hi)
+        plot.setYRange(lo, hi, padding=0)
 
     def update_record(
         self, record: RunRecord, cursor: Cursor | None = None, final: bool = False
@@ -207,6 +232,8 @@ class Plots(QWidget):
         if ended and record.steps_planned > MARKERS_UP_TO:
             for w in (self.loss_plot, self.param_plot):
                 w.showGrid(x=True, y=True, alpha=0.25)
+                w.enableAutoRange(axis="y")  # the run is over: fit it tightly
+                self._y_range.pop(w, None)
         groups = sorted(self._stale) if ended else self._next_group()
         for group in groups:
             self._push(group)

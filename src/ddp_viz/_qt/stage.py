@@ -30,8 +30,6 @@ from ddp_viz.timeline import (
     uneven_note,
 )
 
-SYMBOLS = {"w": "weight", "b": "bias"}
-
 
 def fmt(v: float, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -190,16 +188,18 @@ class StageWidget(QWidget):
         ]
 
     def _fit_font(self, lanes_width: float, upper: float) -> float:
-        lo, hi = 7.0, max(7.0, upper)
-        if sum(self._column_widths(hi)) <= lanes_width:
-            return hi
-        for _ in range(12):
-            mid = (lo + hi) / 2
-            if sum(self._column_widths(mid)) <= lanes_width:
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        """Largest type, at most ``upper``, whose columns fit ``lanes_width``.
+
+        Text width grows in proportion to the type size, so one measurement predicts the
+        answer; a second or third corrects for hinting. (Runs on every paint of a stream.)
+        """
+        f = max(7.0, upper)
+        for _ in range(4):
+            need = sum(self._column_widths(f))
+            if need <= lanes_width or f <= 7.0:
+                return f
+            f = max(7.0, f * lanes_width / need * 0.995)
+        return f
 
     def paintEvent(self, _event: object) -> None:
         p = QPainter(self)

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -68,7 +68,6 @@ class Worker:
     state: str = "starting"  # starting -> ready -> busy -> ready ... | exited
     run: int | None = None
     rank: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def alive(self) -> bool:
