@@ -16,7 +16,8 @@ class CodeView(QTextEdit):
         self.theme = theme
         self.current_lines: list[int] = []
         self.setReadOnly(True)
-        self.setLineWrapMode(QTextEdit.LineWrapMode.NoWrap)
+        # wrap rather than hide code behind a horizontal scroll bar on narrow screens
+        self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.setAccessibleName("Training loop code")
         self.setPlainText(lesson.code)  # the window highlights it after its first paint
 
@@ -32,7 +33,7 @@ class CodeView(QTextEdit):
         font.setPixelSize(self.theme.font_px)
         self.setFont(font)
         style = "monokai" if self.theme.dark else "default"
-        self.setHtml(highlight_python(self.lesson.code, style))
+        self.setHtml(highlight_python(self.lesson.code, style, "margin:0; white-space:pre-wrap"))
         # blank lines after the code let it scroll by whole lines down to the last one
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
@@ -55,7 +56,11 @@ class CodeView(QTextEdit):
             sel = QTextEdit.ExtraSelection()
             sel.format.setBackground(QColor(self.theme.highlight))
             sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            sel.cursor = QTextCursor(block)
+            cursor = QTextCursor(block)  # the whole block, so a wrapped line lights up entirely
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
+            sel.cursor = cursor
             selections.append(sel)
         self.setExtraSelections(selections)
         if lines:

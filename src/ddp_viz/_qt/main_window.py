@@ -572,6 +572,8 @@ class MainWindow(QMainWindow):
             )
             return
         self.splitters["main"].setSizes([round(w * 0.28), round(w * 0.46), round(w * 0.26)])
+        cw = max(1, self.splitters["bottom"].width())
+        self.splitters["bottom"].setSizes([round(cw * 0.6), round(cw * 0.4)])
         self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
         self.splitters["left"].setSizes([round(h * 0.64), round(h * 0.36)])
 
