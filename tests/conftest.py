@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ddp_viz import protocol
+from ddp_viz.model import protocol
 
 DATA = Path(__file__).parent / "data"
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -83,7 +83,7 @@ def default_events() -> list[protocol.Event]:
 
 def assert_lesson_numbers(step) -> None:  # step: timeline.StepRecord
     """The worked example of the lesson brief, step 0 with two ranks."""
-    from ddp_viz.timeline import scalar
+    from ddp_viz.model.timeline import scalar
 
     assert step.ranks[0].local == {"weight": [-10.5], "bias": [-6.5]}
     assert step.ranks[1].local == {"weight": [-44.5], "bias": [-12.5]}
@@ -100,7 +100,7 @@ def make_window(qtbot):
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.theme import load_theme
+    from ddp_viz.model.theme import load_theme
 
     made = []
 

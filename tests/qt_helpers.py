@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ddp_viz import protocol
 from ddp_viz._qt.main_window import MainWindow
+from ddp_viz.model import protocol
 
 
 def feed(window: MainWindow, events: list[protocol.Event]) -> None:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ddp_viz import protocol
+from ddp_viz.model import protocol
 from tests.conftest import still_running
 
 
@@ -131,7 +131,7 @@ def test_interrupting_the_cli_leaves_no_process(sig: str) -> None:
 def test_run_exports_a_gif_a_trace_and_events(tmp_path) -> None:
     from PIL import Image
 
-    from ddp_viz.timeline import record
+    from ddp_viz.model.timeline import record
     from tests.test_exports import check_trace
 
     gif, trace, events = tmp_path / "run.gif", tmp_path / "trace.json", tmp_path / "run.jsonl"

@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from ddp_viz import protocol
-from ddp_viz.scenario import Scenario, default_scenario
-from ddp_viz.timeline import RunRecord, grads_close, record, scalar
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario, default_scenario
+from ddp_viz.model.timeline import RunRecord, grads_close, record, scalar
 from tests.conftest import assert_lesson_numbers, load_recording
 
 pytestmark = pytest.mark.gloo

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ddp_viz import protocol
-from ddp_viz.exports import TRACE_PHASES, chrome_trace, chrome_trace_json, events_jsonl
-from ddp_viz.timeline import RunRecord, record
+from ddp_viz.model import protocol
+from ddp_viz.model.exports import TRACE_PHASES, chrome_trace, chrome_trace_json, events_jsonl
+from ddp_viz.model.timeline import RunRecord, record
 from tests.conftest import load_recording
 
 

@@ -9,9 +9,9 @@ from PIL import Image
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from ddp_viz import protocol
-from ddp_viz.scenario import Scenario, ScenarioError
-from ddp_viz.timeline import Cursor
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario, ScenarioError
+from ddp_viz.model.timeline import Cursor
 from tests.conftest import load_recording
 from tests.qt_helpers import feed
 from tests.test_exports import check_trace

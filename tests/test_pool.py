@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from ddp_viz import protocol
 from ddp_viz.client import EngineClient
-from ddp_viz.scenario import default_scenario
-from ddp_viz.timeline import record
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import default_scenario
+from ddp_viz.model.timeline import record
 
 pytestmark = pytest.mark.gloo
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from ddp_viz import protocol
-from ddp_viz.protocol import ProtocolError
+from ddp_viz.model import protocol
+from ddp_viz.model.protocol import ProtocolError
 
 
 def test_every_event_in_a_real_recording_round_trips(default_events) -> None:

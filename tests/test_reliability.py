@@ -8,8 +8,8 @@ import psutil
 import pytest
 
 from ddp_viz.client import EngineClient
-from ddp_viz.scenario import default_scenario
-from ddp_viz.timeline import record
+from ddp_viz.model.scenario import default_scenario
+from ddp_viz.model.timeline import record
 
 pytestmark = pytest.mark.gloo
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ddp_viz.scenario import Scenario, ScenarioError, default_scenario
+from ddp_viz.model.scenario import Scenario, ScenarioError, default_scenario
 
 
 def test_default_scenario_is_the_lesson() -> None:
@@ -92,7 +92,7 @@ def test_toml_round_trip(tmp_path) -> None:
 
 
 def test_field_errors_marks_every_bad_field_at_once() -> None:
-    from ddp_viz.scenario import field_errors
+    from ddp_viz.model.scenario import field_errors
 
     data = default_scenario().to_dict() | {"x": ["1", "oops", "3", "4"], "lr": "-", "steps": "0"}
     errors = field_errors(data)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ddp_viz import protocol
-from ddp_viz.report import run_report
-from ddp_viz.timeline import PHASES, Cursor, RunRecord, grads_close, record, scalar, walk
+from ddp_viz.model import protocol
+from ddp_viz.model.report import run_report
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, grads_close, record, scalar, walk
 from tests.conftest import assert_lesson_numbers, load_recording
 
 

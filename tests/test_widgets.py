@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from ddp_viz import protocol
 from ddp_viz._qt.engine_process import EngineProcess
-from ddp_viz.timeline import PHASES, Cursor
+from ddp_viz.model import protocol
+from ddp_viz.model.timeline import PHASES, Cursor
 from tests.conftest import load_recording
 from tests.qt_helpers import feed
 

@@ -10,8 +10,8 @@ import psutil
 import pytest
 from PySide6.QtCore import Qt
 
-from ddp_viz import protocol
-from ddp_viz.timeline import Cursor, grads_close, record
+from ddp_viz.model import protocol
+from ddp_viz.model.timeline import Cursor, grads_close, record
 from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo

@@ -33,7 +33,7 @@ def parse_size(text: str) -> tuple[int, int]:
 
 def main(args: argparse.Namespace) -> int:
     from ddp_viz.cli import EXIT_USAGE, load_scenario
-    from ddp_viz.scenario import ScenarioError
+    from ddp_viz.model.scenario import ScenarioError
 
     try:
         scenario = load_scenario(args)

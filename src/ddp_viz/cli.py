@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_scenario(args: argparse.Namespace):  # -> Scenario
-    from ddp_viz.scenario import Scenario, default_scenario
+    from ddp_viz.model.scenario import Scenario, default_scenario
 
     base = Scenario.load(args.scenario) if args.scenario else default_scenario()
     return base.with_changes(world_size=args.world_size, steps=args.steps, lr=args.lr)
@@ -72,11 +72,11 @@ def load_scenario(args: argparse.Namespace):  # -> Scenario
 def cmd_run(args: argparse.Namespace) -> int:
     import json
 
-    from ddp_viz import protocol
     from ddp_viz.client import EngineClient
-    from ddp_viz.report import run_report
-    from ddp_viz.scenario import ScenarioError
-    from ddp_viz.timeline import RunRecord
+    from ddp_viz.model import protocol
+    from ddp_viz.model.report import run_report
+    from ddp_viz.model.scenario import ScenarioError
+    from ddp_viz.model.timeline import RunRecord
 
     try:
         scenario = load_scenario(args)
@@ -146,7 +146,7 @@ def check_exports(args: argparse.Namespace) -> dict:
 def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     from pathlib import Path
 
-    from ddp_viz.exports import chrome_trace_json, events_jsonl
+    from ddp_viz.model.exports import chrome_trace_json, events_jsonl
 
     if args.events:
         Path(args.events).write_text(events_jsonl(rec), encoding="utf-8")
@@ -165,9 +165,9 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
         from ddp_viz._qt import export
         from ddp_viz._qt.stage import StageWidget
         from ddp_viz._qt.theme import apply_theme
-        from ddp_viz.lesson import load_lesson
-        from ddp_viz.theme import load_theme
-        from ddp_viz.timeline import Cursor
+        from ddp_viz.model.lesson import load_lesson
+        from ddp_viz.model.theme import load_theme
+        from ddp_viz.model.timeline import Cursor
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         theme = load_theme(args.theme)

@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ddp_viz import protocol
-from ddp_viz.scenario import Scenario
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario
 
 TERMINAL = (protocol.RunFinished, protocol.RunFailed, protocol.RunCancelled)
 

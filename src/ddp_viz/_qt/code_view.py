@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QTextEdit, QWidget
 
-from ddp_viz.lesson import Lesson, highlight_python
-from ddp_viz.theme import Theme
+from ddp_viz.model.lesson import Lesson, highlight_python
+from ddp_viz.model.theme import Theme
 
 
 class CodeView(QTextEdit):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ddp_viz import protocol
 from ddp_viz._qt.engine_process import EngineProcess
-from ddp_viz.scenario import Scenario
-from ddp_viz.timeline import RunRecord
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.timeline import RunRecord
 
 
 class RunController(QObject):

@@ -9,8 +9,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from ddp_viz import protocol
 from ddp_viz.client import engine_command, engine_env
+from ddp_viz.model import protocol
 
 MAX_BUFFER = 4 * protocol.MAX_LINE_BYTES
 DECODE_BUDGET_S = 0.006

@@ -9,9 +9,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
 from ddp_viz._qt.stage import StageWidget
-from ddp_viz.lesson import Lesson
-from ddp_viz.theme import Theme
-from ddp_viz.timeline import Cursor, RunRecord, walk
+from ddp_viz.model.lesson import Lesson
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import Cursor, RunRecord, walk
 
 PHASE_HOLD_MS = 1400  # one frame per phase: how long each stays on screen
 MAX_GIF_STEPS = 12  # a GIF of a long run shows its first steps (the rest are alike)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from ddp_viz._qt import export
-from ddp_viz.exports import chrome_trace_json, events_jsonl
-from ddp_viz.scenario import Scenario, ScenarioError
+from ddp_viz.model.exports import chrome_trace_json, events_jsonl
+from ddp_viz.model.scenario import Scenario, ScenarioError
 
 if TYPE_CHECKING:
     from ddp_viz._qt.main_window import MainWindow

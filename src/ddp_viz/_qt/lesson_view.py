@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from ddp_viz.lesson import Lesson, markdown_to_html
-from ddp_viz.theme import Theme
+from ddp_viz.model.lesson import Lesson, markdown_to_html
+from ddp_viz.model.theme import Theme
 
 
 class LessonView(QTextBrowser):

@@ -45,11 +45,11 @@ from ddp_viz._qt.scenario_form import ScenarioForm
 from ddp_viz._qt.stage import StageWidget
 from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.theme import apply_theme
-from ddp_viz.lesson import load_lesson
-from ddp_viz.quiz import load_quiz
-from ddp_viz.scenario import Scenario, default_scenario
-from ddp_viz.theme import Theme
-from ddp_viz.timeline import PHASES, Cursor, RunRecord
+from ddp_viz.model.lesson import load_lesson
+from ddp_viz.model.quiz import load_quiz
+from ddp_viz.model.scenario import Scenario, default_scenario
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 PLOT_INTERVAL_S = 0.025  # one of the three plots redraws per tick while a run streams
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode by default

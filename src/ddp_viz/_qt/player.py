@@ -6,7 +6,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ddp_viz.timeline import Cursor, RunRecord
+from ddp_viz.model.timeline import Cursor, RunRecord
 
 
 class Player(QObject):

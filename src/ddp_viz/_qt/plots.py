@@ -13,8 +13,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ddp_viz.theme import Theme
-from ddp_viz.timeline import Cursor, RunRecord, scalar
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import Cursor, RunRecord, scalar
 
 MARKERS_UP_TO = 60  # steps
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ddp_viz.theme import Theme
+from ddp_viz.model.theme import Theme
 
 if TYPE_CHECKING:
     from ddp_viz._qt.plots import Plots

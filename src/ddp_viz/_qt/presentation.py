@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
-from ddp_viz.theme import Theme, load_theme
+from ddp_viz.model.theme import Theme, load_theme
 
 ZOOM_STEPS = (0.6, 0.75, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5)
 

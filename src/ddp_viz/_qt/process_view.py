@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz import protocol
-from ddp_viz.report import rows_label
-from ddp_viz.theme import Theme
-from ddp_viz.timeline import RunRecord
+from ddp_viz.model import protocol
+from ddp_viz.model.report import rows_label
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import RunRecord
 
 MAX_LOG_BLOCKS = 5000
 

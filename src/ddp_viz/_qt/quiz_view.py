@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz.quiz import (
+from ddp_viz.model.quiz import (
     Feedback,
     Question,
     Score,
@@ -26,8 +26,8 @@ from ddp_viz.quiz import (
     grade_prediction,
     parse_prediction,
 )
-from ddp_viz.theme import Theme
-from ddp_viz.timeline import RunRecord, scalar
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import RunRecord, scalar
 
 
 class WrappingChoice(QWidget):

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
-from ddp_viz.theme import Theme
+from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
+from ddp_viz.model.theme import Theme
 
 
 class ScenarioForm(QWidget):

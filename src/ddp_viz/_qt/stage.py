@@ -16,10 +16,10 @@ from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ddp_viz._qt.theme import qcolor
-from ddp_viz.lesson import Lesson
-from ddp_viz.report import rows_label
-from ddp_viz.theme import Theme
-from ddp_viz.timeline import (
+from ddp_viz.model.lesson import Lesson
+from ddp_viz.model.report import rows_label
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import (
     PARAM_NAMES,
     PHASE_TITLES,
     PHASES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-from ddp_viz.theme import Theme
+from ddp_viz.model.theme import Theme
 
 
 def qcolor(hex_color: str, alpha: int = 255) -> QColor:

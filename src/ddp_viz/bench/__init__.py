@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ddp_viz import protocol
 from ddp_viz.client import EngineClient
-from ddp_viz.scenario import Scenario
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario
 
 ALL = ("cold", "warm", "gui", "stream", "memory", "overhead")
 TARGETS = {

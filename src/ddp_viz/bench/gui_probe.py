@@ -37,8 +37,8 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.scenario import default_scenario
-    from ddp_viz.theme import load_theme
+    from ddp_viz.model.scenario import default_scenario
+    from ddp_viz.model.theme import load_theme
 
     app = QApplication(sys.argv[:1])
     apply_theme(app, load_theme("light"))

@@ -21,9 +21,9 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from ddp_viz import protocol
 from ddp_viz.engine.reference import reference
-from ddp_viz.scenario import Scenario
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario
 
 Send = Callable[[dict[str, Any]], None]
 PG_TIMEOUT = timedelta(seconds=60)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ddp_viz.protocol import Reference
-from ddp_viz.scenario import Scenario
+from ddp_viz.model.protocol import Reference
+from ddp_viz.model.scenario import Scenario
 
 
 def _grads(weight: float, bias: float, xs: list[float], ys: list[float]) -> tuple[float, dict]:

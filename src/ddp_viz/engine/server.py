@@ -20,9 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ddp_viz import __version__, protocol
+from ddp_viz import __version__
 from ddp_viz.engine.pool import Pool, Worker, set_parent_death_signal
-from ddp_viz.scenario import Scenario, ScenarioError
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import Scenario, ScenarioError
 
 STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
 FLUSH_GRACE_S = 0.3  # after a rank fails: time for the others to report what they finished

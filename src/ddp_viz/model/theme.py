@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, replace
 
-from ddp_viz.assets import asset
+from ddp_viz.model.assets import asset
 
 THEMES = ("light", "dark", "projector")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ddp_viz import protocol
-from ddp_viz.timeline import RunRecord
+from ddp_viz.model import protocol
+from ddp_viz.model.timeline import RunRecord
 
 TRACE_PHASES = ("forward", "backward", "allreduce", "step")
 TRACE_NAMES = {

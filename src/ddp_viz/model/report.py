@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ddp_viz.protocol import Grads
-from ddp_viz.timeline import PARAM_NAMES, RunRecord, StepRecord, scalar, uneven_note
+from ddp_viz.model.protocol import Grads
+from ddp_viz.model.timeline import PARAM_NAMES, RunRecord, StepRecord, scalar, uneven_note
 
 TICK, CROSS = "✓", "✗"
 

@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddp_viz.assets import asset
+from ddp_viz.model.assets import asset
 
 
 @dataclass(frozen=True)

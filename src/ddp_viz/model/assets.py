@@ -9,7 +9,7 @@ _HERE = Path(__file__).resolve().parent
 
 def assets_dir() -> Path:
     """The assets/ folder: beside the package in a source checkout, or packaged inside it."""
-    for candidate in (_HERE / "assets", _HERE.parent.parent / "assets"):
+    for candidate in (_HERE.parent / "assets", _HERE.parents[2] / "assets"):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("ddp-viz assets/ folder not found")

@@ -222,6 +222,6 @@ def field_errors(data: Mapping[str, Any]) -> dict[str, str]:
 
 
 def default_scenario() -> Scenario:
-    from ddp_viz.assets import default_scenario_path
+    from ddp_viz.model.assets import default_scenario_path
 
     return Scenario.load(default_scenario_path())

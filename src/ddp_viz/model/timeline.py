@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ddp_viz import protocol
-from ddp_viz.protocol import Grads
+from ddp_viz.model import protocol
+from ddp_viz.model.protocol import Grads
 
 PHASES = ("shards", "local", "allreduce", "step")
 PHASE_TITLES = {

@@ -11,8 +11,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddp_viz.assets import asset
-from ddp_viz.timeline import PHASES
+from ddp_viz.model.assets import asset
+from ddp_viz.model.timeline import PHASES
 
 
 @dataclass(frozen=True)
