@@ -8,8 +8,8 @@ from ddp_viz.model import protocol
 
 def feed(window: MainWindow, events: list[protocol.Event]) -> None:
     """Play recorded engine events into the window as if its engine had sent them."""
-    c = window.controller
+    s = window.session
     for e in events:
         if isinstance(e, protocol.RunStarted):
-            c._pending_run = e.run  # the window asked for this run
-        c._on_engine_event(e)
+            s._pending_run = e.run  # the window asked for this run
+        s.on_transport_event(e)

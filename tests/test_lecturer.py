@@ -57,11 +57,16 @@ def test_projector_mode_is_big_high_contrast_and_folds_secondary_panels(
     assert window.plots.text_px >= 24
     assert window.theme.line_px >= 3
     assert all(c.opts["pen"].width() >= 3 for c in window.plots._curves.values())
+    assert_stage_type(window, 24)  # every text the stage painted
+
+
+def assert_stage_type(window, floor: float) -> None:
+    """The stage painted every text of its frame at the frame's size, none below ``floor``."""
+    frame = window.stage.frame()
     window.stage.repaint()
-    if size == (1920, 1080):
-        assert window.stage.smallest_px >= 24  # every text the stage painted
-    else:
-        assert window.stage.smallest_px >= 12  # smaller screen: fitted, never elided
+    painted = window.stage.painted_px
+    assert painted == [max(1, round(t.font.px)) for t in frame.texts]
+    assert len(painted) > 20 and min(painted) >= floor, sorted(painted)[:5]
 
 
 def test_projector_mode_is_remembered(qtbot, make_window, tmp_path):
@@ -135,7 +140,8 @@ def test_every_shortcut(qtbot, window):
     assert "Space" in sheet.text() and "PageDown" in sheet.text()
     sheet.close()
     qtbot.keyClick(window, Qt.Key.Key_R)  # no engine in this test: the run waits for it
-    assert window._run_pending and "Waiting for the engine" in window.status.text()
+    assert window.session._run_when_ready is not None
+    assert "Waiting for the engine" in window.status.text()
 
 
 def test_exports_produce_valid_files(qtbot, window, tmp_path):
@@ -158,9 +164,9 @@ def test_exports_produce_valid_files(qtbot, window, tmp_path):
         assert gif.n_frames > 3 * 4
     fa.export_events(tmp_path / "run.jsonl")
     lines = (tmp_path / "run.jsonl").read_text().splitlines()
-    assert [protocol.decode(x) for x in lines] == window.controller.record.events
+    assert [protocol.decode(x) for x in lines] == window.session.record.events
     fa.export_trace(tmp_path / "trace.json")
-    check_trace(json.loads((tmp_path / "trace.json").read_text()), window.controller.record)
+    check_trace(json.loads((tmp_path / "trace.json").read_text()), window.session.record)
 
 
 def test_exports_before_any_run_say_so(window, tmp_path):

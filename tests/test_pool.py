@@ -40,7 +40,7 @@ def test_ranks_stay_warm_between_runs_and_the_pool_follows_the_world_size() -> N
         four = record(client.run(default_scenario().with_changes(world_size=4)))
         assert four.status == "finished" and len(set(four.pids.values())) == 4
         assert set(first.values()) <= set(four.pids.values())  # grown, not replaced
-        client.send("warm", world_size=2)
+        client.send(protocol.WarmCommand(world_size=2))
         exited = set()
         while len(exited) < 2:
             e = client.wait_for(protocol.WorkerState, timeout=30)

@@ -74,9 +74,32 @@ def test_non_finite_values_survive() -> None:
     assert math.isinf(back.params["weight"][0]) and math.isnan(back.params["bias"][0])
 
 
-def test_commands() -> None:
-    assert protocol.decode_command(protocol.command("cancel", run=3)) == {"cmd": "cancel", "run": 3}
-    with pytest.raises(ProtocolError):
-        protocol.decode_command('{"cmd": "format_disk"}')
-    with pytest.raises(ValueError):
-        protocol.command("format_disk")
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        protocol.CancelCommand(run=3),
+        protocol.CancelCommand(),
+        protocol.WarmCommand(world_size=4),
+        protocol.ShutdownCommand(),
+        protocol.RunCommand(run=2, scenario={"world_size": 2}, fault={"rank": 1}),
+    ],
+)
+def test_commands_are_typed_and_round_trip(cmd) -> None:
+    line = protocol.encode_command(cmd)
+    assert json.loads(line)["cmd"] == cmd.kind
+    assert protocol.decode_command(line) == cmd
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ('{"cmd": "format_disk"}', "unknown command"),
+        ('{"cmd": "warm"}', "missing field 'world_size'"),
+        ('{"cmd": "warm", "world_size": "four"}', "wrong type"),
+        ('{"cmd": "run", "run": 1, "scenario": []}', "wrong type"),
+        ("[1, 2", "not JSON"),
+    ],
+)
+def test_bad_commands_are_refused_with_the_reason(line: str, words: str) -> None:
+    with pytest.raises(ProtocolError, match=words):
+        protocol.decode_command(line)

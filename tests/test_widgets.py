@@ -21,7 +21,7 @@ def test_stage_passes_through_all_four_phases_with_the_recorded_numbers(qtbot, w
         feed(window, load_recording("default-run.jsonl"))
     assert entered[: len(PHASES)] == list(PHASES)
     assert window.player.cursor == Cursor(0, 3) and window.player.progress == 1.0
-    shown = window.stage.visible_numbers()
+    shown = window.stage.frame().numbers()
     assert shown["rank0.local.weight"] == -10.5 and shown["rank0.local.bias"] == -6.5
     assert shown["rank1.local.weight"] == -44.5 and shown["rank1.local.bias"] == -12.5
     for r in (0, 1):
@@ -38,7 +38,7 @@ def test_code_view_highlights_backward_during_the_all_reduce(qtbot, window):
     window.player.cursor, window.player.progress = Cursor(0, 1), 1.0
     window.player.step_forward()  # into the all-reduce
     assert window.player.cursor.phase_name == "allreduce"
-    assert window.code_view.highlighted_text() == ["loss.backward()    # + all-reduce (DDP)"]
+    assert window.code_view.highlighted_text() == ["loss.backward()  # local grads + all-reduce"]
     window.player.step_forward()
     assert window.code_view.highlighted_text()[0].startswith("optimizer.step()")
 
@@ -65,22 +65,22 @@ def test_keyboard_steps_back_and_forth(qtbot, window):
     window.form.lr.setFocus()
     window.form.lr.selectAll()
     qtbot.keyClicks(window.form.lr, "R")
-    assert window.form.lr.text() == "R" and not window.controller.busy
+    assert window.form.lr.text() == "R" and not window.session.busy
 
 
 def test_process_view_and_plots_show_the_recorded_run(qtbot, window):
     events = load_recording("four-ranks-3-steps.jsonl")
     feed(window, events)
-    rec = window.controller.record
+    rec = window.session.record
     rows = window.process_view.rows()
     assert [r[0] for r in rows] == ["0", "1", "2", "3"]
     assert [r[1] for r in rows] == [str(rec.pids[r]) for r in range(4)]
     assert {r[2] for r in rows} == {"done"}
     assert [r[3] for r in rows] == ["1", "2", "3", "4"]
     xs, ys = window.plots._curves["loss2"].getData()
-    assert list(xs) == [0, 1, 2]
+    assert list(xs) == [1, 2, 3]  # steps count from 1 in every view
     assert list(ys) == [rec.steps[s].ranks[2].loss for s in range(3)]
-    px, ws = window.plots._curves["w3"].getData()
+    px, ws = window.plots._curves["p0:3"].getData()  # the first parameter, rank 3
     assert list(px) == [0, 1, 2, 3] and ws[0] == 0.5
     assert ws[-1] == rec.steps[2].ranks[3].params["weight"][0]
 
@@ -94,10 +94,10 @@ def test_a_failed_run_is_shown_and_the_window_stays_usable(qtbot, window):
     events = load_recording("default-run.jsonl")
     cut = [e for e in events if not isinstance(e, protocol.RunFinished)][:9]
     feed(window, [*cut, protocol.RunFailed(run=1, reason="rank 1 was killed by SIGKILL", rank=1)])
-    assert window.controller.record.status == "failed"
+    assert window.session.record.status == "failed"
     assert "SIGKILL" in window.status.text()
     assert [r[2] for r in window.process_view.rows()] == ["stopped", "failed"]
-    assert window.form.isEnabled() and not window.controller.busy
+    assert window.form.isEnabled() and not window.session.busy
 
 
 def test_invalid_fields_are_marked_and_run_is_disabled(qtbot, window):
@@ -132,30 +132,67 @@ def test_data_rows_can_be_added_and_removed(qtbot, window):
     assert form.scenario().x == (1, 2, 3, 4)
 
 
-def test_quiz_grades_and_keeps_score(qtbot, window):
+def test_quiz_grades_first_answers_and_renders_markdown(qtbot, window):
     quiz = window.quiz_view
     quiz.answer("when-averaged", 3)
     assert "Not quite" in quiz.feedback["when-averaged"].text()
-    assert "step is local" in quiz.feedback["when-averaged"].text()
     quiz.answer("when-averaged", 2)
     assert quiz.feedback["when-averaged"].text().startswith("✓ Right")
-    quiz.answer("sum-or-average", 1)
+    quiz.answer("sum-or-average", 2)
+    # the corrected first question still scores as wrong: only first answers count
     assert quiz.score.correct == 1 and quiz.score.answered == 2
-    assert quiz.score_label.text() == f"Score: 1 / {len(quiz.questions)} (2 answered)"
-    assert len(quiz.questions) >= 5
+    assert quiz.score_label.text().startswith(f"Score: 1 / {len(quiz.questions)} first answers")
+    labels = [w.text() for w in quiz.findChildren(type(quiz.score_label))]
+    assert not any("`" in t for t in labels)  # inline code is rendered, never raw Markdown
+    assert any("<code>" in t for t in labels)
 
 
-def test_prediction_is_graded_against_the_run(qtbot, window):
+def lock(qtbot, window, text: str) -> None:
     quiz = window.quiz_view
-    quiz.prediction_edit.setText("−27.5")
-    qtbot.mouseClick(
-        quiz.findChild(type(window.form.add_row), "lock_predict-average"), Qt.MouseButton.LeftButton
-    )
-    assert quiz.locked_prediction == -27.5
-    feed(window, load_recording("four-ranks-3-steps.jsonl"))
-    fb = quiz.feedback["predict-average"].text()
-    assert fb.startswith("✓ Right") and "the ranks computed -27.5" in fb
-    assert quiz.score.answers["predict-average"] is True
+    quiz.prediction_edit.setText(text)
+    button = quiz.findChild(type(window.form.add_row), "lock_predict-three-ranks")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def test_prediction_is_graded_when_the_stage_reveals_the_average(qtbot, window):
+    quiz = window.quiz_view
+    lock(qtbot, window, "−33.2")
+    assert "Locked in: -33.2" in quiz.feedback["predict-three-ranks"].text()
+    window.player.phase_ms = 10_000  # slow enough to look at each phase
+    feed(window, load_recording("uneven-3-ranks.jsonl"))
+    assert window.player.cursor.phase == 0
+    assert "Locked in" in quiz.feedback["predict-three-ranks"].text()  # not graded yet
+    window.player.step_forward()  # finish the shards phase
+    window.player.step_forward()  # local gradients: still not the averaged value
+    assert window.player.cursor.phase_name == "local"
+    assert "Locked in" in quiz.feedback["predict-three-ranks"].text()
+    window.player.step_forward()  # the all-reduce reveals the average
+    fb = quiz.feedback["predict-three-ranks"].text()
+    assert fb.startswith("✓ Right") and "the ranks computed -33.1667" in fb
+    assert quiz.score.first["predict-three-ranks"] is True
+
+
+def test_a_prediction_cannot_be_locked_during_a_run_and_grades_once(qtbot, window):
+    quiz = window.quiz_view
+    window.player.phase_ms = 10_000
+    events = load_recording("uneven-3-ranks.jsonl")
+    run_started = next(i for i, e in enumerate(events) if isinstance(e, protocol.RunStarted))
+    feed(window, events[: run_started + 3])  # streaming
+    lock(qtbot, window, "-20")
+    assert "before the next Run" in quiz.feedback["predict-three-ranks"].text()
+    assert window.session.prediction is None
+    feed(window, events[run_started + 3 :])
+    window.player.seek_step(1)
+    assert quiz.score.answered == 0  # nothing was locked for this run: nothing graded
+
+
+def test_a_wrong_guess_below_the_answer_is_wrong(qtbot, window):
+    quiz = window.quiz_view
+    lock(qtbot, window, "-40")
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording("uneven-3-ranks.jsonl"))
+    assert quiz.feedback["predict-three-ranks"].text().startswith("✗ Not quite")
+    assert quiz.score.first["predict-three-ranks"] is False
 
 
 def test_bad_engine_lines_are_counted_and_never_crash(qtbot):
@@ -182,6 +219,6 @@ def test_process_view_shows_the_pool_warming_while_a_run_waits(qtbot, window):
     view.set_workers({w.slot: w for w in states})
     assert [r[2] for r in view.rows()] == ["warm, idle", "warm, idle", "starting", "starting"]
     assert view.engine_label.text() == "starting 4 rank(s)… 2 warm"
-    view.set_record(window.controller.record)
+    view.set_record(window.session.record)
     assert [r[2] for r in view.rows()] == ["done", "done"]
     assert view.engine_label.text() == "engine: running"

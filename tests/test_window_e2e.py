@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from ddp_viz.model import protocol
+from ddp_viz.model.session import EngineState
 from ddp_viz.model.timeline import Cursor, grads_close, record
 from tests.conftest import still_running
 
@@ -19,8 +20,8 @@ pytestmark = pytest.mark.gloo
 
 def start_engine(qtbot, window) -> None:
     window.start()
-    qtbot.waitUntil(lambda: window.controller.engine_ready, timeout=60_000)
-    qtbot.waitUntil(lambda: len(window.controller.workers) >= 2, timeout=60_000)
+    qtbot.waitUntil(lambda: window.session.engine_ready, timeout=60_000)
+    qtbot.waitUntil(lambda: len(window.session.workers) >= 2, timeout=60_000)
 
 
 def click_run(qtbot, window) -> None:
@@ -33,9 +34,9 @@ def start_long_run(qtbot, window) -> None:
     """Start a 100,000-step run from the window and return once it is streaming."""
     start_engine(qtbot, window)
     window.form.steps.setValue(100_000)
-    with qtbot.waitSignal(window.controller.run_started, timeout=30_000):
+    with qtbot.waitSignal(window.run_started, timeout=30_000):
         click_run(qtbot, window)
-    qtbot.waitUntil(lambda: len(window.controller.record.steps) > 3, timeout=30_000)
+    qtbot.waitUntil(lambda: len(window.session.record.steps) > 3, timeout=30_000)
 
 
 def run_again_and_finish(qtbot, window) -> None:
@@ -43,7 +44,7 @@ def run_again_and_finish(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
-    assert window.controller.record.status == "finished"
+    assert window.session.record.status == "finished"
 
 
 def tree(pid: int) -> list[psutil.Process]:
@@ -55,12 +56,12 @@ def test_run_button_runs_real_ranks_and_shows_their_numbers(qtbot, window):
     start_engine(qtbot, window)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
-    rec = window.controller.record
+    rec = window.session.record
     assert rec.status == "finished"
     # the rank processes were real and separate from the window and the engine
     assert len(set(rec.pids.values())) == 2 and os.getpid() not in rec.pids.values()
-    assert window.controller.engine.pid not in rec.pids.values()
-    shown = window.stage.visible_numbers()
+    assert window.engine.pid not in rec.pids.values()
+    shown = window.stage.frame().numbers()
     assert window.player.cursor == Cursor(0, 3)
     assert (shown["rank0.local.weight"], shown["rank0.local.bias"]) == (-10.5, -6.5)
     assert (shown["rank1.local.weight"], shown["rank1.local.bias"]) == (-44.5, -12.5)
@@ -79,10 +80,10 @@ def test_run_button_runs_real_ranks_and_shows_their_numbers(qtbot, window):
 
 def test_cancel_stops_every_rank_and_the_next_run_works(qtbot, window):
     start_long_run(qtbot, window)
-    pids = list(window.controller.record.pids.values())
-    with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
+    pids = list(window.session.record.pids.values())
+    with qtbot.waitSignal(window.run_ended, timeout=5_000):
         qtbot.keyClick(window, Qt.Key.Key_Escape)
-    assert window.controller.record.status == "cancelled"
+    assert window.session.record.status == "cancelled"
     qtbot.waitUntil(lambda: not any(psutil.pid_exists(p) for p in pids), timeout=1_000)
     window.form.steps.setValue(3)
     run_again_and_finish(qtbot, window)
@@ -90,10 +91,10 @@ def test_cancel_stops_every_rank_and_the_next_run_works(qtbot, window):
 
 def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, window):
     start_long_run(qtbot, window)
-    victim = window.controller.record.pids[1]
-    with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
+    victim = window.session.record.pids[1]
+    with qtbot.waitSignal(window.run_ended, timeout=5_000):
         os.kill(victim, signal.SIGKILL)
-    rec = window.controller.record
+    rec = window.session.record
     assert rec.status == "failed" and rec.failed_rank == 1 and "SIGKILL" in rec.reason
     assert [row[2] for row in window.process_view.rows()] == ["stopped", "failed"]
     assert "SIGKILL" in window.status.text()
@@ -103,24 +104,24 @@ def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, windo
 
 def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
     start_engine(qtbot, window)
-    engine_pid = window.controller.engine.pid
+    engine_pid = window.engine.pid
     family = tree(engine_pid)
-    with qtbot.waitSignal(window.controller.engine_state_changed, timeout=5_000):
+    with qtbot.waitSignal(window.engine.state_changed, timeout=5_000):
         os.kill(engine_pid, signal.SIGKILL)
-    assert window.controller.engine.state == "crashed"
+    assert window.engine.state is EngineState.CRASHED
     assert window.process_view.restart.isVisibleTo(window)
     assert "ended unexpectedly" in window.process_view.engine_label.text()
     # no rank outlives its engine
     alive = still_running(family, timeout=5)
     assert not alive
     window.process_view.restart.click()
-    qtbot.waitUntil(lambda: window.controller.engine_ready, timeout=60_000)
+    qtbot.waitUntil(lambda: window.session.engine_ready, timeout=60_000)
     run_again_and_finish(qtbot, window)
 
 
 def test_closing_the_window_mid_run_leaves_no_process(qtbot, window):
     start_long_run(qtbot, window)
-    family = tree(window.controller.engine.pid)
+    family = tree(window.engine.pid)
     assert len(family) >= 3  # engine, forkserver, ranks
     window.close()
     alive = still_running(family, timeout=3)
@@ -129,8 +130,8 @@ def test_closing_the_window_mid_run_leaves_no_process(qtbot, window):
 
 def test_stream_errors_are_counted_not_fatal(qtbot, window):
     start_engine(qtbot, window)
-    window.controller.engine.feed_stdout(b"garbage\n")
-    assert window.controller.engine.bad_lines == 1
+    window.engine.feed_stdout(b"garbage\n")
+    assert window.engine.bad_lines == 1
     assert "bad line" in window.process_view.log.toPlainText()
     assert isinstance(
         protocol.decode(protocol.encode(protocol.RunCancelled(run=1))), protocol.RunCancelled
@@ -141,9 +142,9 @@ def test_long_runs_stream_in_fast_mode(qtbot, window):
     start_engine(qtbot, window)
     window.form.world_size.setValue(4)
     window.form.steps.setValue(300)
-    with qtbot.waitSignal(window.controller.run_ended, timeout=120_000):
+    with qtbot.waitSignal(window.run_ended, timeout=120_000):
         click_run(qtbot, window)
-    rec = window.controller.record
+    rec = window.session.record
     assert rec.status == "finished" and len(rec.complete_steps()) == 300
     assert window.follow.isChecked()
     qtbot.waitUntil(lambda: window.player.cursor == Cursor(299, 3))
@@ -156,9 +157,9 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
     start_engine(qtbot, window)
     window.form.lr.setText("10")
     window.form.steps.setValue(500)
-    with qtbot.waitSignal(window.controller.run_ended, timeout=60_000):
+    with qtbot.waitSignal(window.run_ended, timeout=60_000):
         click_run(qtbot, window)
-    rec = window.controller.record
+    rec = window.session.record
     assert rec.status == "failed" and rec.reason.startswith("diverged at step")
     assert "diverged at step" in window.status.text()
     assert {row[2] for row in window.process_view.rows()} == {"diverged"}
@@ -170,10 +171,10 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
 
 def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
     start_long_run(qtbot, window)
-    family = tree(window.controller.engine.pid)
-    with qtbot.waitSignal(window.controller.run_ended, timeout=5_000):
-        os.kill(window.controller.engine.pid, signal.SIGKILL)
-    rec = window.controller.record
+    family = tree(window.engine.pid)
+    with qtbot.waitSignal(window.run_ended, timeout=5_000):
+        os.kill(window.engine.pid, signal.SIGKILL)
+    rec = window.session.record
     assert rec.status == "failed" and "incomplete" in rec.reason
     assert window.process_view.restart.isVisibleTo(window)
     alive = still_running(family, timeout=5)

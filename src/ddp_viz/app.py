@@ -21,24 +21,15 @@ def has_display() -> bool:
     return True
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"--size: expected WIDTHxHEIGHT such as 1280x800, got {text!r}") from None
-    if not (320 <= w <= 7680 and 240 <= h <= 4320):
-        raise ValueError(f"--size: {w}x{h} is outside 320x240 … 7680x4320")
-    return w, h
-
-
 def main(args: argparse.Namespace) -> int:
-    from ddp_viz.cli import EXIT_USAGE, load_scenario
+    from ddp_viz.model.lesson import LessonError
     from ddp_viz.model.scenario import ScenarioError
+    from ddp_viz.options import EXIT_USAGE, load_scenario, parse_size
 
     try:
         scenario = load_scenario(args)
         size = parse_size(args.size) if args.size else (1280, 800)
-    except (ScenarioError, ValueError) as exc:
+    except (ScenarioError, LessonError, ValueError) as exc:
         print(f"ddp-viz: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not has_display():
@@ -69,7 +60,12 @@ def main(args: argparse.Namespace) -> int:
     scripted = bool(args.screenshot and args.quit)
     # Remembered between sessions (projector mode, theme, zoom); scripted runs leave it alone.
     settings = None if scripted else QSettings()
-    window = MainWindow(scenario, phase_ms=120 if scripted else 1100, settings=settings)
+    window = MainWindow(
+        scenario,
+        phase_ms=120 if scripted else 1100,
+        settings=settings,
+        lesson_id=args.lesson,
+    )
     if args.projector:
         window.presentation.set_projector(True)
     apply_theme(app, window.theme)
@@ -116,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
     app.exec()
     # Tear the window down while Qt is still alive: left to interpreter shutdown, PySide6
     # and pyqtgraph objects can be collected in an order that aborts the process.
-    window.controller.shutdown()
+    window.session.shutdown()
     window.deleteLater()
     app.processEvents()
     import gc

@@ -1,4 +1,5 @@
-"""Command line: ``ddp-viz`` (the window), ``ddp-viz run`` (headless), ``ddp-viz bench``."""
+"""Command line: ``ddp-viz`` (the window), ``ddp-viz run`` (headless), ``ddp-viz lessons``,
+``ddp-viz bench``."""
 
 from __future__ import annotations
 
@@ -7,15 +8,14 @@ import sys
 from collections.abc import Sequence
 
 from ddp_viz import __version__
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _add_scenario_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--scenario", metavar="FILE", help="scenario TOML (default: the lesson's)")
-    p.add_argument("--world-size", metavar="N", help="number of ranks, 1–8")
-    p.add_argument("--steps", metavar="K", help="training steps, 1–100000")
-    p.add_argument("--lr", metavar="LR", help="SGD learning rate (> 0)")
+from ddp_viz.options import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_scenario_args,
+    load_scenario,
+    parse_size,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"ddp-viz {__version__}")
-    _add_scenario_args(parser)
+    add_scenario_args(parser)
     parser.add_argument("--run", action="store_true", help="start a run when the window opens")
     parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window")
     parser.add_argument("--quit", action="store_true", help="exit after --run / --screenshot")
@@ -34,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--probe-first-paint", action="store_true", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command")
 
+    sub.add_parser("lessons", help="list the course's lessons (id, title, summary)")
     run = sub.add_parser("run", help="run a scenario headless and print what happened")
-    _add_scenario_args(run)
+    add_scenario_args(run)
     run.add_argument("--json", action="store_true", help="print the raw event stream")
     out = run.add_argument_group("exports (for slides and traces)")
     out.add_argument("--events", metavar="FILE", help="save the events as JSON lines")
@@ -62,11 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_scenario(args: argparse.Namespace):  # -> Scenario
-    from ddp_viz.model.scenario import Scenario, default_scenario
+def cmd_lessons() -> int:
+    from ddp_viz.model.course import load_course
 
-    base = Scenario.load(args.scenario) if args.scenario else default_scenario()
-    return base.with_changes(world_size=args.world_size, steps=args.steps, lr=args.lr)
+    course = load_course()
+    width = max(len(lesson.id) for lesson in course)
+    for i, lesson in enumerate(course, start=1):
+        print(f"{i:>2}. {lesson.id:<{width}}  {lesson.title}")
+        print(f"    {'':<{width}}  {lesson.summary}")
+    return EXIT_OK
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -74,13 +79,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from ddp_viz.client import EngineClient
     from ddp_viz.model import protocol
+    from ddp_viz.model.lesson import LessonError
     from ddp_viz.model.report import run_report
     from ddp_viz.model.scenario import ScenarioError
     from ddp_viz.model.timeline import RunRecord
 
     try:
         scenario = load_scenario(args)
-    except ScenarioError as exc:
+    except (ScenarioError, LessonError) as exc:
         print(f"ddp-viz: invalid scenario: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -138,8 +144,6 @@ def check_exports(args: argparse.Namespace) -> dict:
             raise ValueError(f"--fps: must be a number, got {args.fps!r}") from None
         if not 1 <= fps <= 50:
             raise ValueError(f"--fps: must be between 1 and 50, got {fps:g}")
-    from ddp_viz.app import parse_size
-
     return {"fps": fps, "size": parse_size(args.size)}
 
 
@@ -165,14 +169,14 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
         from ddp_viz._qt import export
         from ddp_viz._qt.stage import StageWidget
         from ddp_viz._qt.theme import apply_theme
-        from ddp_viz.model.lesson import load_lesson
+        from ddp_viz.model.course import DEFAULT_LESSON, load_lesson
         from ddp_viz.model.theme import load_theme
-        from ddp_viz.model.timeline import Cursor
+        from ddp_viz.model.timeline import PHASES, Cursor
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         theme = load_theme(args.theme)
         apply_theme(app, theme)
-        lesson = load_lesson()
+        lesson = load_lesson(args.lesson or DEFAULT_LESSON)
         if args.gif:
             frames = export.stage_frames(rec, theme, lesson, size=size, fps=fps)
             export.save_gif(frames, args.gif, fps)
@@ -182,7 +186,7 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
             stage.resize(*size)
             stage.set_record(rec)
             last = max(0, rec.complete_prefix() - 1)
-            stage.set_position(Cursor(last, 3), 1.0)
+            stage.set_position(Cursor(last, len(PHASES) - 1), 1.0)
             export.save_png(stage, args.stage_png)
             print(f"ddp-viz: saved {args.stage_png}", file=sys.stderr)
 
@@ -191,6 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "run":
         return cmd_run(args)
+    if args.command == "lessons":
+        return cmd_lessons()
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ddp_viz.model import protocol
+from ddp_viz.model.decoder import LineDecoder
 from ddp_viz.model.scenario import Scenario
 
 TERMINAL = (protocol.RunFinished, protocol.RunFailed, protocol.RunCancelled)
@@ -44,8 +45,7 @@ class EngineClient:
             stdout=subprocess.PIPE,
             stderr=stderr if stderr is not None else subprocess.DEVNULL,
             env=engine_env(),
-            text=True,
-            bufsize=1,
+            bufsize=-1,
             start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop the engine
         )
         self.events: queue.Queue[protocol.Event | Exception | None] = queue.Queue()
@@ -56,16 +56,23 @@ class EngineClient:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                self.events.put(protocol.decode(line))
-            except protocol.ProtocolError as exc:
-                self.bad_lines.append(f"{exc}: {line[:200]!r}")
+        decoder = LineDecoder()
+        while chunk := self.proc.stdout.read1(1 << 16):
+            decoder.feed(chunk)
+            for item in decoder.drain():
+                self._take(item)
+        self._take(decoder.close())
         self.events.put(None)  # engine closed its stdout
 
-    def send(self, cmd: str, **args: Any) -> None:
+    def _take(self, item: protocol.Event | protocol.ProtocolError | None) -> None:
+        if isinstance(item, protocol.ProtocolError):
+            self.bad_lines.append(str(item))
+        elif item is not None:
+            self.events.put(item)
+
+    def send(self, cmd: protocol.Command) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(protocol.command(cmd, **args) + "\n")
+        self.proc.stdin.write((protocol.encode_command(cmd) + "\n").encode())
         self.proc.stdin.flush()
 
     def next_event(self, timeout: float = 60.0) -> protocol.Event:
@@ -89,10 +96,7 @@ class EngineClient:
         """Start a run and yield its events until (and including) the terminal one."""
         run_id = self._next_run
         self._next_run += 1
-        args: dict[str, Any] = {"run": run_id, "scenario": scenario.to_dict()}
-        if fault:
-            args["fault"] = fault
-        self.send("run", **args)
+        self.send(protocol.RunCommand(run=run_id, scenario=scenario.to_dict(), fault=fault or {}))
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -110,7 +114,7 @@ class EngineClient:
     def close(self, timeout: float = 5.0) -> None:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError, ValueError):
-                self.send("shutdown")
+                self.send(protocol.ShutdownCommand())
             with contextlib.suppress(OSError, ValueError):
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()

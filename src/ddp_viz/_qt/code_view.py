@@ -21,6 +21,11 @@ class CodeView(QTextEdit):
         self.setAccessibleName("Training loop code")
         self.setPlainText(lesson.code)  # the window highlights it after its first paint
 
+    def set_lesson(self, lesson: Lesson) -> None:
+        self.lesson = lesson
+        self.current_lines = []
+        self._render()
+
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
         self._render()

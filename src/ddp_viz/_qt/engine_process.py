@@ -1,18 +1,21 @@
-"""The engine as a child process of the window, driven through QProcess (never blocks)."""
+"""The engine as a child process of the window, driven through QProcess (never blocks).
+
+:class:`EngineProcess` is the window's :class:`~ddp_viz.model.session.Transport`:
+:func:`connect_session` routes what it reports into a :class:`SessionController`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections import deque
-from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from ddp_viz.client import engine_command, engine_env
 from ddp_viz.model import protocol
+from ddp_viz.model.decoder import LineDecoder
+from ddp_viz.model.session import EngineState, SessionController
 
-MAX_BUFFER = 4 * protocol.MAX_LINE_BYTES
 DECODE_BUDGET_S = 0.006
 
 
@@ -26,16 +29,15 @@ class EngineProcess(QObject):
     event_received = Signal(object)  # protocol.Event
     bad_line = Signal(str)
     stderr_text = Signal(str)
-    state_changed = Signal(str)  # starting | running | stopped | crashed
+    state_changed = Signal(object)  # EngineState
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._proc: QProcess | None = None
-        self._buffer = b""
+        self._decoder = LineDecoder()
         self._stopping = False
         self.bad_lines = 0
-        self.state = "stopped"
-        self._pending: deque[bytes] = deque()
+        self.state = EngineState.STOPPED
         self._resume = QTimer(self)
         self._resume.setSingleShot(True)
         self._resume.setInterval(0)
@@ -46,7 +48,7 @@ class EngineProcess(QObject):
         if self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning:
             return
         self._stopping = False
-        self._buffer = b""
+        self._decoder = LineDecoder()
         proc = QProcess(self)
         env = QProcessEnvironment()
         for key, value in engine_env().items():
@@ -60,7 +62,7 @@ class EngineProcess(QObject):
         proc.finished.connect(self._on_process_finished)
         proc.errorOccurred.connect(self._on_process_error)
         self._proc = proc
-        self._set_state("starting")
+        self._set_state(EngineState.STARTING)
         proc.start()
 
     def stop(self, grace_ms: int = 500) -> None:
@@ -74,7 +76,7 @@ class EngineProcess(QObject):
             return
         self._stopping = True
         with contextlib.suppress(RuntimeError):
-            self.send("shutdown")
+            self.send(protocol.ShutdownCommand())
             proc.closeWriteChannel()
         if proc.waitForFinished(grace_ms):
             return
@@ -95,13 +97,13 @@ class EngineProcess(QObject):
         pid = self._proc.processId()
         return int(pid) if pid else None
 
-    def send(self, cmd: str, **args: Any) -> None:
+    def send(self, cmd: protocol.Command) -> None:
         if self._proc is None or self._proc.state() != QProcess.ProcessState.Running:
             raise RuntimeError("the engine is not running")
-        self._proc.write((protocol.command(cmd, **args) + "\n").encode())
+        self._proc.write((protocol.encode_command(cmd) + "\n").encode())
 
     # --- slots -------------------------------------------------------------------------------
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: EngineState) -> None:
         self.state = state
         self.state_changed.emit(state)
 
@@ -115,36 +117,25 @@ class EngineProcess(QObject):
         Decoding stops after a few milliseconds and resumes on the next event-loop turn, so
         a burst of thousands of lines never stalls painting.
         """
-        self._buffer += data
-        *lines, self._buffer = self._buffer.split(b"\n")
-        if len(self._buffer) > MAX_BUFFER:  # a line that never ends: drop it
-            self._report_bad(f"line longer than {MAX_BUFFER} bytes discarded")
-            self._buffer = b""
-        self._pending.extend(lines)
+        self._decoder.feed(data)
         self._decode_pending()
 
     def _decode_pending(self) -> None:
         deadline = time.perf_counter() + DECODE_BUDGET_S
-        while self._pending:
+        while self._decoder:
             if time.perf_counter() > deadline:
                 if not self._resume.isActive():
                     self._resume.start()
                 return
-            raw = self._pending.popleft()
-            if not raw.strip():
-                continue
-            try:
-                event = protocol.decode(raw)
-            except protocol.ProtocolError as exc:
-                self._report_bad(f"{exc}: {raw[:120]!r}")
-                continue
-            if isinstance(event, protocol.EngineReady):
-                self._set_state("running")
-            self.event_received.emit(event)
+            self._deliver(self._decoder.next())
 
-    def _decode_all(self) -> None:
-        while self._pending:
-            self._decode_pending()
+    def _deliver(self, item: protocol.Event | protocol.ProtocolError | None) -> None:
+        if isinstance(item, protocol.ProtocolError):
+            self._report_bad(str(item))
+        elif item is not None:
+            if isinstance(item, protocol.EngineReady):
+                self._set_state(EngineState.READY)
+            self.event_received.emit(item)
 
     def _report_bad(self, text: str) -> None:
         self.bad_lines += 1
@@ -158,17 +149,24 @@ class EngineProcess(QObject):
 
     def _on_process_finished(self, code: int, status: QProcess.ExitStatus) -> None:
         self._resume.stop()
-        self._decode_all()
-        if self._buffer.strip():
-            self._report_bad(f"truncated last line: {self._buffer[:120]!r}")
-            self._buffer = b""
+        for item in self._decoder.drain():
+            self._deliver(item)
+        self._deliver(self._decoder.close())
         crashed = not self._stopping
         if crashed:
             how = "crashed" if status == QProcess.ExitStatus.CrashExit else f"exited ({code})"
             self.stderr_text.emit(f"[window] the engine process {how}\n")
-        self._set_state("crashed" if crashed else "stopped")
+        self._set_state(EngineState.CRASHED if crashed else EngineState.STOPPED)
 
     def _on_process_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             self.stderr_text.emit("[window] the engine process failed to start\n")
-            self._set_state("crashed")
+            self._set_state(EngineState.CRASHED)
+
+
+def connect_session(engine: EngineProcess, session: SessionController) -> None:
+    """Everything the engine process reports goes to the session controller."""
+    engine.event_received.connect(session.on_transport_event)
+    engine.bad_line.connect(session.on_transport_bad_line)
+    engine.stderr_text.connect(session.on_transport_log)
+    engine.state_changed.connect(session.on_transport_state)

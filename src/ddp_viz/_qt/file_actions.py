@@ -7,16 +7,36 @@ for the path first and reports errors in a message box.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 
 from ddp_viz._qt import export
 from ddp_viz.model.exports import chrome_trace_json, events_jsonl
+from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenario import Scenario, ScenarioError
+from ddp_viz.model.session import SessionController
+from ddp_viz.model.theme import Theme
+from ddp_viz.model.timeline import RunRecord
 
-if TYPE_CHECKING:
-    from ddp_viz._qt.main_window import MainWindow
+
+class _Form(Protocol):
+    def set_scenario(self, s: Scenario) -> None: ...
+    def scenario(self) -> Scenario | None: ...
+
+
+class Window(Protocol):
+    """What the file actions need of the main window."""
+
+    form: _Form
+    session: SessionController
+    stage: QWidget
+    theme: Theme
+    lesson: Lesson
+    status: QLabel
+    settings: QSettings | None
+
 
 FILTERS = {
     "scenario": "Scenario (*.toml)",
@@ -28,7 +48,7 @@ FILTERS = {
 
 
 class FileActions:
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Window) -> None:
         self.window = window
 
     # --- scenarios ----------------------------------------------------------------------------
@@ -46,8 +66,8 @@ class FileActions:
         return path
 
     # --- exports --------------------------------------------------------------------------------
-    def _record(self):  # -> RunRecord with at least one complete step
-        rec = self.window.controller.record
+    def _record(self) -> RunRecord:  # with at least one complete step
+        rec = self.window.session.record
         if rec.run is None or rec.complete_prefix() == 0:
             raise ValueError("run something first: there is no recorded step to export")
         return rec
@@ -63,7 +83,7 @@ class FileActions:
         return export.save_gif(frames, path, fps)
 
     def export_events(self, path: str | Path) -> Path:
-        rec = self.window.controller.record
+        rec = self.window.session.record
         if rec.run is None:
             raise ValueError("run something first: there are no events to export")
         path = Path(path)
@@ -76,9 +96,31 @@ class FileActions:
         return path
 
     # --- dialogs ----------------------------------------------------------------------------------
+    def start_folder(self, kind: str) -> Path:
+        """The folder a dialog opens in: the last one used for this kind of file, else the
+        user's Pictures (pictures) or Documents folder, else home; never the working folder."""
+        settings = self.window.settings
+        last = settings.value(f"folders/{kind}", "") if settings is not None else ""
+        if last and Path(str(last)).is_dir():
+            return Path(str(last))
+        where = (
+            QStandardPaths.StandardLocation.PicturesLocation
+            if kind in ("png", "gif")
+            else QStandardPaths.StandardLocation.DocumentsLocation
+        )
+        found = QStandardPaths.writableLocation(where)
+        return Path(found) if found and Path(found).is_dir() else Path.home()
+
+    def remember_folder(self, kind: str, path: str | Path) -> None:
+        if self.window.settings is not None:
+            self.window.settings.setValue(f"folders/{kind}", str(Path(path).parent))
+
     def _ask(self, kind: str, title: str, save: bool, name: str = "") -> str | None:
         ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
-        path, _ = ask(self.window, title, name, FILTERS[kind])
+        start = str(self.start_folder(kind) / name) if name else str(self.start_folder(kind))
+        path, _ = ask(self.window, title, start, FILTERS[kind])  # type: ignore[arg-type]
+        if path:
+            self.remember_folder(kind, path)
         return path or None
 
     def _run(self, action, *args) -> None:  # type: ignore[no-untyped-def]

@@ -19,6 +19,11 @@ class LessonView(QTextBrowser):
         self.setPlainText(f"{lesson.title}\n\nLoading the lesson…")
         # Markdown + Pygments cost ~0.1 s: the window renders it after its first paint.
 
+    def set_lesson(self, lesson: Lesson) -> None:
+        self.lesson = lesson
+        self.set_theme(self.theme)
+        self.verticalScrollBar().setValue(0)
+
     def render(self) -> None:
         if not self.rendered:
             self.set_theme(self.theme)

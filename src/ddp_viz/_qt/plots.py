@@ -14,14 +14,31 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz.model.theme import Theme
-from ddp_viz.model.timeline import Cursor, RunRecord, scalar
+from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
 MARKERS_UP_TO = 60  # steps
 
 
-def _pen(color: str, width: float, dash: bool = False) -> pg.mkPen:
-    style = Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine
-    return pg.mkPen(color=color, width=width, style=style)
+DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+
+
+def _pen(color: str, width: float, dash: bool | int = False) -> pg.mkPen:
+    return pg.mkPen(color=color, width=width, style=DASHES[int(dash) % len(DASHES)])
+
+
+def param_title(record: RunRecord) -> str:
+    """The parameter plot's title names each parameter's line style (‖·‖ for tensors)."""
+    marks = ("—", "--", "··", "-·")
+    parts = [
+        f"{p.name if p.numel == 1 else '‖' + p.name + '‖'} ({marks[i % 4]})"
+        for i, p in enumerate(record.params)
+    ]
+    return "Parameters: " + ", ".join(parts) if parts else "Parameters"
+
+
+def has_surface(record: RunRecord) -> bool:
+    """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters."""
+    return record.scenario.get("model", {}).get("kind", "linear") == "linear"
 
 
 def full_batch_loss_grid(
@@ -85,7 +102,7 @@ class Plots(QWidget):
         font_px = self.text_px
         for w, title, left, bottom in (
             (self.loss_plot, "Loss (-- full batch)", "loss", "step"),
-            (self.param_plot, "Weight (—) bias (--)", "value", "updates"),
+            (self.param_plot, "Parameters", "value", "after step (0: start)"),
             (self.surface_plot, "Loss surface", "bias", "weight"),
         ):
             w.setBackground(t.panel)
@@ -133,11 +150,10 @@ class Plots(QWidget):
             c, m = t.rank_color(r), (t.rank_marker(r) if markers else None)
             # ranks are drawn with shrinking markers so identical curves stay visible
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
-            for key, plot, dash in (
-                ("loss", self.loss_plot, False),
-                ("w", self.param_plot, False),
-                ("b", self.param_plot, True),
-            ):
+            curves = [("loss", self.loss_plot, 0)] + [
+                (f"p{i}:", self.param_plot, i) for i in range(len(record.params))
+            ]
+            for key, plot, dash in curves:
                 self._curves[f"{key}{r}"] = plot.plot(
                     [],
                     [],
@@ -149,15 +165,17 @@ class Plots(QWidget):
                 )
         self._curves["full"] = self.loss_plot.plot([], [], pen=_pen(t.text, lw + 1, dash=True))
         last = max(1, record.steps_planned)
-        self.loss_plot.setXRange(-0.3, max(1, last - 1) + 0.3, padding=0.02)
+        self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
         self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
+        self.param_plot.setTitle(param_title(record), color=t.text, size=f"{self.text_px}px")
         init = record.initial_params()
+        names = record.param_names
         for r in range(record.world_size):
             self._series[f"loss{r}"] = ([], [])
-            self._series[f"w{r}"] = ([0.0], [scalar(init, "weight")])
-            self._series[f"b{r}"] = ([0.0], [scalar(init, "bias")])
+            for i, n in enumerate(names):
+                self._series[f"p{i}:{r}"] = ([0.0], [display_value(init.get(n))])
         self._series["full"] = ([], [])
-        self._series["path"] = ([scalar(init, "weight")], [scalar(init, "bias")])
+        self._series["path"] = self._path_point(record, init, [], [])
         self._build_surface(record)
         self.update_record(record)
 
@@ -176,7 +194,7 @@ class Plots(QWidget):
                 xs, ys = self._series["path"]
                 self._path.setData(np.asarray(xs, float), np.asarray(ys, float))
             return
-        prefixes = ("loss", "full") if group == "loss" else ("w", "b")
+        prefixes = ("loss", "full") if group == "loss" else ("p",)
         plot = self.loss_plot if group == "loss" else self.param_plot
         lo, hi = np.inf, -np.inf
         for name, curve in self._curves.items():
@@ -216,13 +234,13 @@ class Plots(QWidget):
         for st in record.steps[self._consumed : done]:
             for r, rs in st.ranks.items():
                 loss = rs.loss if rs.loss is not None else np.nan
-                self._append(f"loss{r}", st.step, loss)
-                self._append(f"w{r}", st.step + 1, scalar(rs.params, "weight"))
-                self._append(f"b{r}", st.step + 1, scalar(rs.params, "bias"))
+                self._append(f"loss{r}", st.step + 1, loss)
+                for i, n in enumerate(record.param_names):
+                    value = display_value(rs.params.get(n)) if rs.params else np.nan
+                    self._append(f"p{i}:{r}", st.step + 1, value)
             if st.reference is not None:
-                self._append("full", st.step, st.reference.full_batch_loss)
-            params = st.params_after()
-            self._append("path", scalar(params, "weight"), scalar(params, "bias"))
+                self._append("full", st.step + 1, st.reference.full_batch_loss)
+            self._path_point(record, st.params_after() or {}, *self._series["path"])
         if done > self._consumed:
             self._consumed = done
             self._stale = {"loss", "param", "surface"}
@@ -239,6 +257,16 @@ class Plots(QWidget):
             self._push(group)
         self._update_surface(record, cursor)
 
+    @staticmethod
+    def _path_point(record: RunRecord, params: dict, xs: list, ys: list) -> tuple[list, list]:
+        """Append the (first, second) parameter pair to the surface's path (linear model)."""
+        if has_surface(record) and len(record.params) == 2:
+            a, b = record.param_names
+            x, y = scalar(params, a), scalar(params, b)
+            xs.append(x if math.isfinite(x) else np.nan)
+            ys.append(y if math.isfinite(y) else np.nan)
+        return xs, ys
+
     def _append(self, name: str, x: float, y: float) -> None:
         """Non-finite values (a diverging run) become gaps, never a broken axis range."""
         xs, ys = self._series[name]
@@ -253,7 +281,12 @@ class Plots(QWidget):
         self._arrow_step = -1
         self._surface_ready = False
         x, y = record.scenario.get("x", []), record.scenario.get("y", [])
-        if not x:
+        self.surface_plot.setVisible(has_surface(record))
+        if not x or not has_surface(record):
+            self.surface_note.setText(
+                "The loss surface is drawn for the one-weight model only; this model has "
+                f"{sum(p.numel for p in record.params):,} parameters."
+            )
             return
         A = np.vstack([np.asarray(x, float), np.ones(len(x))]).T
         (w_opt, b_opt), *_ = np.linalg.lstsq(A, np.asarray(y, float), rcond=None)
@@ -319,17 +352,16 @@ class Plots(QWidget):
         self._arrow_step = step_i
         st = record.steps[step_i]
         start = record.params_before(step_i)
-        w0, b0 = scalar(start, "weight"), scalar(start, "bias")
+        a, b = record.param_names
+        w0, b0 = scalar(start, a), scalar(start, b)
+
+        def arrow(curve: pg.PlotDataItem, g: dict | None) -> None:
+            if g is None:
+                curve.setData([], [])
+            else:
+                curve.setData([w0, w0 - lr * scalar(g, a)], [b0, b0 - lr * scalar(g, b)])
+
         for r in range(record.world_size):
             rs = st.ranks.get(r)
-            if rs is None or rs.local is None:
-                self._arrows[r].setData([], [])
-                continue
-            self._arrows[r].setData(
-                [w0, w0 - lr * scalar(rs.local, "weight")], [b0, b0 - lr * scalar(rs.local, "bias")]
-            )
-        avg = st.averaged()
-        if avg is not None:
-            self._arrows[-1].setData(
-                [w0, w0 - lr * scalar(avg, "weight")], [b0, b0 - lr * scalar(avg, "bias")]
-            )
+            arrow(self._arrows[r], rs.local if rs is not None else None)
+        arrow(self._arrows[-1], st.averaged())

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from ddp_viz.model import protocol
 from ddp_viz.model.report import rows_label
+from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import RunRecord
 
@@ -85,15 +86,16 @@ class ProcessView(QWidget):
         self._lines += text.count("\n") + 1
         self._update_toggle()
 
-    def set_engine_state(self, state: str, detail: str = "") -> None:
+    def set_engine_state(self, state: EngineState) -> None:
         words = {
-            "starting": "engine: starting (importing torch once for all ranks)…",
-            "running": "engine: running",
-            "stopped": "engine: stopped",
-            "crashed": "engine: the engine process ended unexpectedly. Restart it to run again.",
+            EngineState.STARTING: "engine: starting (importing torch once for all ranks)…",
+            EngineState.READY: "engine: running",
+            EngineState.STOPPED: "engine: stopped",
+            EngineState.CRASHED: "engine: the engine process ended unexpectedly. "
+            "Restart it to run again.",
         }
-        self.engine_label.setText(words.get(state, state) + (f" {detail}" if detail else ""))
-        bad = state == "crashed"
+        self.engine_label.setText(words[state])
+        bad = state is EngineState.CRASHED
         self.engine_label.setStyleSheet(f"color: {self.theme.bad};" if bad else "")
         self.restart.setVisible(bad)
 
@@ -105,7 +107,7 @@ class ProcessView(QWidget):
         self._record = record
         if self._pending:
             self._pending = 0
-            self.set_engine_state("running")
+            self.set_engine_state(EngineState.READY)
         self._refresh()
 
     def set_pending(self, ranks: int) -> None:

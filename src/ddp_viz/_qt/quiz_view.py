@@ -1,5 +1,5 @@
-"""The quiz: multiple-choice questions with explained feedback, and a prediction graded
-against the live run's value."""
+"""The quiz: multiple-choice questions with explained feedback, and a prediction locked before
+Run and graded (by the session controller) when the stage reveals the real value."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz.model.quiz import (
-    Feedback,
-    Question,
-    Score,
-    grade_choice,
-    grade_prediction,
-    parse_prediction,
-)
+from ddp_viz.model.lesson import inline_markdown
+from ddp_viz.model.quiz import Feedback, Question, Score, grade_choice, parse_prediction
 from ddp_viz.model.theme import Theme
-from ddp_viz.model.timeline import RunRecord, scalar
+
+
+def _rich_label(markdown: str) -> QLabel:
+    label = QLabel(inline_markdown(markdown))
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setWordWrap(True)
+    return label
 
 
 class WrappingChoice(QWidget):
@@ -37,8 +37,7 @@ class WrappingChoice(QWidget):
         super().__init__(parent)
         self.button = QRadioButton()
         self.button.setAccessibleName(text)
-        self.label = QLabel(text)
-        self.label.setWordWrap(True)
+        self.label = _rich_label(text)
         self.label.setBuddy(self.button)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -52,26 +51,34 @@ class WrappingChoice(QWidget):
 
 class QuizView(QScrollArea):
     score_changed = Signal(int, int)
+    passed = Signal()  # every question answered right at least once
+    prediction_locked = Signal(object, float)  # Question, value
 
     def __init__(self, questions: list[Question], theme: Theme, parent: QWidget | None = None):
         super().__init__(parent)
         self.theme = theme
-        self.questions = questions
-        self.score = Score()
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.set_questions(questions)
+
+    def set_questions(self, questions: list[Question]) -> None:
+        """Show a lesson's quiz, with a fresh score."""
+        self.questions = list(questions)
+        self.score = Score()
+        self.groups: dict[str, QButtonGroup] = {}
+        self.feedback: dict[str, QLabel] = {}
+        self.prediction_edit: QLineEdit | None = None
+        self.prediction_question: Question | None = None
         body = QWidget()
         self.layout_ = QVBoxLayout(body)
         self.score_label = QLabel()
         self.score_label.setObjectName("quiz_score")
         self.layout_.addWidget(self.score_label)
-        self.groups: dict[str, QButtonGroup] = {}
-        self.feedback: dict[str, QLabel] = {}
-        self.prediction_edit: QLineEdit | None = None
-        self.locked_prediction: float | None = None
-        self.prediction_question: Question | None = None
-        for i, q in enumerate(questions, start=1):
+        for i, q in enumerate(self.questions, start=1):
             self.layout_.addWidget(self._question_box(i, q))
+        retake = QPushButton("Start the quiz again")
+        retake.clicked.connect(lambda: self.set_questions(self.questions))
+        self.layout_.addWidget(retake)
         self.layout_.addStretch(1)
         self.setWidget(body)
         self._update_score()
@@ -83,11 +90,10 @@ class QuizView(QScrollArea):
     def _question_box(self, number: int, q: Question) -> QGroupBox:
         box = QGroupBox(f"Question {number}")
         v = QVBoxLayout(box)
-        prompt = QLabel(q.prompt)
-        prompt.setWordWrap(True)
-        v.addWidget(prompt)
+        v.addWidget(_rich_label(q.prompt))
         fb = QLabel("")
         fb.setWordWrap(True)
+        fb.setTextFormat(Qt.TextFormat.RichText)
         fb.setObjectName(f"feedback_{q.id}")
         self.feedback[q.id] = fb
         if q.kind == "choice":
@@ -110,6 +116,7 @@ class QuizView(QScrollArea):
             lock = QPushButton("Lock in")
             lock.setObjectName(f"lock_{q.id}")
             lock.clicked.connect(self._on_lock_clicked)
+            edit.returnPressed.connect(self._on_lock_clicked)
             row.addWidget(edit, 1)
             row.addWidget(lock)
             v.addLayout(row)
@@ -117,20 +124,25 @@ class QuizView(QScrollArea):
         v.addWidget(fb)
         return box
 
-    def _show(self, q: Question, fb: Feedback) -> None:
+    def show_feedback(self, q: Question, fb: Feedback) -> None:
+        """Show a graded answer and count it (only a question's first answer scores)."""
         label = self.feedback[q.id]
-        label.setText(("✓ " if fb.correct else "✗ ") + fb.text)
+        label.setText(("✓ " if fb.correct else "✗ ") + inline_markdown(fb.text))
         label.setStyleSheet(f"color: {self.theme.ok if fb.correct else self.theme.bad};")
         self.score.record(q.id, fb.correct)
         self._update_score()
 
+    def show_note(self, question_id: str, text: str, bad: bool = False) -> None:
+        label = self.feedback[question_id]
+        label.setText(inline_markdown(text))
+        label.setStyleSheet(f"color: {self.theme.bad};" if bad else "")
+
     def _on_check_clicked(self, q: Question, group: QButtonGroup) -> None:
         picked = group.checkedId()
         if picked < 0:
-            self.feedback[q.id].setText("Pick an answer first.")
-            self.feedback[q.id].setStyleSheet("")
+            self.show_note(q.id, "Pick an answer first.")
             return
-        self._show(q, grade_choice(q, picked))
+        self.show_feedback(q, grade_choice(q, picked))
 
     def answer(self, question_id: str, choice: int) -> None:
         """Pick and check an answer (keyboard users and tests)."""
@@ -143,27 +155,14 @@ class QuizView(QScrollArea):
         assert self.prediction_edit is not None and self.prediction_question is not None
         q = self.prediction_question
         try:
-            self.locked_prediction = parse_prediction(self.prediction_edit.text())
+            value = parse_prediction(self.prediction_edit.text())
         except ValueError as exc:
-            self.feedback[q.id].setText(f"Enter a number: {exc}.")
-            self.feedback[q.id].setStyleSheet(f"color: {self.theme.bad};")
+            self.show_note(q.id, f"Enter a number: {exc}.", bad=True)
             return
-        self.feedback[q.id].setText(
-            f"Locked in: {self.locked_prediction:g}. Now press Run; the real run grades it."
-        )
-        self.feedback[q.id].setStyleSheet("")
-
-    def grade_against_run(self, record: RunRecord) -> None:
-        """Grade a locked-in prediction with the averaged weight gradient the ranks computed."""
-        q = self.prediction_question
-        if q is None or self.locked_prediction is None or not record.steps:
-            return
-        avg = record.steps[0].averaged()
-        if avg is None:
-            return
-        self._show(q, grade_prediction(q, self.locked_prediction, scalar(avg, "weight")))
-        self.locked_prediction = None
+        self.prediction_locked.emit(q, value)
 
     def _update_score(self) -> None:
         self.score_label.setText(self.score.text(len(self.questions)))
         self.score_changed.emit(self.score.correct, len(self.questions))
+        if self.score.passed(len(self.questions)):
+            self.passed.emit()

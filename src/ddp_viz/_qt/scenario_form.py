@@ -1,4 +1,4 @@
-""" "Try it yourself": world size, steps, learning rate, initial weight and bias, data rows.
+""" "Try it yourself": world size, steps, learning rate, initial values, bucket size, data rows.
 
 Every change is validated by the pure scenario model; bad fields are marked in place with the
 reason, and ``validity_changed`` lets the window keep Run disabled until they are fixed.
@@ -32,6 +32,7 @@ from ddp_viz.model.theme import Theme
 class ScenarioForm(QWidget):
     scenario_changed = Signal(object)  # Scenario, or None while invalid
     validity_changed = Signal(bool)
+    submitted = Signal()  # Enter in a field: run, if everything is valid
 
     def __init__(self, scenario: Scenario, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -46,6 +47,11 @@ class ScenarioForm(QWidget):
         self.lr = QLineEdit()
         self.init_weight = QLineEdit()
         self.init_bias = QLineEdit()
+        self.bucket_cap = QLineEdit()
+        self.bucket_cap.setToolTip("DistributedDataParallel(bucket_cap_mb=…): size of a bucket")
+        self.model_label = QLabel("")
+        self.model_label.setWordWrap(True)
+        self.model_label.setObjectName("model_label")
         for name, w in self._fields().items():
             w.setObjectName(name)
             w.setAccessibleName(name)
@@ -72,6 +78,8 @@ class ScenarioForm(QWidget):
         form.addRow("Learning rate", self.lr)
         form.addRow("Initial weight", self.init_weight)
         form.addRow("Initial bias", self.init_bias)
+        form.addRow("Bucket (MB)", self.bucket_cap)
+        form.addRow("Model", self.model_label)
         buttons = QHBoxLayout()
         for b in (self.add_row, self.remove_row, self.reset):
             buttons.addWidget(b)
@@ -89,8 +97,11 @@ class ScenarioForm(QWidget):
 
         self.world_size.valueChanged.connect(self._on_field_changed)
         self.steps.valueChanged.connect(self._on_field_changed)
-        for edit in (self.lr, self.init_weight, self.init_bias):
+        for edit in (self.lr, self.init_weight, self.init_bias, self.bucket_cap):
             edit.textChanged.connect(self._on_field_changed)
+            edit.returnPressed.connect(self._on_return_pressed)
+        for spin in (self.world_size, self.steps):
+            spin.lineEdit().returnPressed.connect(self._on_return_pressed)
         self.table.itemChanged.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
@@ -105,6 +116,7 @@ class ScenarioForm(QWidget):
             "lr": self.lr,
             "init_weight": self.init_weight,
             "init_bias": self.init_bias,
+            "ddp.bucket_cap_mb": self.bucket_cap,
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -112,8 +124,24 @@ class ScenarioForm(QWidget):
         self._show_errors()  # error colours come from the theme
 
     # --- values ------------------------------------------------------------------------------
+    def set_lesson_scenario(self, s: Scenario) -> None:
+        """A new lesson: its scenario is what "Lesson values" restores from now on."""
+        self._lesson = s
+        self.set_scenario(s)
+
+    def _on_return_pressed(self) -> None:
+        if self.valid:
+            self.submitted.emit()
+
     def set_scenario(self, s: Scenario) -> None:
         self._loading = True
+        self._model = s.model
+        linear = s.model.kind == "linear"
+        self.model_label.setText(s.model.describe())
+        for w in (self.init_weight, self.init_bias):
+            w.setEnabled(linear)
+            w.setToolTip("" if linear else "The MLP's initial weights come from its seed")
+        self.bucket_cap.setText(f"{s.ddp.bucket_cap_mb:g}")
         self.world_size.setValue(s.world_size)
         self.steps.setValue(s.steps)
         self.lr.setText(f"{s.lr:g}")
@@ -146,6 +174,8 @@ class ScenarioForm(QWidget):
             "lr": self.lr.text(),
             "init_weight": self.init_weight.text(),
             "init_bias": self.init_bias.text(),
+            "model": self._model.to_dict(),
+            "ddp": {"bucket_cap_mb": _float_or_text(self.bucket_cap.text())},
         }
 
     def scenario(self) -> Scenario | None:
@@ -215,6 +245,9 @@ class ScenarioForm(QWidget):
     def set_enabled_for_run(self, enabled: bool) -> None:
         for w in (*self._fields().values(), self.table, self.add_row, self.remove_row, self.reset):
             w.setEnabled(enabled)
+        if enabled and self._model.kind != "linear":
+            self.init_weight.setEnabled(False)
+            self.init_bias.setEnabled(False)
 
 
 def _label(key: str) -> str:
@@ -224,6 +257,7 @@ def _label(key: str) -> str:
         "lr": "Learning rate",
         "init_weight": "Initial weight",
         "init_bias": "Initial bias",
+        "ddp.bucket_cap_mb": "Bucket size (MB)",
         "x": "x (data)",
         "y": "y (data)",
     }
@@ -231,3 +265,11 @@ def _label(key: str) -> str:
         col, idx = key.split("[")
         return f"{col} in row {int(idx.rstrip(']')) + 1}"
     return names.get(key, key)
+
+
+def _float_or_text(text: str) -> float | str:
+    """The bucket size as typed: a number when it is one, else the text (reported as bad)."""
+    try:
+        return float(text.strip().replace("−", "-"))
+    except ValueError:
+        return text

@@ -83,7 +83,7 @@ def cold_naive(world_size: int) -> float:
 # --- 2. warm runs ---------------------------------------------------------------------------
 def warm_runs(world_size: int, reps: int) -> list[float]:
     with EngineClient() as client:
-        client.send("warm", world_size=world_size)
+        client.send(protocol.WarmCommand(world_size=world_size))
         for _ in client.run(scenario_for(world_size)):  # first job in every rank
             pass
         out = []

@@ -59,8 +59,8 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
     frames.timeout.connect(on_frame)
 
     def maybe_start() -> None:
-        workers = win.controller.workers.values()
-        if win.controller.engine_ready and sum(w.state == "ready" for w in workers) >= world_size:
+        workers = win.session.workers.values()
+        if win.session.engine_ready and sum(w.state == "ready" for w in workers) >= world_size:
             poll.stop()
             state["t_start"] = time.perf_counter()
             frames.start()
@@ -69,7 +69,9 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
     def on_ended(record) -> None:
         frames.stop()
         elapsed = time.perf_counter() - state["t_start"]
-        expected = 1 + world_size + steps + steps * world_size * 4 + 1
+        # run_started, rank_started and initial_params per rank, a reference per step,
+        # four events per rank and step, run_finished
+        expected = 1 + 2 * world_size + steps + steps * world_size * 4 + 1
         iv = np.array(state["intervals"]) * 1000
         print(
             json.dumps(
@@ -90,7 +92,7 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
         win.close()
         app.quit()
 
-    win.controller.run_ended.connect(on_ended)
+    win.run_ended.connect(on_ended)
     poll = QTimer()
     poll.setInterval(20)
     poll.timeout.connect(maybe_start)

@@ -21,6 +21,7 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.reference import reference
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
@@ -130,18 +131,17 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
 def _train(
     run: int, rank: int, scenario: Scenario, rows: list[int], fault: dict, send: Send
 ) -> None:
-    torch.manual_seed(0)
-    model = nn.Linear(1, 1)
-    with torch.no_grad():
-        model.weight.fill_(scenario.init_weight)
-        model.bias.fill_(scenario.init_bias)
-    ddp = DDP(model)  # broadcasts rank 0's parameters to every rank
+    model = build_model(scenario)
+    # broadcasts rank 0's parameters to every rank
+    ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
+    send(protocol.to_dict(protocol.InitialParams(run, rank, named_values(model))))
     capture = Capture(names={id(p): n for n, p in model.named_parameters()})
     ddp.register_comm_hook(capture, _hook)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
     loss_fn = nn.MSELoss()
-    x = torch.tensor([scenario.x[i] for i in rows]).unsqueeze(1)
-    y = torch.tensor([scenario.y[i] for i in rows]).unsqueeze(1)
+    dtype = torch_dtype(scenario)
+    x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
+    y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
 
     completed = 0
     for step in range(scenario.steps):
@@ -150,8 +150,7 @@ def _train(
                 os._exit(17)
             raise RankFault(f"injected fault at step {step}")
         if rank == 0:
-            w, b = model.weight.detach().item(), model.bias.detach().item()
-            send(protocol.to_dict(reference(run, step, scenario, w, b)))
+            send(protocol.to_dict(reference(run, step, scenario, model)))
         capture.reset()
         optimizer.zero_grad()
         t0 = time.monotonic()
@@ -161,7 +160,7 @@ def _train(
         t2 = time.monotonic()
         optimizer.step()
         t3 = time.monotonic()
-        params = {n: p.detach().flatten().tolist() for n, p in model.named_parameters()}
+        params = named_values(model)
         loss_value = loss.detach().item()
         buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
         averaged = capture.averaged

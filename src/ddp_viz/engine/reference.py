@@ -1,37 +1,38 @@
 """The single-process reference: full-batch gradient and the hand-made shard average.
 
 This is what a lesson without DDP can only simulate. It never touches a process group; it
-runs in float64 so it is a sharper oracle than the float32 ranks it is compared with.
+runs in float64 so it is a sharper oracle than the float32 ranks it is compared with. It works
+for any model spec: it copies the parameters the ranks hold going into the step.
 """
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
+from ddp_viz.engine.models import named_grads
 from ddp_viz.model.protocol import Reference
 from ddp_viz.model.scenario import Scenario
 
 
-def _grads(weight: float, bias: float, xs: list[float], ys: list[float]) -> tuple[float, dict]:
-    model = nn.Linear(1, 1).double()
-    with torch.no_grad():
-        model.weight.fill_(weight)
-        model.bias.fill_(bias)
+def _loss_and_grads(model: nn.Module, xs: list[float], ys: list[float]) -> tuple[float, dict]:
+    model.zero_grad(set_to_none=True)
     x = torch.tensor(xs, dtype=torch.float64).unsqueeze(1)
     y = torch.tensor(ys, dtype=torch.float64).unsqueeze(1)
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
-    grads = {name: p.grad.flatten().tolist() for name, p in model.named_parameters()}
-    return loss.detach().item(), grads
+    return loss.detach().item(), named_grads(model)
 
 
-def reference(run: int, step: int, scenario: Scenario, weight: float, bias: float) -> Reference:
-    """Reference gradients at ``(weight, bias)``, the parameters going into ``step``."""
-    loss, full = _grads(weight, bias, list(scenario.x), list(scenario.y))
+def reference(run: int, step: int, scenario: Scenario, module: nn.Module) -> Reference:
+    """Reference gradients at ``module``'s current parameters (those going into ``step``)."""
+    model = copy.deepcopy(module).double()
+    loss, full = _loss_and_grads(model, list(scenario.x), list(scenario.y))
     shards = scenario.shards()
     per_shard = [
-        _grads(weight, bias, [scenario.x[i] for i in rows], [scenario.y[i] for i in rows])[1]
+        _loss_and_grads(model, [scenario.x[i] for i in rows], [scenario.y[i] for i in rows])[1]
         for rows in shards
     ]
     manual = {

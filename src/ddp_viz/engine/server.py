@@ -145,47 +145,35 @@ class Engine:
         except protocol.ProtocolError as exc:
             self.emit(protocol.CommandError(message=str(exc)))
             return
-        name = cmd["cmd"]
-        if name == "shutdown":
-            self.running = False
-        elif name == "warm":
-            self._on_warm(cmd)
-        elif name == "cancel":
-            self._on_cancel(cmd)
-        elif name == "run":
-            self._on_run(cmd)
+        match cmd:
+            case protocol.ShutdownCommand():
+                self.running = False
+            case protocol.WarmCommand(world_size=n):
+                if self.active is None and self.pending is None:
+                    self._resize(max(1, min(n, 8)))
+            case protocol.CancelCommand():
+                self._on_cancel(cmd)
+            case protocol.RunCommand():
+                self._on_run(cmd)
 
-    def _on_warm(self, cmd: dict[str, Any]) -> None:
-        try:
-            n = int(cmd.get("world_size", 2))
-        except (TypeError, ValueError):
-            self.emit(protocol.CommandError(message="warm: world_size must be a whole number"))
-            return
-        if self.active is None and self.pending is None:
-            self._resize(max(1, min(n, 8)))
-
-    def _on_run(self, cmd: dict[str, Any]) -> None:
+    def _on_run(self, cmd: protocol.RunCommand) -> None:
         if self.active is not None or self.pending is not None:
             self.emit(protocol.CommandError(message="a run is already in progress"))
             return
         try:
-            run_id = int(cmd.get("run", 0))
-            scenario = Scenario.from_mapping(cmd.get("scenario") or {})
+            scenario = Scenario.from_mapping(cmd.scenario)
         except ScenarioError as exc:
             self.emit(protocol.CommandError(message=str(exc), field=exc.field))
             return
-        except (TypeError, ValueError) as exc:
-            self.emit(protocol.CommandError(message=f"run: {exc}"))
-            return
-        self.pending = ActiveRun(run=run_id, scenario=scenario, fault=cmd.get("fault") or {})
+        self.pending = ActiveRun(run=cmd.run, scenario=scenario, fault=cmd.fault)
         self._resize(scenario.world_size)
         self._maybe_launch()
 
-    def _on_cancel(self, cmd: dict[str, Any]) -> None:
+    def _on_cancel(self, cmd: protocol.CancelCommand) -> None:
         current = self.active or self.pending
         if current is None:
             return
-        if cmd.get("run") is not None and cmd.get("run") != current.run:
+        if cmd.run is not None and cmd.run != current.run:
             return
         self._end_run(protocol.RunCancelled(run=current.run), kill=True)
 
@@ -217,6 +205,10 @@ class Engine:
                 steps=pending.scenario.steps,
                 scenario=pending.scenario.to_dict(),
                 shards=pending.scenario.shards(),
+                params=[
+                    {"name": p.name, "shape": list(p.shape)}
+                    for p in pending.scenario.model.parameters()
+                ],
             )
         )
         # the rendezvous file lives in a folder only this user can read (mkdtemp: 0700)

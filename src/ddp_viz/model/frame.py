@@ -150,3 +150,26 @@ class StageFrame:
             for b in shown[i + 1 :]:
                 if a.box.overlaps(b.box):
                     yield a, b
+
+
+def wrap_lines(text: str, font: Font, width: float, measure: Measure) -> list[str]:
+    """Greedy word wrap into lines no wider than ``width`` (a long word gets a line of its own)."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        trial = f"{current} {word}" if current else word
+        if current and measure(trial, font) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = trial
+    if current:
+        lines.append(current)
+    return lines
+
+
+def fmt(v: float | None, digits: int = 4) -> str:
+    """A recorded number for the stage: 4 significant digits and a real minus sign."""
+    if v is None or v != v:
+        return "—"
+    return f"{v:.{digits}g}".replace("-", "−")

@@ -1,7 +1,10 @@
-"""Lessons: Markdown plus a small TOML file (code view, phase highlights), rendered to HTML.
+"""Lessons: each is a folder under assets/lessons/ holding ``lesson.md``, ``lesson.toml`` and the
+scenario it runs. Pure model layer; a lecturer adds a lesson by adding a folder.
 
-Pure model layer. Content lives under assets/lessons/ so a lecturer can edit or add a lesson
-without touching Python.
+``lesson.toml`` holds the title, the lesson's place in the course (``order``), a one-line
+``summary``, ``prerequisites`` (lesson ids), the default ``scenario`` file, the stage ``scene``,
+the code listing with the lines to highlight per phase (``[code]``), one sentence per phase
+(``[phase_text]``) and the quiz (``[[question]]``).
 """
 
 from __future__ import annotations
@@ -10,40 +13,89 @@ import html
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ddp_viz.model.assets import asset
-from ddp_viz.model.timeline import PHASES
+from ddp_viz.model.quiz import Question, parse_questions
+from ddp_viz.model.scenario import Scenario
+
+
+class LessonError(ValueError):
+    """A lesson folder that cannot be used; the message names the folder and the key."""
 
 
 @dataclass(frozen=True)
 class Lesson:
+    id: str
     title: str
     markdown: str
     code: str
+    order: int = 0
+    summary: str = ""
+    prerequisites: tuple[str, ...] = ()
+    scene: str = "ddp_step"
+    scenario_file: Path | None = None
     highlight: dict[str, list[int]] = field(default_factory=dict)
     phase_text: dict[str, str] = field(default_factory=dict)
-    quiz: str = ""
+    questions: tuple[Question, ...] = ()
 
     def lines_for(self, phase: str) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays."""
         return self.highlight.get(phase, [])
 
+    def scenario(self) -> Scenario:
+        """The lesson's default scenario (a fresh, validated copy)."""
+        if self.scenario_file is None:
+            return Scenario()
+        return Scenario.load(self.scenario_file)
 
-def load_lesson(name: str = "ddp-pattern", folder: Path | None = None) -> Lesson:
-    folder = folder or asset("lessons")
-    meta = tomllib.loads((folder / f"{name}.toml").read_text(encoding="utf-8"))
-    markdown = (folder / meta["markdown"]).read_text(encoding="utf-8")
-    highlight = {k: [int(n) for n in v] for k, v in meta.get("highlight", {}).items()}
-    unknown = set(highlight) - set(PHASES)
+
+def _need(meta: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    value = meta.get(key)
+    if not isinstance(value, kind):
+        raise LessonError(f"{where}: `{key}` must be a {kind.__name__}")
+    return value
+
+
+def load_lesson_folder(folder: Path) -> Lesson:
+    """Read one lesson folder; :class:`LessonError` names what is wrong."""
+    from ddp_viz.model.scenes import PHASES_OF, SCENES
+
+    where = f"lesson {folder.name}"
+    try:
+        meta = tomllib.loads((folder / "lesson.toml").read_text(encoding="utf-8"))
+        markdown = (folder / "lesson.md").read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise LessonError(f"{where}: missing {Path(exc.filename).name}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(f"{where}: lesson.toml is not valid TOML ({exc})") from None
+    scene = meta.get("scene", "ddp_step")
+    if scene not in SCENES:
+        raise LessonError(f"{where}: unknown scene {scene!r}; known: {', '.join(SCENES)}")
+    code = meta.get("code", {})
+    highlight = {k: [int(n) for n in v] for k, v in code.get("phases", {}).items()}
+    unknown = set(highlight) - set(PHASES_OF[scene])
     if unknown:
-        raise ValueError(f"lesson {name}: unknown phases in [highlight]: {sorted(unknown)}")
+        raise LessonError(f"{where}: [code.phases] names unknown phases {sorted(unknown)}")
+    scenario_file = folder / meta["scenario"] if meta.get("scenario") else None
+    if scenario_file is not None and not scenario_file.is_file():
+        raise LessonError(f"{where}: scenario file {meta['scenario']} not found")
+    try:
+        questions = parse_questions(meta.get("question", []))
+    except ValueError as exc:
+        raise LessonError(f"{where}: {exc}") from None
     return Lesson(
-        title=meta.get("title", name),
+        id=folder.name,
+        title=_need(meta, "title", str, where),
         markdown=markdown,
-        code=meta.get("code", "").strip("\n"),
+        code=str(code.get("listing", "")).strip("\n"),
+        order=int(meta.get("order", 0)),
+        summary=str(meta.get("summary", "")),
+        prerequisites=tuple(meta.get("prerequisites", ())),
+        scene=scene,
+        scenario_file=scenario_file,
         highlight=highlight,
         phase_text=dict(meta.get("phase_text", {})),
-        quiz=meta.get("quiz", ""),
+        questions=tuple(questions),
     )
 
 
@@ -63,7 +115,7 @@ def markdown_to_html(text: str, code_style: str = "default", code_bg: str = "#f3
     from markdown_it import MarkdownIt
 
     # Qt rich text honours inline styles and table attributes more reliably than CSS.
-    pre_style = f"background:{code_bg}; padding:8px"
+    pre_style = f"background:{code_bg}; padding:8px; white-space:pre-wrap"
 
     def fence(code: str, lang: str, _attrs: str) -> str:
         if lang in ("python", "py"):
@@ -74,3 +126,11 @@ def markdown_to_html(text: str, code_style: str = "default", code_bg: str = "#f3
     body = md.render(text).replace("<pre>", f"<pre style='{pre_style}'>")  # indented code
     body = body.replace("<table>", "<table cellpadding='4' cellspacing='0' border='1'>")
     return body
+
+
+def inline_markdown(text: str) -> str:
+    """One paragraph of Markdown (quiz prompts, feedback) as rich text without the <p>."""
+    from markdown_it import MarkdownIt
+
+    out = MarkdownIt("commonmark").renderInline(text)
+    return out

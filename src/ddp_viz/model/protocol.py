@@ -53,12 +53,28 @@ class WorkerState(Event):
 # --- one run --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunStarted(Event):
+    """A run began. ``scenario`` holds every key, ``[model]`` and ``[ddp]`` included;
+    ``params`` names each parameter of the model with its shape, in ``named_parameters()``
+    order: ``[{"name": "weight", "shape": [1, 1]}, …]``. Steps are numbered from 0 in the
+    stream; every view shows them from 1."""
+
     kind: ClassVar[str] = "run_started"
     run: int
     world_size: int
     steps: int
     scenario: dict[str, Any]
     shards: list[list[int]] = field(default_factory=list)
+    params: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InitialParams(Event):
+    """A rank's parameters right after ``DDP(model)``, which broadcast rank 0's to all."""
+
+    kind: ClassVar[str] = "initial_params"
+    run: int
+    rank: int
+    params: Grads
 
 
 @dataclass(frozen=True)
@@ -175,6 +191,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         WorkerState,
         RunStarted,
         RankStarted,
+        InitialParams,
         LocalGrad,
         AveragedGrad,
         Params,
@@ -223,6 +240,10 @@ def from_dict(data: Any) -> Event:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ProtocolError(f"unknown event {name!r}")
+    return cls(**_checked_fields(cls, data, name))
+
+
+def _checked_fields(cls: type, data: dict[str, Any], name: str) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     for fname, required, check, norm in _fields_of(cls):
         if fname not in data:
@@ -233,27 +254,66 @@ def from_dict(data: Any) -> Event:
         if not check(value):
             raise ProtocolError(f"{name}: field {fname!r} has the wrong type ({value!r:.80})")
         kwargs[fname] = norm(value)
-    return cls(**kwargs)
+    return kwargs
 
 
-# --- commands (front end -> engine) ---------------------------------------------------------
-COMMANDS = ("run", "cancel", "warm", "shutdown")
+# --- commands (front end -> engine), typed like events ----------------------------------------
+@dataclass(frozen=True)
+class Command:
+    kind: ClassVar[str] = ""
 
 
-def command(cmd: str, **args: Any) -> str:
-    if cmd not in COMMANDS:
-        raise ValueError(f"unknown command {cmd!r}")
-    return json.dumps({"cmd": cmd, **args}, separators=(",", ":"))
+@dataclass(frozen=True)
+class RunCommand(Command):
+    """Start ``scenario`` (a scenario mapping) as run ``run``; ``fault`` is for tests."""
+
+    kind: ClassVar[str] = "run"
+    run: int
+    scenario: dict[str, Any]
+    fault: dict[str, Any] = field(default_factory=dict)
 
 
-def decode_command(line: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CancelCommand(Command):
+    kind: ClassVar[str] = "cancel"
+    run: int | None = None
+
+
+@dataclass(frozen=True)
+class WarmCommand(Command):
+    """Keep ``world_size`` ranks forked and ready."""
+
+    kind: ClassVar[str] = "warm"
+    world_size: int
+
+
+@dataclass(frozen=True)
+class ShutdownCommand(Command):
+    kind: ClassVar[str] = "shutdown"
+
+
+COMMAND_TYPES: dict[str, type[Command]] = {
+    cls.kind: cls for cls in (RunCommand, CancelCommand, WarmCommand, ShutdownCommand)
+}
+COMMANDS = tuple(COMMAND_TYPES)
+
+
+def encode_command(cmd: Command) -> str:
+    return json.dumps({"cmd": cmd.kind, **asdict(cmd)}, separators=(",", ":"))
+
+
+def decode_command(line: str | bytes) -> Command:
+    """Parse one command line; :class:`ProtocolError` says what is wrong."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(f"command of {len(line)} bytes exceeds the {MAX_LINE_BYTES} limit")
     try:
         data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ProtocolError(f"command is not JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or data.get("cmd") not in COMMANDS:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"command is not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("cmd") not in COMMAND_TYPES:
         raise ProtocolError(f"unknown command; expected one of {', '.join(COMMANDS)}")
-    return data
+    cls = COMMAND_TYPES[data["cmd"]]
+    return cls(**_checked_fields(cls, data, data["cmd"]))
 
 
 # --- structural validation, compiled once per event type ------------------------------------

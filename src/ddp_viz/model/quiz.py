@@ -1,13 +1,53 @@
-"""Quiz questions, grading and score. Pure model layer; content is TOML under assets/quiz/."""
+"""Quiz questions, grading and score. Pure model layer; questions live in each lesson.toml.
+
+A ``predict`` question names a :class:`Quantity` of the learner's next run; the window locks the
+guess before Run and grades it when the stage reaches the phase that reveals the quantity, so
+the learner predicts first and watches second. Only the first answer to a question scores.
+"""
 
 from __future__ import annotations
 
 import math
-import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
-from ddp_viz.model.assets import asset
+from ddp_viz.model.timeline import RunRecord
+
+# what a quantity is -> the stage phase that reveals it
+REVEALED_IN = {"loss": "local", "local": "local", "averaged": "allreduce", "params": "step"}
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One recorded number: ``what`` of parameter ``param`` (element ``index``) at ``step``
+    (1-based, as every view counts steps) on ``rank``."""
+
+    what: str = "averaged"
+    param: str = ""
+    step: int = 1
+    rank: int = 0
+    index: int = 0
+
+    @property
+    def phase(self) -> str:
+        return REVEALED_IN[self.what]
+
+    def read(self, record: RunRecord) -> float | None:
+        """The value the run recorded, or None while it has not arrived."""
+        i = self.step - 1
+        if not 0 <= i < len(record.steps):
+            return None
+        rs = record.steps[i].ranks.get(self.rank)
+        if rs is None:
+            return None
+        if self.what == "loss":
+            return rs.loss
+        tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[self.what]
+        if tensors is None or self.param not in tensors:
+            return None
+        values = tensors[self.param]
+        return values[self.index] if self.index < len(values) else None
 
 
 @dataclass(frozen=True)
@@ -19,7 +59,7 @@ class Question:
     choices: tuple[str, ...] = ()
     answer: int | None = None
     why_not: tuple[str, ...] = ()
-    quantity: str = ""
+    quantity: Quantity | None = None
     tolerance: float = 0.01
 
 
@@ -29,25 +69,39 @@ class Feedback:
     text: str
 
 
-def load_quiz(name: str = "ddp-pattern.toml", folder: Path | None = None) -> list[Question]:
-    data = tomllib.loads(((folder or asset("quiz")) / name).read_text(encoding="utf-8"))
+def _quantity(qid: str, raw: Any) -> Quantity:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"question {qid}: predict questions need a [question.quantity] table")
+    q = Quantity(**{k: raw[k] for k in ("what", "param", "step", "rank", "index") if k in raw})
+    if q.what not in REVEALED_IN:
+        raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
+    if q.what != "loss" and not q.param:
+        raise ValueError(f"question {qid}: quantity.param names the parameter")
+    if q.step < 1:
+        raise ValueError(f"question {qid}: quantity.step counts from 1")
+    return q
+
+
+def parse_questions(raws: Sequence[Mapping[str, Any]]) -> list[Question]:
     questions = []
-    for raw in data.get("question", []):
+    for raw in raws:
+        kind = raw.get("kind")
+        qid = raw.get("id", "?")
+        if kind not in ("choice", "predict"):
+            raise ValueError(f"question {qid}: unknown kind {kind!r}")
         q = Question(
             id=raw["id"],
-            kind=raw["kind"],
+            kind=kind,
             prompt=raw["prompt"],
             explain=raw.get("explain", ""),
             choices=tuple(raw.get("choices", ())),
             answer=raw.get("answer"),
             why_not=tuple(raw.get("why_not", ())),
-            quantity=raw.get("quantity", ""),
+            quantity=_quantity(qid, raw.get("quantity")) if kind == "predict" else None,
             tolerance=float(raw.get("tolerance", 0.01)),
         )
-        if q.kind == "choice" and not (q.answer is not None and 0 <= q.answer < len(q.choices)):
-            raise ValueError(f"quiz question {q.id}: answer must index one of its choices")
-        if q.kind not in ("choice", "predict"):
-            raise ValueError(f"quiz question {q.id}: unknown kind {q.kind!r}")
+        if kind == "choice" and not (q.answer is not None and 0 <= q.answer < len(q.choices)):
+            raise ValueError(f"question {q.id}: answer must index one of its choices")
         questions.append(q)
     return questions
 
@@ -60,7 +114,7 @@ def grade_choice(q: Question, picked: int) -> Feedback:
 
 
 def parse_prediction(text: str) -> float:
-    """A learner's number; accepts a unicode minus. Raises ValueError with a readable message."""
+    """A learner's number; accepts a unicode minus and a decimal comma."""
     cleaned = text.strip().replace("−", "-").replace(",", ".")
     try:
         value = float(cleaned)
@@ -71,29 +125,42 @@ def parse_prediction(text: str) -> float:
     return value
 
 
+def prediction_is_right(q: Question, predicted: float, actual: float) -> bool:
+    """Within the question's relative tolerance of the real value (at least 1e-3 absolute),
+    on either side."""
+    return abs(predicted - actual) <= max(1e-3, q.tolerance * abs(actual))
+
+
 def grade_prediction(q: Question, predicted: float, actual: float) -> Feedback:
-    """Compare with the value a real run produced (relative tolerance, at least 1e-3 absolute)."""
-    ok = abs(predicted - actual) <= max(1e-3, q.tolerance * abs(actual))
+    ok = prediction_is_right(q, predicted, actual)
     verdict = "Right" if ok else "Not quite"
     return Feedback(
-        ok, f"{verdict}: you predicted {predicted:g}; the ranks computed {actual:g}. {q.explain}"
+        ok, f"{verdict}: you predicted {predicted:g}; the ranks computed {actual:.6g}. {q.explain}"
     )
 
 
 @dataclass
 class Score:
-    answers: dict[str, bool] = field(default_factory=dict)
+    """First answers only: a wrong first try that is corrected later still counts as wrong."""
+
+    first: dict[str, bool] = field(default_factory=dict)
+    latest: dict[str, bool] = field(default_factory=dict)
 
     def record(self, question_id: str, correct: bool) -> None:
-        self.answers[question_id] = correct
+        self.first.setdefault(question_id, correct)
+        self.latest[question_id] = correct
 
     @property
     def correct(self) -> int:
-        return sum(self.answers.values())
+        return sum(self.first.values())
 
     @property
     def answered(self) -> int:
-        return len(self.answers)
+        return len(self.first)
+
+    def passed(self, total: int) -> bool:
+        """Every question answered right at least once (the course marks the lesson done)."""
+        return total > 0 and len(self.latest) == total and all(self.latest.values())
 
     def text(self, total: int) -> str:
-        return f"Score: {self.correct} / {total} ({self.answered} answered)"
+        return f"Score: {self.correct} / {total} first answers right ({self.answered} answered)"

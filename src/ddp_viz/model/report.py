@@ -1,19 +1,19 @@
-"""Plain-text rendering of a recorded run, for the headless CLI."""
+"""Plain-text rendering of a recorded run, for the headless CLI.
+
+Steps and rows are numbered from 1, as every view shows them (the event stream counts from 0).
+One line per rank and parameter; a tensor of more than one value shows its L2 norm, ‖name‖.
+"""
 
 from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
-from ddp_viz.model.timeline import PARAM_NAMES, RunRecord, StepRecord, scalar, uneven_note
+from ddp_viz.model.timeline import RunRecord, StepRecord, display_value, uneven_note
 
 TICK, CROSS = "✓", "✗"
 
 
 def fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.6g}"
-
-
-def pair(g: Grads | None) -> str:
-    return "  ".join(f"{fmt(scalar(g, n)):>9}" for n in PARAM_NAMES) if g else f"{'—':>20}"
 
 
 def rows_label(rows: list[int]) -> str:
@@ -29,30 +29,47 @@ def mark(ok: bool | None) -> str:
     return "?" if ok is None else (TICK if ok else CROSS)
 
 
+def param_label(rec: RunRecord, name: str) -> str:
+    """``weight`` for one value, ``‖0.weight‖`` for a tensor shown by its norm."""
+    info = next((p for p in rec.params if p.name == name), None)
+    return name if info is None or info.numel == 1 else f"‖{name}‖"
+
+
+def value(g: Grads | None, name: str) -> str:
+    return fmt(display_value(g.get(name))) if g else "—"
+
+
 def step_table(rec: RunRecord, st: StepRecord) -> str:
+    names = rec.param_names
+    width = max([len(param_label(rec, n)) for n in names] + [9])
     head = (
-        f"{'rank':>4}  {'rows':<7} {'loss':>10}   {'local grad (w, b)':>20}   "
-        f"{'averaged (w, b)':>20}   {'after step (w, b)':>20}"
+        f"{'rank':>4}  {'rows':<7} {'loss':>10}   {'parameter':<{width}}  "
+        f"{'local grad':>11}  {'averaged':>11}  {'after step':>11}"
     )
-    lines = [f"step {st.step}", head, "-" * len(head)]
+    lines = [f"step {st.step + 1}", head, "-" * len(head)]
     for r in sorted(st.ranks):
         rs = st.ranks[r]
         rows = rec.shards[r] if r < len(rec.shards) else []
-        lines.append(
-            f"{r:>4}  {rows_label(rows):<7} {fmt(rs.loss):>10}   {pair(rs.local)}   "
-            f"{pair(rs.averaged)}   {pair(rs.params)}"
-        )
+        for i, n in enumerate(names):
+            lead = f"{r:>4}  {rows_label(rows):<7} {fmt(rs.loss):>10}" if i == 0 else " " * 24
+            lines.append(
+                f"{lead}   {param_label(rec, n):<{width}}  {value(rs.local, n):>11}  "
+                f"{value(rs.averaged, n):>11}  {value(rs.params, n):>11}"
+            )
     ref = st.reference
     if ref is not None:
-        lines.append(
-            f"{'':>4}  {'all':<7} {fmt(ref.full_batch_loss):>10}   "
-            f"{'full batch (reference)':>20}   {pair(ref.full_batch_grads)}"
-        )
-        if st.average_is_full_batch() is False:
-            lines.append(
-                f"{'':>4}  {'':<7} {'':>10}   {'shard average by hand':>20}   "
-                f"{pair(ref.manual_average)}"
-            )
+        for label, grads in (
+            ("full batch (reference)", ref.full_batch_grads),
+            ("shard average by hand", ref.manual_average),
+        ):
+            if label.startswith("shard") and st.average_is_full_batch() is not False:
+                continue
+            loss = fmt(ref.full_batch_loss) if label.startswith("full") else ""
+            lines.append(f"{'':>4}  {'all' if loss else '':<7} {loss:>10}   {label}:")
+            for n in names:
+                lines.append(
+                    f"{'':>24}   {param_label(rec, n):<{width}}  {'':>11}  {value(grads, n):>11}"
+                )
     lines.append(
         f"checks: {mark(st.ranks_agree())} ranks agree   "
         f"{mark(st.average_is_full_batch())} average = full batch"

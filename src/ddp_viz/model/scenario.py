@@ -9,14 +9,18 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from ddp_viz.model.modelspec import DDPSpec, ModelSpec, SpecError
 
 MAX_WORLD_SIZE = 8
 MAX_STEPS = 100_000
 MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
+TABLES = ("model", "ddp")  # [model] and [ddp]: see ddp_viz.model.modelspec
+KEYS = FIELDS + TABLES
 
 
 class ScenarioError(ValueError):
@@ -30,7 +34,8 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True)
 class Scenario:
-    """``nn.Linear(1, 1)`` trained with mean-squared error and SGD on contiguous shards."""
+    """A model (``nn.Linear(1, 1)`` unless ``[model]`` says otherwise) trained with mean-squared
+    error and SGD on contiguous shards, wrapped in DDP as ``[ddp]`` says."""
 
     x: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)
     y: tuple[float, ...] = (3.0, 5.0, 7.0, 9.0)
@@ -39,6 +44,8 @@ class Scenario:
     lr: float = 0.01
     init_weight: float = 0.5
     init_bias: float = 0.0
+    model: ModelSpec = field(default_factory=ModelSpec)
+    ddp: DDPSpec = field(default_factory=DDPSpec)
     # Not a TOML key: where the scenario came from, for messages.
     source: str = field(default="", compare=False)
 
@@ -48,11 +55,11 @@ class Scenario:
     # --- construction ------------------------------------------------------------------------
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "") -> Scenario:
-        unknown = sorted(set(data) - set(FIELDS))
+        unknown = sorted(set(data) - set(KEYS))
         if unknown:
-            raise ScenarioError(unknown[0], f"unknown key; allowed keys are {', '.join(FIELDS)}")
+            raise ScenarioError(unknown[0], f"unknown key; allowed keys are {', '.join(KEYS)}")
         values: dict[str, Any] = {}
-        for key in FIELDS:
+        for key in KEYS:
             if key in data:
                 values[key] = _coerce(key, data[key])
         return cls(**values, source=source)
@@ -98,10 +105,11 @@ class Scenario:
         return self.rows % self.world_size == 0
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("source")
+        d = {k: getattr(self, k) for k in FIELDS}
         d["x"] = list(self.x)
         d["y"] = list(self.y)
+        d["model"] = self.model.to_dict()
+        d["ddp"] = self.ddp.to_dict()
         return d
 
     def to_toml(self) -> str:
@@ -116,7 +124,20 @@ class Scenario:
             f"lr = {num(self.lr)}\n"
             f"init_weight = {num(self.init_weight)}\n"
             f"init_bias = {num(self.init_bias)}\n"
+            f"\n[model]\n{_toml_table(self.model.to_dict())}"
+            f"\n[ddp]\n{_toml_table(self.ddp.to_dict())}"
         )
+
+
+def _toml_table(d: dict[str, Any]) -> str:
+    def value(v: Any) -> str:
+        if isinstance(v, str):
+            return f'"{v}"'
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return repr(v)
+
+    return "".join(f"{k} = {value(v)}\n" for k, v in d.items())
 
 
 # --- coercion and validation ----------------------------------------------------------------
@@ -130,7 +151,8 @@ def _number(key: str, value: Any, what: str = "a number") -> float:
         try:
             value = float(text)
         except ValueError:
-            raise ScenarioError(key, f"must be {what}, got {text!r}") from None
+            hint = " (use a dot for decimals: 0.01)" if "," in text else ""
+            raise ScenarioError(key, f"must be {what}, got {text!r}{hint}") from None
     if not isinstance(value, int | float):
         raise ScenarioError(key, f"must be {what}, got {type(value).__name__}")
     value = float(value)
@@ -157,6 +179,13 @@ def _coerce(key: str, value: Any) -> Any:
         return _integer(key, value)
     if key in ("lr", "init_weight", "init_bias"):
         return _number(key, value)
+    if key in TABLES:
+        if isinstance(value, ModelSpec | DDPSpec):
+            return value
+        try:
+            return (ModelSpec if key == "model" else DDPSpec).from_mapping(value)
+        except SpecError as exc:
+            raise ScenarioError(exc.key, exc.message) from None
     raise ScenarioError(key, f"unknown key; allowed keys are {', '.join(FIELDS)}")
 
 
@@ -195,9 +224,9 @@ def field_errors(data: Mapping[str, Any]) -> dict[str, str]:
     rules that tie fields together.
     """
     errors: dict[str, str] = {}
-    for key in sorted(set(data) - set(FIELDS)):
-        errors[key] = f"unknown key; allowed keys are {', '.join(FIELDS)}"
-    for key in FIELDS:
+    for key in sorted(set(data) - set(KEYS)):
+        errors[key] = f"unknown key; allowed keys are {', '.join(KEYS)}"
+    for key in KEYS:
         if key not in data:
             continue
         if key in ("x", "y") and isinstance(data[key], Sequence) and not isinstance(data[key], str):
@@ -222,6 +251,7 @@ def field_errors(data: Mapping[str, Any]) -> dict[str, str]:
 
 
 def default_scenario() -> Scenario:
+    """The default lesson's scenario."""
     from ddp_viz.model.assets import default_scenario_path
 
     return Scenario.load(default_scenario_path())

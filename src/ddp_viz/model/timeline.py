@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any
 
 from ddp_viz.model import protocol
+from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
 
 PHASES = ("shards", "local", "allreduce", "step")
@@ -21,8 +23,17 @@ PHASE_TITLES = {
     "allreduce": "3 · all-reduce inside loss.backward()",
     "step": "4 · optimizer.step() on every rank",
 }
-PARAM_NAMES = ("weight", "bias")
 AGREE_TOL = 1e-6
+
+
+class RunStatus(StrEnum):
+    """Where a recorded run stands (a str, so it compares with the event stream's words)."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 def close(a: float, b: float, tol: float = 1e-5) -> bool:
@@ -39,10 +50,23 @@ def grads_close(a: Grads | None, b: Grads | None, tol: float = 1e-5) -> bool:
 
 
 def scalar(g: Grads | None, name: str) -> float:
-    """The single value of a 1-element tensor (the lesson's model has only those)."""
+    """The first value of a named tensor (the only one for one-element tensors)."""
     if not g or name not in g or not g[name]:
         return math.nan
     return g[name][0]
+
+
+def norm(values: list[float]) -> float:
+    """L2 norm of a flat tensor (what the views show for tensors of more than one value)."""
+    return math.sqrt(sum(v * v for v in values))
+
+
+def display_value(values: list[float] | None) -> float:
+    """The number a view shows for a tensor: the value itself for one element, else its
+    L2 norm (labelled ‖·‖ wherever it is shown)."""
+    if not values:
+        return math.nan
+    return values[0] if len(values) == 1 else norm(values)
 
 
 @dataclass
@@ -118,9 +142,11 @@ class RunRecord:
     steps_planned: int = 0
     scenario: dict[str, Any] = field(default_factory=dict)
     shards: list[list[int]] = field(default_factory=list)
+    params: list[ParamInfo] = field(default_factory=list)
+    initial: dict[int, Grads] = field(default_factory=dict)  # rank -> params after DDP(model)
     pids: dict[int, int] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
-    status: str = "idle"  # idle | running | finished | failed | cancelled
+    status: RunStatus = RunStatus.IDLE
     reason: str = ""
     failed_rank: int | None = None
     elapsed_s: float | None = None
@@ -137,7 +163,9 @@ class RunRecord:
                 event.world_size,
                 event.steps,
             )
-            self.scenario, self.shards, self.status = event.scenario, event.shards, "running"
+            self.scenario, self.shards = event.scenario, event.shards
+            self.status = RunStatus.RUNNING
+            self.params = _param_infos(event)
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -147,6 +175,8 @@ class RunRecord:
         match event:
             case protocol.RankStarted(rank=r, pid=pid):
                 self.pids[r] = pid
+            case protocol.InitialParams(rank=r, params=p):
+                self.initial[r] = p
             case protocol.LocalGrad(step=s, rank=r, loss=loss, grads=g, buckets=b):
                 rs = self._step(s).rank(r)
                 rs.loss, rs.local, rs.buckets = loss, g, b
@@ -159,11 +189,11 @@ class RunRecord:
             case protocol.Reference(step=s):
                 self._step(s).reference = event
             case protocol.RunFinished(elapsed_s=t):
-                self.status, self.elapsed_s = "finished", t
+                self.status, self.elapsed_s = RunStatus.FINISHED, t
             case protocol.RunFailed(reason=why, rank=r):
-                self.status, self.reason, self.failed_rank = "failed", why, r
+                self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
-                self.status, self.reason = "cancelled", "cancelled"
+                self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
         return True
 
     def _reset(self) -> None:
@@ -178,7 +208,7 @@ class RunRecord:
 
     @property
     def done(self) -> bool:
-        return self.status in ("finished", "failed", "cancelled")
+        return self.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
 
     def complete_prefix(self) -> int:
         """How many leading steps are complete (advanced incrementally, O(1) amortised)."""
@@ -191,11 +221,28 @@ class RunRecord:
     def complete_steps(self) -> list[StepRecord]:
         return [s for s in self.steps if s.complete(self.world_size)]
 
+    @property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.params]
+
     def initial_params(self) -> Grads:
-        return {
-            "weight": [float(self.scenario.get("init_weight", math.nan))],
-            "bias": [float(self.scenario.get("init_bias", math.nan))],
-        }
+        """The parameters every rank starts from, as the ranks reported them after
+        ``DDP(model)`` (recordings made before that event existed: the linear scenario's)."""
+        if self.initial:
+            return self.initial[min(self.initial)]
+        if self.scenario.get("model", {}).get("kind", "linear") == "linear":
+            return {
+                "weight": [float(self.scenario.get("init_weight", math.nan))],
+                "bias": [float(self.scenario.get("init_bias", math.nan))],
+            }
+        return {}
+
+    def initial_agree(self) -> bool | None:
+        """Did DDP's broadcast leave every rank with the same starting parameters?"""
+        if len(self.initial) < self.world_size or not self.initial:
+            return None
+        first = self.initial[min(self.initial)]
+        return all(grads_close(first, p, AGREE_TOL) for p in self.initial.values())
 
     def params_before(self, step: int) -> Grads:
         if step <= 0:
@@ -212,6 +259,13 @@ class RunRecord:
             "ranks_agree": all(s.ranks_agree() for s in steps),
             "average_is_full_batch": all(s.average_is_full_batch() for s in steps),
         }
+
+
+def _param_infos(event: protocol.RunStarted) -> list[ParamInfo]:
+    """From ``run_started``; older recordings lack ``params``: derive them from the spec."""
+    if event.params:
+        return [ParamInfo(str(p["name"]), tuple(int(d) for d in p["shape"])) for p in event.params]
+    return ModelSpec.from_mapping(event.scenario.get("model", {"kind": "linear"})).parameters()
 
 
 def record(events: Iterable[protocol.Event]) -> RunRecord:

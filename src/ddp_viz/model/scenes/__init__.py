@@ -1,0 +1,33 @@
+"""Stage scenes: pure functions from a recorded run and a position to a :class:`StageFrame`.
+
+A lesson names its scene in ``lesson.toml``; the Qt stage draws whatever frame the scene
+builds. A new lesson with a new picture is a new module here plus a line in :data:`SCENES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ddp_viz.model.frame import StageFrame
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
+
+SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
+
+SCENES: dict[str, SceneBuilder] = {"ddp_step": build_ddp_step}
+PHASES_OF: dict[str, tuple[str, ...]] = {"ddp_step": PHASES}
+
+
+def stage_frame(
+    record: RunRecord | None,
+    cursor: Cursor,
+    progress: float,
+    context: SceneContext,
+    scene: str = "ddp_step",
+) -> StageFrame:
+    """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase)."""
+    return SCENES[scene](record, cursor, progress, context)
+
+
+__all__ = ["PHASES_OF", "SCENES", "SceneContext", "stage_frame"]

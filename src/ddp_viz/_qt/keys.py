@@ -1,0 +1,74 @@
+"""Keys that drive the stage from anywhere, and leave fields for the learner to type in."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QLineEdit,
+    QMainWindow,
+    QWidget,
+)
+
+SHORTCUTS = [
+    ("Space", "play / pause"),
+    ("Right, PageDown", "next phase"),
+    ("Left, PageUp", "previous phase"),
+    ("Home", "first phase of the run"),
+    ("R", "run (Enter in a field runs too)"),
+    ("Escape", "leave a field; cancel the run; leave full screen"),
+    ("Alt+Right / Alt+Left", "next / previous lesson"),
+    ("F11", "full screen"),
+    ("Ctrl+P", "projector mode on / off"),
+    ("Ctrl+L", "show / hide the lesson and settings column"),
+    ("Ctrl+= / Ctrl+-", "zoom in / out (Ctrl+0: actual size)"),
+    ("Ctrl+O / Ctrl+S", "load / save a scenario"),
+    ("F1", "this sheet"),
+]
+
+TRANSPORT_KEYS = {
+    Qt.Key.Key_Space,
+    Qt.Key.Key_Left,
+    Qt.Key.Key_Right,
+    Qt.Key.Key_PageUp,
+    Qt.Key.Key_PageDown,
+    Qt.Key.Key_Home,
+    Qt.Key.Key_R,
+    Qt.Key.Key_Escape,
+}
+TYPING_WIDGETS = (QLineEdit, QAbstractSpinBox, QAbstractItemView, QComboBox)
+
+
+class KeyRouter(QObject):
+    """Let the stage's keys win over whatever read-only widget has focus.
+
+    Presenter clickers send PageUp/PageDown, which a focused lesson text would otherwise
+    swallow to scroll. Widgets where the learner types (fields, the data table) keep their keys,
+    except Escape, which leaves the field and hands the keys back to the stage.
+    """
+
+    def __init__(self, window: QMainWindow, home: QWidget) -> None:
+        super().__init__(window)
+        self.window = window
+        self.home = home  # where focus goes when a field is left
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
+            return False
+        if event.key() not in TRANSPORT_KEYS or not self.window.isActiveWindow():
+            return False
+        if event.modifiers() & (
+            Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ControlModifier
+        ):
+            return False
+        typing = isinstance(QApplication.focusWidget(), TYPING_WIDGETS)
+        if typing and event.key() == Qt.Key.Key_Escape:
+            self.home.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            event.accept()
+            return True  # consumed: Escape only leaves the field
+        # swallowing the override lets the window's shortcut fire
+        return not typing

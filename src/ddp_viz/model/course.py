@@ -1,0 +1,72 @@
+"""The course: every lesson folder under assets/lessons/, in order, and what is done."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ddp_viz.model.assets import asset
+from ddp_viz.model.lesson import Lesson, LessonError, load_lesson_folder
+
+DEFAULT_LESSON = "ddp-pattern"
+
+
+@dataclass
+class Course:
+    lessons: list[Lesson]
+    done: set[str] = field(default_factory=set)
+
+    def __iter__(self) -> Iterator[Lesson]:
+        return iter(self.lessons)
+
+    def __len__(self) -> int:
+        return len(self.lessons)
+
+    @property
+    def ids(self) -> list[str]:
+        return [lesson.id for lesson in self.lessons]
+
+    def get(self, lesson_id: str) -> Lesson:
+        for lesson in self.lessons:
+            if lesson.id == lesson_id:
+                return lesson
+        raise LessonError(f"no lesson {lesson_id!r}; lessons are {', '.join(self.ids)}")
+
+    def index(self, lesson_id: str) -> int:
+        return self.ids.index(lesson_id)
+
+    def next(self, lesson_id: str) -> Lesson | None:
+        i = self.index(lesson_id) + 1
+        return self.lessons[i] if i < len(self.lessons) else None
+
+    def previous(self, lesson_id: str) -> Lesson | None:
+        i = self.index(lesson_id) - 1
+        return self.lessons[i] if i >= 0 else None
+
+    def mark_done(self, lesson_id: str) -> None:
+        self.done.add(lesson_id)
+
+    def missing_prerequisites(self, lesson_id: str) -> list[str]:
+        return [p for p in self.get(lesson_id).prerequisites if p not in self.done]
+
+
+def load_course(folder: Path | None = None, done: Iterable[str] = ()) -> Course:
+    """Every folder holding a ``lesson.toml``, sorted by ``order`` then id."""
+    folder = folder or asset("lessons")
+    lessons = [
+        load_lesson_folder(p) for p in sorted(folder.iterdir()) if (p / "lesson.toml").is_file()
+    ]
+    if not lessons:
+        raise LessonError(f"no lessons found in {folder}")
+    lessons.sort(key=lambda lesson: (lesson.order, lesson.id))
+    ids = {lesson.id for lesson in lessons}
+    for lesson in lessons:
+        unknown = [p for p in lesson.prerequisites if p not in ids]
+        if unknown:
+            raise LessonError(f"lesson {lesson.id}: unknown prerequisites {unknown}")
+    return Course(lessons, done={d for d in done if d in ids})
+
+
+def load_lesson(lesson_id: str = DEFAULT_LESSON) -> Lesson:
+    return load_lesson_folder(asset("lessons", lesson_id))

@@ -1,0 +1,275 @@
+"""The life of a session: the engine, one run at a time, what the window says about it.
+
+:class:`SessionController` owns that state and talks to two small interfaces: a
+:class:`Transport` (the engine process in the window, a fake in tests, a network listener for
+watched runs later) and a :class:`SessionView` (the main window, or a fake that records calls).
+It has no Qt and no clock of its own: the window calls :meth:`tick` at display rate, which is
+when throttled record updates reach the view. Tested without a window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Protocol
+
+from ddp_viz.model import protocol
+from ddp_viz.model.quiz import Feedback, Question, grade_prediction
+from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, RunStatus
+
+FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
+
+
+class EngineState(Enum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    CRASHED = "crashed"
+
+
+class RunState(StrEnum):
+    IDLE = "idle"  # nothing run yet
+    PENDING = "pending"  # Run pressed; waiting for the engine or for run_started
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Transport(Protocol):
+    """Carries commands to an event source; reports back through the controller's
+    ``on_transport_*`` methods."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def send(self, command: protocol.Command) -> None: ...
+
+
+class SessionView(Protocol):
+    def show_engine_state(self, state: EngineState) -> None: ...
+    def show_workers(self, workers: dict[int, protocol.WorkerState], pending: int) -> None: ...
+    def show_busy(self, busy: bool) -> None: ...
+    def show_status(self, text: str) -> None: ...
+    def show_log(self, text: str) -> None: ...
+    def show_run_started(self, record: RunRecord, follow_latest: bool) -> None: ...
+    def show_record(self, record: RunRecord) -> None: ...
+    def show_run_ended(self, record: RunRecord) -> None: ...
+    def show_run_shown(self, record: RunRecord) -> None: ...
+    def show_prediction_graded(self, question: Question, feedback: Feedback) -> None: ...
+
+
+@dataclass(frozen=True)
+class LockedPrediction:
+    question: Question
+    value: float
+    run: int | None = None  # the run it is graded against, fixed when that run starts
+
+
+class SessionController:
+    def __init__(self, transport: Transport, view: SessionView) -> None:
+        self.transport = transport
+        self.view = view
+        self.engine_state = EngineState.STOPPED
+        self.run_state = RunState.IDLE
+        self.record = RunRecord()
+        self.workers: dict[int, protocol.WorkerState] = {}
+        self.prediction: LockedPrediction | None = None
+        self._next_run = 1
+        self._pending_run: int | None = None
+        self._run_when_ready: Scenario | None = None
+        self._dirty = False
+        self._shown_run: int | None = None
+
+    # --- what the window asks ---------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.run_state in (RunState.PENDING, RunState.RUNNING)
+
+    @property
+    def engine_ready(self) -> bool:
+        return self.engine_state is EngineState.READY
+
+    def start_engine(self) -> None:
+        self.transport.start()
+
+    def restart_engine(self) -> None:
+        self.transport.stop()
+        self._set_workers({})
+        self.transport.start()
+
+    def shutdown(self) -> None:
+        self._run_when_ready = None
+        self.transport.stop()
+
+    def request_run(self, scenario: Scenario) -> int | None:
+        """Run ``scenario`` now, or as soon as the engine is ready. Returns the run id."""
+        if self.busy:
+            return None
+        self._set_run_state(RunState.PENDING)
+        if not self.engine_ready:
+            self._run_when_ready = scenario
+            self.view.show_status("Waiting for the engine to start…")
+            return None
+        run_id = self._next_run
+        self._next_run += 1
+        self._pending_run = run_id
+        self.transport.send(protocol.RunCommand(run=run_id, scenario=scenario.to_dict()))
+        self.view.show_workers(dict(self.workers), scenario.world_size)
+        self.view.show_status(f"Starting {scenario.world_size} rank(s) over gloo…")
+        return run_id
+
+    def cancel(self) -> None:
+        if self._run_when_ready is not None:
+            self._run_when_ready = None
+            self._set_run_state(RunState.IDLE)
+            self.view.show_status("Run cancelled before the engine was ready.")
+            return
+        run_id = self._pending_run or (
+            self.record.run if self.run_state is RunState.RUNNING else None
+        )
+        if run_id is not None and self.engine_ready:
+            self.transport.send(protocol.CancelCommand(run=run_id))
+
+    def warm(self, world_size: int) -> None:
+        if self.engine_ready and not self.busy:
+            self.transport.send(protocol.WarmCommand(world_size=world_size))
+
+    def tick(self) -> None:
+        """Display rate: hand the view the record if events changed it since the last tick."""
+        if self._dirty:
+            self._dirty = False
+            self.view.show_record(self.record)
+
+    # --- prediction: lock before Run, graded when the stage reveals the value -------------------
+    def lock_prediction(self, question: Question, value: float) -> str:
+        """Lock a guess for the next run; returns the text to show beside the question."""
+        if self.busy:
+            return "A run is under way: lock your guess before the next Run."
+        self.prediction = LockedPrediction(question, value)
+        return f"Locked in: {value:g}. Now press Run; the stage will reveal the real value."
+
+    def on_stage_position(self, cursor: Cursor, progress: float) -> None:
+        """The stage moved. Grade a locked guess once its value is on screen; say once that a
+        finished run has been shown to its end."""
+        p = self.prediction
+        rec = self.record
+        if p is not None and p.run is not None and p.run == rec.run and p.question.quantity:
+            q = p.question.quantity
+            reached = (cursor.step, cursor.phase) >= (q.step - 1, PHASES.index(q.phase))
+            actual = q.read(rec)
+            if reached and progress >= 1.0 and actual is not None:
+                self.prediction = None
+                self.view.show_prediction_graded(
+                    p.question, grade_prediction(p.question, p.value, actual)
+                )
+        if rec.done and rec.run is not None and rec.run != self._shown_run:
+            n = rec.complete_prefix()
+            if n == 0 or (cursor.is_last(n) and progress >= 1.0):
+                self._shown_run = rec.run
+                self.view.show_run_shown(rec)
+
+    # --- what the transport reports ---------------------------------------------------------
+    def on_transport_state(self, state: EngineState) -> None:
+        self.engine_state = state
+        if state in (EngineState.CRASHED, EngineState.STOPPED):
+            self._set_workers({})
+            if self.busy and self._run_when_ready is None:
+                self._pending_run = None
+                if self.run_state is RunState.RUNNING:
+                    self.record.status = RunStatus.FAILED
+                    self.record.reason = "the engine process ended during the run (incomplete)"
+                    self._end_run()
+                else:
+                    self._set_run_state(RunState.IDLE)
+        self.view.show_engine_state(state)
+        if state is EngineState.READY and self._run_when_ready is not None:
+            scenario, self._run_when_ready = self._run_when_ready, None
+            self._set_run_state(RunState.IDLE)
+            self.request_run(scenario)
+
+    def on_transport_log(self, text: str) -> None:
+        self.view.show_log(text)
+
+    def on_transport_bad_line(self, text: str) -> None:
+        self.record.bad_lines += 1
+        self.view.show_log(f"[window] ignored a bad line from the engine: {text}\n")
+
+    def on_transport_event(self, event: protocol.Event) -> None:
+        match event:
+            case protocol.WorkerState(slot=slot, state=state):
+                workers = dict(self.workers)
+                workers[slot] = event
+                if state == "exited":
+                    workers.pop(slot, None)
+                self._set_workers(workers)
+            case protocol.CommandError(message=message):
+                self.view.show_log(f"[engine] refused: {message}\n")
+                if self._pending_run is not None:
+                    self._pending_run = None
+                    self._set_run_state(RunState.IDLE)
+                self.view.show_status(f"The engine refused the run: {message}")
+            case protocol.RunStarted(run=run):
+                if run != self._pending_run:
+                    return
+                self._pending_run = None
+                self.record = RunRecord()
+                self.record.apply(event)
+                if self.prediction is not None and self.prediction.run is None:
+                    self.prediction = LockedPrediction(
+                        self.prediction.question, self.prediction.value, run
+                    )
+                self._set_run_state(RunState.RUNNING)
+                follow = self.record.steps_planned > FOLLOW_LATEST_ABOVE
+                self.view.show_run_started(self.record, follow)
+                self.view.show_status(f"Run {run}: {self.record.world_size} rank(s) training…")
+            case _:
+                if not self.record.apply(event):
+                    return
+                self._dirty = True
+                if self.record.done:
+                    self._end_run()
+
+    # --- inside -----------------------------------------------------------------------------
+    def _set_workers(self, workers: dict[int, protocol.WorkerState]) -> None:
+        self.workers = workers
+        self.view.show_workers(dict(workers), 0)
+
+    def _set_run_state(self, state: RunState) -> None:
+        was_busy = self.busy
+        self.run_state = state
+        if self.busy != was_busy:
+            self.view.show_busy(self.busy)
+
+    def _end_run(self) -> None:
+        rec = self.record
+        self._dirty = False
+        self.view.show_record(rec)
+        self._set_run_state(RunState(rec.status))
+        if self.prediction is not None and self.prediction.run == rec.run:
+            q = self.prediction.question.quantity
+            if q is not None and q.read(rec) is None:
+                self.prediction = None  # the run never produced the value: nothing to grade
+        self.view.show_status(status_text(rec))
+        self.view.show_run_ended(rec)
+
+
+def status_text(rec: RunRecord) -> str:
+    """One line for the status bar about a run that ended."""
+    done = len(rec.complete_steps())
+    if rec.status == "finished":
+        summary = rec.check_summary()
+        agree = "✓ ranks agree" if summary["ranks_agree"] else "✗ ranks differ"
+        full = (
+            "✓ average = full batch"
+            if summary["average_is_full_batch"]
+            else "✗ average ≠ full batch (see the stage for why)"
+        )
+        elapsed = f" in {rec.elapsed_s:.3f} s" if rec.elapsed_s is not None else ""
+        return (
+            f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
+            f"{agree}, {full}."
+        )
+    if rec.status == "cancelled":
+        return f"Run {rec.run} cancelled after {done} complete step(s)."
+    return f"Run {rec.run} failed: {rec.reason}"
