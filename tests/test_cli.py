@@ -153,3 +153,27 @@ def test_run_exports_a_gif_a_trace_and_events(tmp_path) -> None:
 def test_bad_export_flags_exit_2_before_running(args, flag) -> None:
     res = cli("run", *args, timeout=30)
     assert res.returncode == 2 and res.stderr.startswith(f"ddp-viz: {flag}:")
+
+
+def test_lessons_lists_the_course() -> None:
+    res = cli("lessons", timeout=30)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:2] == ["1.", "ddp-pattern"] and "The DDP pattern" in lines[0]
+    assert any("every-parameter" in line for line in lines)
+
+
+def test_an_unknown_lesson_is_refused_before_anything_starts() -> None:
+    res = cli("run", "--lesson", "nope", timeout=30)
+    assert res.returncode == 2 and res.stdout == ""
+    assert "--lesson: no lesson 'nope'" in res.stderr and "ddp-pattern" in res.stderr
+
+
+@pytest.mark.gloo
+def test_every_lesson_runs_headless() -> None:
+    from ddp_viz.model.course import load_course
+
+    for lesson in load_course():
+        res = cli("run", "--lesson", lesson.id, "--steps", "2")
+        assert res.returncode == 0, (lesson.id, res.stderr)
+        assert "✓ ranks agree at every step" in res.stdout, lesson.id

@@ -159,6 +159,7 @@ def test_exports_produce_valid_files(qtbot, window, tmp_path):
     fa.export_gif(tmp_path / "phases.gif")
     with Image.open(tmp_path / "phases.gif") as gif:
         assert gif.n_frames == 3 * 4  # one frame per phase of 3 steps
+    assert_gif_phases_are_finished(window, tmp_path / "phases.gif")
     fa.export_gif(tmp_path / "smooth.gif", fps=5)
     with Image.open(tmp_path / "smooth.gif") as gif:
         assert gif.n_frames > 3 * 4
@@ -189,3 +190,28 @@ def test_scenario_save_and_load(window, tmp_path):
     with pytest.raises(ScenarioError, match="lr"):
         window.file_actions.load_scenario(bad)
     assert window.form.scenario().lr == 0.02  # nothing lost
+
+
+def assert_gif_phases_are_finished(window, path) -> None:
+    """Each frame of a one-frame-per-phase GIF is that phase finished, as the stage draws it."""
+    from ddp_viz._qt import export
+    from ddp_viz._qt.stage import StageWidget
+    from ddp_viz.model.timeline import walk
+
+    stage = StageWidget(window.theme, window.lesson)
+    stage.resize(1280, 720)
+    stage.set_record(window.session.record)
+    with Image.open(path) as gif:
+        for i, cursor in enumerate(walk(3)):
+            gif.seek(i)
+            stage.set_position(cursor, 1.0)
+            want = export._to_pil(stage.grab().toImage()).convert("P", palette=Image.ADAPTIVE)
+            got = gif.convert("RGB").convert("P", palette=Image.ADAPTIVE)
+            diff = sum(
+                a != b
+                for a, b in zip(
+                    got.convert("RGB").tobytes(), want.convert("RGB").tobytes(), strict=True
+                )
+            )
+            assert diff < 0.02 * len(got.tobytes()) * 3, (cursor, diff)
+    stage.deleteLater()

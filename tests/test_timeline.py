@@ -56,7 +56,7 @@ def test_failure_is_recorded(default_events) -> None:
 def test_cursor_walks_every_phase_forward_and_back() -> None:
     cursors = list(walk(2))
     assert len(cursors) == 2 * len(PHASES)
-    assert [c.phase_name for c in cursors[:4]] == list(PHASES)
+    assert [c.phase_name for c in cursors[:4]] == ["shards", "local", "allreduce", "step"]
     assert cursors[-1] == Cursor(1, 3)
     back = cursors[-1]
     for expected in reversed(cursors[:-1]):
@@ -64,3 +64,33 @@ def test_cursor_walks_every_phase_forward_and_back() -> None:
         assert back == expected
     assert Cursor().prev() == Cursor()
     assert cursors[-1].next(2) == cursors[-1]
+
+
+@pytest.mark.parametrize(
+    ("error", "same"), [(0.0, True), (2e-6, True), (1e-3, False), (0.05, False)]
+)
+def test_average_is_full_batch_only_within_float_rounding(default_events, error, same) -> None:
+    """Relative 1e-5 is float32 rounding; anything visibly off is flagged."""
+    rec = record(default_events)
+    st = rec.steps[0]
+    for r in st.ranks:
+        off = {n: [v * (1 + error) for v in vals] for n, vals in st.ranks[r].averaged.items()}
+        rec.apply(protocol.AveragedGrad(run=rec.run, step=0, rank=r, grads=off))
+    assert st.average_is_full_batch() is same
+
+
+def test_report_counts_steps_and_rows_from_one(default_events) -> None:
+    text = run_report(record(default_events))
+    assert "step 1\n" in text and "step 0" not in text
+    rows = [line.split()[:2] for line in text.splitlines() if line.strip().startswith(("0 ", "1 "))]
+    assert rows == [["0", "1–2"], ["1", "3–4"]]
+
+
+def test_an_mlp_run_reports_every_parameter_by_name() -> None:
+    rec = record(load_recording("mlp-2-ranks-3-steps.jsonl"))
+    assert [p.name for p in rec.params] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert rec.initial_agree() is True
+    text = run_report(rec)
+    for label in ("‖0.weight‖", "‖0.bias‖", "‖2.weight‖", "2.bias"):
+        assert label in text
+    assert "weight " not in text.replace("0.weight", "").replace("2.weight", "")

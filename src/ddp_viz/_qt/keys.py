@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QWidget,
 )
 
@@ -72,3 +73,16 @@ class KeyRouter(QObject):
             return True  # consumed: Escape only leaves the field
         # swallowing the override lets the window's shortcut fire
         return not typing
+
+
+def show_shortcut_sheet(window: QMainWindow) -> QMessageBox:
+    """The key sheet (F1); non-blocking, so a presenter's next key still works."""
+    rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
+    box = QMessageBox(
+        QMessageBox.Icon.NoIcon, "Keyboard", "", QMessageBox.StandardButton.Close, window
+    )
+    box.setText(f"<table cellpadding='6'>{rows}</table>")
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.setObjectName("shortcut_sheet")
+    box.open()
+    return box

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QGroupBox,
     QLabel,
     QMainWindow,
-    QMessageBox,
-    QSplitter,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -27,7 +23,7 @@ from ddp_viz._qt.code_view import CodeView
 from ddp_viz._qt.course_view import CourseView
 from ddp_viz._qt.engine_process import EngineProcess, connect_session
 from ddp_viz._qt.file_actions import FileActions
-from ddp_viz._qt.keys import SHORTCUTS, KeyRouter
+from ddp_viz._qt.keys import KeyRouter, show_shortcut_sheet
 from ddp_viz._qt.lesson_view import LessonView
 from ddp_viz._qt.player import Player
 from ddp_viz._qt.plots_panel import PlotsPanel
@@ -39,6 +35,7 @@ from ddp_viz._qt.stage import StageWidget
 from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
+from ddp_viz._qt.window_layout import apply_split_proportions, lay_out
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
 from ddp_viz.model.quiz import Feedback, Question
@@ -48,14 +45,6 @@ from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 PLOT_INTERVAL_S = 0.025  # one of the three plots redraws per tick while a run streams
-
-
-def _group(title: str, widget: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    lay = QVBoxLayout(box)
-    lay.setContentsMargins(4, 4, 4, 4)
-    lay.addWidget(widget)
-    return box
 
 
 class MainWindow(QMainWindow):
@@ -104,7 +93,7 @@ class MainWindow(QMainWindow):
         self.code_view = CodeView(self.lesson, self.theme)
         self.process_view = ProcessView(self.theme)
         self.plots_panel = PlotsPanel(self.theme)
-        self._lay_out()
+        lay_out(self)
         self.file_actions = FileActions(self)
         self.toolbar = build_toolbar(self)
         build_menus(self)
@@ -137,25 +126,6 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         if self.presentation.projector and theme is None:
             self._on_presentation_changed(self.theme, True)
-
-    def _lay_out(self) -> None:
-        left = QSplitter(Qt.Orientation.Vertical)
-        left.addWidget(self.tabs)
-        left.addWidget(_group("Try it yourself", self.form))
-        bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(_group("Training loop (the line that is running)", self.code_view))
-        self.process_box = _group("Processes", self.process_view)
-        bottom.addWidget(self.process_box)
-        center = QSplitter(Qt.Orientation.Vertical)
-        center.addWidget(self.stage)
-        center.addWidget(bottom)
-        main = QSplitter(Qt.Orientation.Horizontal)
-        main.addWidget(left)
-        main.addWidget(center)
-        main.addWidget(self.plots_panel)
-        main.setChildrenCollapsible(False)
-        self.splitters = {"main": main, "left": left, "center": center, "bottom": bottom}
-        self.setCentralWidget(main)
 
     # --- lessons -----------------------------------------------------------------------------
     def set_lesson(self, lesson_id: str) -> None:
@@ -332,7 +302,7 @@ class MainWindow(QMainWindow):
     # --- look --------------------------------------------------------------------------------
     def _on_side_panel_toggled(self, shown: bool) -> None:
         self.splitters["left"].setVisible(shown)
-        self._apply_split_proportions()
+        apply_split_proportions(self)
 
     def _on_presentation_changed(self, theme: Theme, projector: bool) -> None:
         for act, checked in ((self.projector_action, projector), (self.side_action, not projector)):
@@ -346,7 +316,7 @@ class MainWindow(QMainWindow):
         self.speed_label_action.setVisible(not projector)
         self.plots_panel.set_compact(projector)
         self.follow.setText("Follow" if projector else "Follow latest step")
-        self._apply_split_proportions()
+        apply_split_proportions(self)
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -371,15 +341,7 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         """The key sheet (F1); non-blocking, so a presenter's next key still works."""
-        rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
-        box = QMessageBox(
-            QMessageBox.Icon.NoIcon, "Keyboard", "", QMessageBox.StandardButton.Close, self
-        )
-        box.setText(f"<table cellpadding='6'>{rows}</table>")
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.setObjectName("shortcut_sheet")
-        box.open()
-        self.shortcut_sheet = box
+        self.shortcut_sheet = show_shortcut_sheet(self)
 
     def toggle_fullscreen(self) -> None:
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
@@ -395,23 +357,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._apply_split_proportions()
-
-    def _apply_split_proportions(self) -> None:
-        """Give each column its share of the width (stretch factors only share the surplus)."""
-        w = max(1, self.splitters["main"].width())
-        h = max(1, self.splitters["center"].height())
-        projector = self.presentation.projector
-        if projector or not self.splitters["left"].isVisibleTo(self):
-            self.splitters["main"].setSizes([0, round(w * 0.7), round(w * 0.3)])
-            share = 0.72 if projector else 0.68
-            self.splitters["center"].setSizes([round(h * share), round(h * (1 - share))])
-            return
-        self.splitters["main"].setSizes([round(w * 0.28), round(w * 0.46), round(w * 0.26)])
-        cw = max(1, self.splitters["bottom"].width())
-        self.splitters["bottom"].setSizes([round(cw * 0.6), round(cw * 0.4)])
-        self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
-        self.splitters["left"].setSizes([round(h * 0.64), round(h * 0.36)])
+        apply_split_proportions(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.player.pause()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSlider, QToolBar
 
-if TYPE_CHECKING:
-    from ddp_viz._qt.main_window import MainWindow
+# The window these build for: ddp_viz._qt.main_window.MainWindow (not imported: no cycle).
+MainWindow = Any
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 EXPORTS = (

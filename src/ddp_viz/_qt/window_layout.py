@@ -1,0 +1,55 @@
+"""Where the window's panels go: the lesson column, the stage over the code and processes, the
+plots; and each column's share of the width."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGroupBox, QSplitter, QVBoxLayout, QWidget
+
+
+def _group(title: str, widget: QWidget) -> QGroupBox:
+    box = QGroupBox(title)
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(4, 4, 4, 4)
+    lay.addWidget(widget)
+    return box
+
+
+def lay_out(self: Any) -> None:
+    """Build the splitters of ``self`` (the main window) and set the central widget."""
+    left = QSplitter(Qt.Orientation.Vertical)
+    left.addWidget(self.tabs)
+    left.addWidget(_group("Try it yourself", self.form))
+    bottom = QSplitter(Qt.Orientation.Horizontal)
+    bottom.addWidget(_group("Training loop (the line that is running)", self.code_view))
+    self.process_box = _group("Processes", self.process_view)
+    bottom.addWidget(self.process_box)
+    center = QSplitter(Qt.Orientation.Vertical)
+    center.addWidget(self.stage)
+    center.addWidget(bottom)
+    main = QSplitter(Qt.Orientation.Horizontal)
+    main.addWidget(left)
+    main.addWidget(center)
+    main.addWidget(self.plots_panel)
+    main.setChildrenCollapsible(False)
+    self.splitters = {"main": main, "left": left, "center": center, "bottom": bottom}
+    self.setCentralWidget(main)
+
+
+def apply_split_proportions(self: Any) -> None:
+    """Give each column its share of the width (stretch factors only share the surplus)."""
+    w = max(1, self.splitters["main"].width())
+    h = max(1, self.splitters["center"].height())
+    projector = self.presentation.projector
+    if projector or not self.splitters["left"].isVisibleTo(self):
+        self.splitters["main"].setSizes([0, round(w * 0.7), round(w * 0.3)])
+        share = 0.72 if projector else 0.68
+        self.splitters["center"].setSizes([round(h * share), round(h * (1 - share))])
+        return
+    self.splitters["main"].setSizes([round(w * 0.28), round(w * 0.46), round(w * 0.26)])
+    cw = max(1, self.splitters["bottom"].width())
+    self.splitters["bottom"].setSizes([round(cw * 0.6), round(cw * 0.4)])
+    self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
+    self.splitters["left"].setSizes([round(h * 0.64), round(h * 0.36)])

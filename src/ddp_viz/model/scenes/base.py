@@ -1,0 +1,91 @@
+"""What every scene builder shares: line heights, easing, and placing measured text and shapes
+on a :class:`StageFrame`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddp_viz.model.frame import Align, Font, Rect, Shape, StageFrame, Text
+from ddp_viz.model.scenes.context import SceneContext
+
+LINE = 1.3  # line height in ems
+LANE_LINE = 1.2  # rows inside a lane sit a little tighter; also the height of a text's box
+
+
+def ease(t: float) -> float:
+    t = min(1.0, max(0.0, t))
+    return t * t * (3 - 2 * t)
+
+
+@dataclass
+class Line:
+    """A line of a title, caption or footer, with an optional right-aligned companion."""
+
+    text: str
+    font: Font
+    color: str
+    right: tuple[str, Font, str] | None = None
+
+    @property
+    def height(self) -> float:
+        return self.font.px * LINE
+
+
+class FrameBuilder:
+    """Places texts (boxes exactly as wide as measured) and shapes on one frame."""
+
+    def __init__(self, ctx: SceneContext) -> None:
+        self.ctx = ctx
+        self.t = ctx.theme
+        self.frame = StageFrame(ctx.width, ctx.height, self.t.panel)
+        self.base = max(ctx.base_px, ctx.min_px)
+        self.pad = self.base * 0.6
+
+    def width(self, text: str, font: Font) -> float:
+        return self.ctx.measure(text, font)
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        font: Font,
+        color: str,
+        align: Align = Align.LEFT,
+        key: str = "",
+        value: float | None = None,
+        alpha: int = 255,
+    ) -> Text:
+        """One line whose box is exactly its measured size; ``x`` is its left, centre or
+        right edge by ``align``, ``y`` its top."""
+        w = self.width(text, font)
+        left = {Align.LEFT: x, Align.CENTER: x - w / 2, Align.RIGHT: x - w}[align]
+        item = Text(
+            Rect(left, y, w, font.px * LANE_LINE),
+            text,
+            font,
+            color,
+            align,
+            False,
+            key,
+            value,
+            alpha,
+        )
+        self.frame.texts.append(item)
+        return item
+
+    def shape(self, **kwargs: object) -> None:
+        self.frame.shapes.append(Shape(**kwargs))  # type: ignore[arg-type]
+
+    def emit(self, line: Line, y: float) -> None:
+        self.text(self.pad, y, line.text, line.font, line.color)
+        if line.right:
+            right, font, color = line.right
+            self.text(
+                self.ctx.width - self.pad,
+                y + (line.font.px - font.px) * 0.5,
+                right,
+                font,
+                color,
+                Align.RIGHT,
+            )

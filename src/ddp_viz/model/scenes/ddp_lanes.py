@@ -1,0 +1,336 @@
+"""The lanes of the DDP step scene: one per rank, with its shard, its gradients before and after
+DDP's all-reduce, the hub where they meet, and the parameters after the step."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddp_viz.model.frame import Align, Font, Rect, fmt
+from ddp_viz.model.modelspec import ParamInfo
+from ddp_viz.model.report import rows_label
+from ddp_viz.model.scenes.base import LANE_LINE, FrameBuilder, ease
+from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
+
+AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase
+
+
+def short_name(name: str) -> str:
+    """``weight`` → ``w``, ``0.bias`` → ``0.b``: the last part of the name by its initial."""
+    *head, last = name.split(".")
+    return ".".join([*head, last[:1]])
+
+
+def grad_label(p: ParamInfo) -> str:
+    return f"∇{short_name(p.name)}" if p.numel == 1 else f"‖∇{short_name(p.name)}‖"
+
+
+def param_label(p: ParamInfo) -> str:
+    return short_name(p.name) if p.numel == 1 else f"‖{short_name(p.name)}‖"
+
+
+@dataclass
+class _Layout:
+    f: float  # lane type size
+    rows: int  # text rows per lane
+    shown: list[ParamInfo]  # parameters with a row of their own
+    hidden: int  # parameters summarised as "+k more"
+    data: Rect  # the data table (w = 0: folded away)
+    lanes: list[Rect]
+    cols: list[float]  # x of the 6 column starts, plus the right edge
+
+
+class LanesBuilder(FrameBuilder):
+    """Draws the lanes; the scene sets ``rec``, ``cursor``, ``progress``, ``phase`` and
+    ``step`` before calling :meth:`layout` and the drawing methods."""
+
+    rec: RunRecord
+    cursor: Cursor
+    progress: float
+    phase: int
+    step: StepRecord | None
+
+    def averaged_shown(self) -> bool:
+        return self.phase >= 3 or (self.phase == 2 and self.progress >= AVERAGED_FROM)
+
+    @property
+    def lane_gap(self) -> float:
+        return max(3.0, self.base * 0.25)
+
+    # --- layout ------------------------------------------------------------------------------
+    def layout(self, top: float, bottom: float) -> _Layout:
+        n = max(1, self.rec.world_size)
+        params = self.rec.params
+        gap = self.lane_gap
+        height = max(1.0, bottom - top)
+        lane_h = (height - gap * (n - 1)) / n
+        shown = list(params)
+        while True:
+            rows = max(2, len(shown) + (1 if len(shown) < len(params) else 0))
+            f = min(self.base, lane_h / (rows * LANE_LINE + 0.5))
+            if f >= self.ctx.min_px or rows <= 2:
+                break
+            shown = shown[:-1]  # fewer parameter rows, never smaller type than the floor
+        lane_h = min(lane_h, f * (rows * LANE_LINE + 1.2))
+        block = lane_h * n + gap * (n - 1)
+        y0 = top + (height - block) / 2
+        data_w = self.data_width(f)
+        x0 = self.pad + data_w + (self.pad if data_w else 0)
+        avail = self.ctx.width - self.pad - x0
+        widths = self.columns(f, shown)
+        if sum(widths) > avail and data_w:
+            data_w, x0 = 0.0, self.pad  # fold the data table before shrinking the numbers
+            avail = self.ctx.width - 2 * self.pad
+        for _ in range(4):
+            need = sum(widths)
+            if need <= avail or f <= self.ctx.min_px:
+                break
+            f = max(self.ctx.min_px, f * avail / need * 0.99)
+            widths = self.columns(f, shown)
+        spare = max(0.0, avail - sum(widths))
+        for i, share in ((2, 0.3), (3, 0.1), (4, 0.3), (5, 0.1), (1, 0.2)):
+            widths[i] += spare * share
+        cols = [x0]
+        for w in widths:
+            cols.append(cols[-1] + w)
+        lanes = [Rect(x0, y0 + i * (lane_h + gap), cols[-1] - x0, lane_h) for i in range(n)]
+        data = Rect(self.pad, top, data_w, height)
+        return _Layout(f, rows, shown, len(params) - len(shown), data, lanes, cols)
+
+    def values_of(self, kind: str) -> list[str]:
+        st = self.step
+        if st is None:
+            return ["−00.00"]
+        out = ["−00.00"]
+        for rs in st.ranks.values():
+            tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[kind]
+            if tensors:
+                out += [fmt(display_value(v)) for v in tensors.values()]
+        return out
+
+    def columns(self, f: float, shown: list[ParamInfo]) -> list[float]:
+        small, bold, mono = Font(f), Font(f, bold=True), Font(f, mono=True)
+        inner = f * 0.6  # padding inside each column
+        pids = [f"pid {p}" for p in self.rec.pids.values()] or ["pid 999999"]
+        who = f * 1.4 + max(
+            self.width(f"rank {self.rec.world_size - 1}", bold),
+            max(self.width(p, small) for p in pids),
+        )
+        shard_texts = [f"rows {rows_label(r)}" for r in self.rec.shards] or ["rows 1–2"]
+        st = self.step
+        losses = [f"loss {fmt(rs.loss)}" for rs in st.ranks.values()] if st else []
+        shard = max(self.width(s, small) for s in shard_texts + losses + ["loss −00.00"]) + f
+        label = max([self.width(grad_label(p), small) for p in shown] + [f])
+        num = max(self.width(v, mono) for v in self.values_of("local") + self.values_of("averaged"))
+        grads = label + f * 0.5 + f * 1.5 + f * 0.5 + num
+        hub = max(f * 3.2, self.width("then Σ", Font(f, bold=True)) * 1.5 + f)
+        before = self.rec.params_before(self.cursor.step)
+        after = max(
+            [
+                self.width(f"{param_label(p)} {fmt(display_value(before.get(p.name)))} →", small)
+                + f * 0.4
+                for p in shown
+            ]
+            + [f]
+        ) + max(self.width(v, mono) for v in self.values_of("params"))
+        return [w + inner for w in (who, shard, grads, hub, grads, after)]
+
+    def data_width(self, f: float) -> float:
+        x, y = self.rec.scenario.get("x", []), self.rec.scenario.get("y", [])
+        if not x:
+            return 0.0
+        font = Font(f, mono=True)
+        texts = [f"{i + 1}: {fmt(a)}, {fmt(b)}" for i, (a, b) in enumerate(zip(x, y, strict=False))]
+        widest = max(self.width(s, font) for s in texts[:50])
+        return max(widest, self.width("data (x, y)", Font(f))) + f
+
+    # --- pieces ------------------------------------------------------------------------------
+    def lane(self, lay: _Layout, r: int) -> None:
+        t, f, st = self.t, lay.f, self.step
+        lane = lay.lanes[r]
+        color = t.rank_color(r)
+        self.shape(
+            kind="rrect",
+            box=lane,
+            stroke=color,
+            width=max(1.5, t.line_px),
+            fill=color,
+            fill_alpha=22,
+            radius=6,
+        )
+        row_h = f * LANE_LINE
+        top = lane.y + (lane.h - lay.rows * row_h) / 2
+
+        def row_y(i: int) -> float:
+            return top + i * row_h
+
+        inner = f * 0.3
+        c = [x + inner for x in lay.cols]
+        # who
+        self.shape(
+            kind="marker",
+            box=Rect(c[0], lane.cy - f * 0.45, f * 0.9, f * 0.9),
+            fill=color,
+            stroke=t.text,
+            width=1.2,
+            key=f"marker:{t.rank_marker(r)}",
+        )
+        self.text(c[0] + f * 1.4, row_y(0), f"rank {r}", Font(f, bold=True), t.text)
+        pid = self.rec.pids.get(r)
+        self.text(c[0] + f * 1.4, row_y(1), f"pid {pid}" if pid else "starting", Font(f), t.muted)
+        # shard chip, flying in from the data table during phase 1
+        rows = self.rec.shards[r] if r < len(self.rec.shards) else []
+        label = f"rows {rows_label(rows)}"
+        chip_w = self.width(label, Font(f)) + f * 0.6
+        dst_x, dst_y = c[1], row_y(0)
+        x, y = dst_x, dst_y
+        if self.phase == 0 and st is not None and rows and rows[0] in getattr(self, "_row_y", {}):
+            k = ease(self.progress)
+            src_x, src_y = lay.data.cx - chip_w / 2, self._row_y[rows[0]]
+            x, y = src_x + (dst_x - src_x) * k, src_y + (dst_y - src_y) * k
+        self.shape(
+            kind="rrect",
+            box=Rect(x, y, chip_w, row_h),
+            stroke=color,
+            fill=color,
+            fill_alpha=70,
+            width=2,
+            radius=5,
+        )
+        self.text(x + f * 0.3, y, label, Font(f), t.text, key=f"rank{r}.rows")
+        if st is None:
+            return
+        rs = st.ranks.get(r)
+        if rs is None:
+            return
+        if self.phase >= 1 and rs.loss is not None:
+            alpha = self.fade(1)
+            self.text(
+                c[1],
+                row_y(1),
+                f"loss {fmt(rs.loss)}",
+                Font(f),
+                t.text,
+                key=f"rank{r}.loss",
+                value=rs.loss,
+                alpha=alpha,
+            )
+        scale = self.scale(st)
+        if self.phase >= 1 and rs.local is not None:
+            grow = ease(self.progress) if self.phase == 1 else 1.0
+            self.grads(lay, r, 2, "local", rs.local, color, grow, scale, top)
+        if rs.averaged is not None and self.averaged_shown():
+            grow = (
+                ease((self.progress - AVERAGED_FROM) / (1 - AVERAGED_FROM))
+                if self.phase == 2
+                else 1.0
+            )
+            self.grads(lay, r, 4, "averaged", rs.averaged, t.accent, grow, scale, top)
+        if self.phase == 3 and rs.params is not None:
+            self.after_step(lay, r, rs.params, color, top)
+
+    def fade(self, phase: int) -> int:
+        return round(255 * ease(self.progress * 2)) if self.phase == phase else 255
+
+    def scale(self, st: StepRecord) -> float:
+        vals = [
+            abs(display_value(v))
+            for rs in st.ranks.values()
+            for g in (rs.local, rs.averaged)
+            if g
+            for v in g.values()
+        ]
+        vals = [v for v in vals if math.isfinite(v)]
+        return max(vals, default=1.0) or 1.0
+
+    def grads(
+        self,
+        lay: _Layout,
+        r: int,
+        col: int,
+        kind: str,
+        grads: dict[str, list[float]],
+        color: str,
+        grow: float,
+        scale: float,
+        top: float,
+    ) -> None:
+        t, f = self.t, lay.f
+        inner = f * 0.3
+        left, right = lay.cols[col] + inner, lay.cols[col + 1] - inner
+        label_w = max([self.width(grad_label(p), Font(f)) for p in lay.shown] + [f])
+        num_w = max(
+            self.width(v, Font(f, mono=True))
+            for v in self.values_of("local") + self.values_of("averaged")
+        )
+        bar_l, bar_r = left + label_w + f * 0.4, right - num_w - f * 0.4
+        alpha = round(255 * min(1.0, grow * 2))
+        for i, p in enumerate(lay.shown):
+            y = top + i * f * LANE_LINE
+            v = display_value(grads.get(p.name))
+            self.text(left, y, grad_label(p), Font(f), t.muted, alpha=alpha)
+            frac = min(1.0, abs(v) / scale) if math.isfinite(v) else 0.0
+            bar_w = max(1.0, (bar_r - bar_l) * frac * grow)
+            self.shape(
+                kind="rect",
+                box=Rect(bar_l, y + f * 0.25, bar_w, f * 0.8),
+                fill=color,
+                fill_alpha=200,
+                key=f"bar:rank{r}.{kind}.{p.name}",
+            )
+            self.text(
+                right,
+                y,
+                fmt(v),
+                Font(f, mono=True),
+                t.text,
+                Align.RIGHT,
+                key=f"rank{r}.{kind}.{p.name}",
+                value=v,
+                alpha=alpha,
+            )
+        if lay.hidden:
+            y = top + len(lay.shown) * f * LANE_LINE
+            self.text(left, y, f"+{lay.hidden} more", Font(f), t.muted, alpha=alpha)
+
+    def after_step(
+        self, lay: _Layout, r: int, params: dict[str, list[float]], color: str, top: float
+    ) -> None:
+        t, f = self.t, lay.f
+        inner = f * 0.3
+        left, right = lay.cols[5] + inner, lay.cols[6] - inner
+        before = self.rec.params_before(self.cursor.step)
+        k = ease(self.progress)
+        for i, p in enumerate(lay.shown):
+            y = top + i * f * LANE_LINE
+            b = display_value(before.get(p.name))
+            a = display_value(params.get(p.name))
+            head = self.text(
+                left,
+                y,
+                f"{param_label(p)} {fmt(b)} →",
+                Font(f),
+                t.muted,
+                key=f"rank{r}.before.{p.name}",
+                value=b,
+            )
+            after = self.text(
+                right,
+                y,
+                fmt(a),
+                Font(f, mono=True),
+                t.text,
+                Align.RIGHT,
+                key=f"rank{r}.params.{p.name}",
+                value=a,
+                alpha=round(255 * min(1.0, k * 1.5)),
+            )
+            # the update travels from the old value to the new one; the digits never do
+            x0, x1 = head.box.right + f * 0.15, after.box.x - f * 0.15
+            if x1 > x0:
+                self.shape(
+                    kind="line",
+                    points=((x0, y + f * 1.1), (x0 + (x1 - x0) * k, y + f * 1.1)),
+                    stroke=color,
+                    width=max(2.0, t.line_px),
+                )

@@ -1,0 +1,92 @@
+"""Lessons as folders, the course, and the quiz data in them (pure: no Qt, no torch)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ddp_viz.model.assets import asset
+from ddp_viz.model.course import load_course
+from ddp_viz.model.lesson import LessonError, load_lesson_folder
+from ddp_viz.model.quiz import Score, grade_prediction, parse_questions, prediction_is_right
+from ddp_viz.model.scenes import PHASES_OF
+
+
+def test_the_course_lists_every_lesson_folder_in_order() -> None:
+    course = load_course()
+    assert course.ids[:2] == ["ddp-pattern", "every-parameter"]
+    assert [lesson.order for lesson in course] == sorted(lesson.order for lesson in course)
+    assert course.next("ddp-pattern").id == "every-parameter"
+    assert course.previous("ddp-pattern") is None
+    assert course.missing_prerequisites("every-parameter") == ["ddp-pattern"]
+    course.mark_done("ddp-pattern")
+    assert course.missing_prerequisites("every-parameter") == []
+
+
+@pytest.mark.parametrize("lesson", load_course().lessons, ids=lambda lesson: lesson.id)
+def test_every_lesson_is_complete(lesson) -> None:
+    code_lines = lesson.code.splitlines()
+    assert lesson.title and lesson.summary and lesson.markdown.strip()
+    assert set(lesson.highlight) == set(PHASES_OF[lesson.scene])
+    assert all(1 <= n <= len(code_lines) for ns in lesson.highlight.values() for n in ns)
+    assert set(lesson.phase_text) == set(PHASES_OF[lesson.scene])
+    assert lesson.scenario().world_size >= 1
+    kinds = [q.kind for q in lesson.questions]
+    assert kinds.count("predict") >= 1 and len(kinds) >= 4
+
+
+def test_a_lesson_is_added_by_adding_a_folder(tmp_path) -> None:
+    shutil.copytree(asset("lessons"), tmp_path / "lessons")
+    new = tmp_path / "lessons" / "my-lesson"
+    shutil.copytree(tmp_path / "lessons" / "ddp-pattern", new)
+    toml = (new / "lesson.toml").read_text()
+    (new / "lesson.toml").write_text(
+        toml.replace('title = "The DDP pattern"', 'title = "Mine"').replace(
+            "order = 20", "order = 5"
+        )
+    )
+    course = load_course(tmp_path / "lessons")
+    assert course.ids[0] == "my-lesson" and course.get("my-lesson").title == "Mine"
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (('scene = "ddp_step"', 'scene = "hologram"'), "unknown scene 'hologram'"),
+        (("shards = [14]", "shuffle = [14]"), "unknown phases ['shuffle']"),
+        (('scenario = "scenario.toml"', 'scenario = "gone.toml"'), "scenario file gone.toml"),
+        (('\nkind = "predict"', '\nkind = "essay"'), "unknown kind 'essay'"),
+        (('what = "averaged"', 'what = "vibes"'), "quantity.what must be one of"),
+    ],
+)
+def test_a_broken_lesson_folder_says_what_is_wrong(tmp_path, change, words) -> None:
+    folder = tmp_path / "broken"
+    shutil.copytree(asset("lessons", "ddp-pattern"), folder)
+    toml = (folder / "lesson.toml").read_text()
+    assert change[0] in toml
+    (folder / "lesson.toml").write_text(toml.replace(change[0], change[1], 1))
+    with pytest.raises(
+        LessonError,
+        match="lesson broken: .*"
+        + words.replace("[", r"\[").replace("]", r"\]").replace("(", r"\("),
+    ):
+        load_lesson_folder(folder)
+
+
+def test_prediction_grading_is_two_sided() -> None:
+    (q,) = parse_questions(
+        [{"id": "p", "kind": "predict", "prompt": "?", "quantity": {"param": "weight"}}]
+    )
+    assert prediction_is_right(q, -27.5, -27.5) and prediction_is_right(q, -27.6, -27.5)
+    assert not prediction_is_right(q, -40, -27.5) and not prediction_is_right(q, -20, -27.5)
+    assert "the ranks computed -27.5" in grade_prediction(q, -27.5, -27.5).text
+
+
+def test_only_first_answers_score_and_passing_needs_every_question_right() -> None:
+    score = Score()
+    score.record("a", False)
+    score.record("a", True)
+    score.record("b", True)
+    assert score.correct == 1 and score.answered == 2
+    assert score.passed(2) and not score.passed(3)

@@ -1,0 +1,31 @@
+"""The package's shape: no import cycles, small files (import rules: import-linter, make lint)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+
+SRC = Path(__file__).parent.parent / "src" / "ddp_viz"
+
+
+def test_no_module_imports_itself_back() -> None:
+    graph = grimp.build_graph("ddp_viz")
+    cycles = sorted(
+        {
+            tuple(sorted((module, imported)))
+            for module in graph.modules
+            for imported in graph.find_modules_directly_imported_by(module)
+            if graph.chain_exists(importer=imported, imported=module)
+        }
+    )
+    assert not cycles, cycles
+
+
+def test_no_source_file_is_over_400_lines() -> None:
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in SRC.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert not long, long
