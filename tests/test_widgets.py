@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
@@ -264,3 +265,37 @@ def test_lessons_do_not_change_during_a_run(qtbot, window):
     feed(window, events[:-1])
     window.next_lesson()
     assert window.lesson.id == "ddp-pattern" and "Finish or cancel" in window.status.text()
+
+
+def test_plots_keep_their_scale_after_a_theme_switch_and_a_new_run(qtbot, window):
+    feed(window, load_recording("four-ranks-3-steps.jsonl"))
+    window.theme_actions["dark"].trigger()
+    window.theme_actions["light"].trigger()
+    feed(window, load_recording("four-ranks-3-steps.jsonl"))
+    axis = window.plots.param_plot.getPlotItem().getAxis("left")
+    assert not axis.autoSIPrefix and axis.autoSIPrefixScale == 1.0
+    lo, hi = window.plots.param_plot.viewRange()[1]
+    assert 0.4 < hi < 2 and lo > -0.5  # weights of about 0.5 to 1.1, not 500 to 1100
+
+
+def test_a_one_step_run_shows_its_full_batch_loss(qtbot, window):
+    feed(window, load_recording("default-run.jsonl"))
+    xs, ys = window.plots._curves["full"].getData()
+    assert list(xs) == [1] and ys[0] == window.session.record.steps[0].reference.full_batch_loss
+    assert window.plots._curves["full"].opts["symbol"] == "x"  # a single point is drawn
+
+
+def test_a_diverging_run_is_drawn_on_a_symmetric_log_scale(qtbot, window):
+    feed(window, load_recording("diverging-lr10.jsonl"))
+    rec = window.session.record
+    assert rec.status == "failed" and rec.reason.startswith("diverged at step 18")
+    window.plots.update_record(rec, final=True)
+    _, ys = window.plots._curves["loss0"].getData()
+    finite = ys[np.isfinite(ys)]
+    assert finite.max() > 10  # log10 of the blown-up loss: the growth is visible, not flat at 0
+    losses = [st.ranks[0].loss for st in rec.steps]
+    assert finite[-1] == pytest.approx(np.log10(1 + max(v for v in losses if np.isfinite(v))))
+    axis = window.plots.loss_plot.getPlotItem().getAxis("left")
+    assert "symmetric log" in axis.labelText
+    (y0, y1) = window.plots.param_plot.viewRange()[1]
+    assert np.isfinite(y0) and np.isfinite(y1) and y1 < 400

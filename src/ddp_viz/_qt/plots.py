@@ -13,6 +13,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from ddp_viz._qt.plot_math import (
+    DASH_NAMES,
+    SYMLOG_ABOVE,
+    full_batch_loss_grid,
+    has_surface,
+    param_title,
+    symlog,
+    symlog_ticks,
+)
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
@@ -24,31 +33,6 @@ DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.P
 
 def _pen(color: str, width: float, dash: bool | int = False) -> pg.mkPen:
     return pg.mkPen(color=color, width=width, style=DASHES[int(dash) % len(DASHES)])
-
-
-def param_title(record: RunRecord) -> str:
-    """The parameter plot's title names each parameter's line style (‖·‖ for tensors)."""
-    marks = ("—", "--", "··", "-·")
-    parts = [
-        f"{p.name if p.numel == 1 else '‖' + p.name + '‖'} ({marks[i % 4]})"
-        for i, p in enumerate(record.params)
-    ]
-    return "Parameters: " + ", ".join(parts) if parts else "Parameters"
-
-
-def has_surface(record: RunRecord) -> bool:
-    """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters."""
-    return record.scenario.get("model", {}).get("kind", "linear") == "linear"
-
-
-def full_batch_loss_grid(
-    x: list[float], y: list[float], ws: np.ndarray, bs: np.ndarray
-) -> np.ndarray:
-    """Mean squared error of w·x + b over all rows, on a (w, b) grid (numpy, no torch)."""
-    xa, ya = np.asarray(x, float), np.asarray(y, float)
-    W, B = np.meshgrid(ws, bs, indexing="ij")
-    pred = W[..., None] * xa + B[..., None]
-    return ((pred - ya) ** 2).mean(axis=-1)
 
 
 class Plots(QWidget):
@@ -163,11 +147,31 @@ class Plots(QWidget):
                     symbolBrush=c,
                     antialias=not long_run,
                 )
-        self._curves["full"] = self.loss_plot.plot([], [], pen=_pen(t.text, lw + 1, dash=True))
+        # a symbol too, so a one-step run still shows its full-batch loss
+        self._curves["full"] = self.loss_plot.plot(
+            [],
+            [],
+            pen=_pen(t.muted, lw + 1, dash=True),
+            symbol="x",
+            symbolSize=max(8, t.font_px * 0.8),
+            symbolPen=_pen(t.muted, 2),
+            symbolBrush=None,
+        )
+        self._symlog = {self.loss_plot: False, self.param_plot: False}
+        for plot, label in ((self.loss_plot, "loss"), (self.param_plot, "value")):
+            axis = plot.getPlotItem().getAxis("left")
+            axis.setTicks(None)
+            axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
         last = max(1, record.steps_planned)
         self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
         self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
         self.param_plot.setTitle(param_title(record), color=t.text, size=f"{self.text_px}px")
+        self.param_plot.setToolTip(
+            "\n".join(
+                f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}"
+                for i, p in enumerate(record.params)
+            )
+        )
         init = record.initial_params()
         names = record.param_names
         for r in range(record.world_size):
@@ -196,17 +200,27 @@ class Plots(QWidget):
             return
         prefixes = ("loss", "full") if group == "loss" else ("p",)
         plot = self.loss_plot if group == "loss" else self.param_plot
+        names = [n for n in self._curves if n.startswith(prefixes)]
+        ys = {n: np.asarray(self._series[n][1], float) for n in names}
+        finite = [y[np.isfinite(y)] for y in ys.values() if np.isfinite(y).any()]
+        if finite and max(float(np.abs(f).max()) for f in finite) > SYMLOG_ABOVE:
+            self._symlog[plot] = True  # a diverging run: show the growth, not a flat line
         lo, hi = np.inf, -np.inf
-        for name, curve in self._curves.items():
-            if name.startswith(prefixes):
-                xs, ys = self._series[name]
-                y = np.asarray(ys, float)
-                curve.setData(np.asarray(xs, float), y)
-                if np.isfinite(y).any():
-                    lo, hi = (
-                        min(lo, np.nanmin(y[np.isfinite(y)])),
-                        max(hi, np.nanmax(y[np.isfinite(y)])),
-                    )
+        for n in names:
+            y = symlog(ys[n]) if self._symlog[plot] else ys[n]
+            self._curves[n].setData(np.asarray(self._series[n][0], float), y)
+            if np.isfinite(y).any():
+                lo = min(lo, float(np.nanmin(y[np.isfinite(y)])))
+                hi = max(hi, float(np.nanmax(y[np.isfinite(y)])))
+        if self._symlog[plot] and np.isfinite(lo):
+            axis = plot.getPlotItem().getAxis("left")
+            axis.setTicks([symlog_ticks(lo, hi)])
+            base = "loss" if plot is self.loss_plot else "value"
+            axis.setLabel(
+                f"{base} (symmetric log)",
+                color=self.theme.text,
+                **{"font-size": f"{self.text_px}px"},
+            )
         if plot in self._y_range and np.isfinite(lo):
             self._expand_y(plot, lo, hi)
 

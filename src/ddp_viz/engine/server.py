@@ -284,7 +284,7 @@ class Engine:
             self._end_run(
                 protocol.RunFailed(
                     run=run.run,
-                    reason=f"diverged at step {step}: {what} became infinite or NaN "
+                    reason=f"diverged at step {step + 1}: {what} became infinite or NaN "
                     f"(learning rate {run.scenario.lr:g} is too large for this data)",
                     rank=None,
                 ),

@@ -71,22 +71,16 @@ class LanesBuilder(FrameBuilder):
             if f >= self.ctx.min_px or rows <= 2:
                 break
             shown = shown[:-1]  # fewer parameter rows, never smaller type than the floor
+        # a roomy stage grows the lane type a little; a narrow one shrinks it to fit the width
+        f = min(self.base * 1.35, lane_h / (rows * LANE_LINE + 0.5)) if rows <= 2 else f
+        keep_table = max(self.ctx.min_px, self.t.font_px * 0.85)
+        f_t, data_w, x0, avail, widths = self.fit_width(f, shown, table=True)
+        if f_t < keep_table or sum(widths) > avail:  # fold the table before the numbers shrink
+            f_t, data_w, x0, avail, widths = self.fit_width(f, shown, table=False)
+        f = f_t
         lane_h = min(lane_h, f * (rows * LANE_LINE + 1.2))
         block = lane_h * n + gap * (n - 1)
         y0 = top + (height - block) / 2
-        data_w = self.data_width(f)
-        x0 = self.pad + data_w + (self.pad if data_w else 0)
-        avail = self.ctx.width - self.pad - x0
-        widths = self.columns(f, shown)
-        if sum(widths) > avail and data_w:
-            data_w, x0 = 0.0, self.pad  # fold the data table before shrinking the numbers
-            avail = self.ctx.width - 2 * self.pad
-        for _ in range(4):
-            need = sum(widths)
-            if need <= avail or f <= self.ctx.min_px:
-                break
-            f = max(self.ctx.min_px, f * avail / need * 0.99)
-            widths = self.columns(f, shown)
         spare = max(0.0, avail - sum(widths))
         for i, share in ((2, 0.3), (3, 0.1), (4, 0.3), (5, 0.1), (1, 0.2)):
             widths[i] += spare * share
@@ -96,6 +90,22 @@ class LanesBuilder(FrameBuilder):
         lanes = [Rect(x0, y0 + i * (lane_h + gap), cols[-1] - x0, lane_h) for i in range(n)]
         data = Rect(self.pad, top, data_w, height)
         return _Layout(f, rows, shown, len(params) - len(shown), data, lanes, cols)
+
+    def fit_width(
+        self, f: float, shown: list[ParamInfo], table: bool
+    ) -> tuple[float, float, float, float, list[float]]:
+        """The largest type up to ``f`` whose columns (and the data table) fit the width:
+        (type, table width, x of the lanes, their width, column widths)."""
+        for _ in range(6):
+            data_w = self.data_width(f) if table else 0.0
+            x0 = self.pad + data_w + (self.pad if data_w else 0)
+            avail = self.ctx.width - self.pad - x0
+            widths = self.columns(f, shown)
+            need = sum(widths)
+            if need <= avail or f <= self.ctx.min_px:
+                break
+            f = max(self.ctx.min_px, f * min(0.98, (avail / need) ** (1.0 if not table else 0.8)))
+        return f, data_w, x0, avail, widths
 
     def values_of(self, kind: str) -> list[str]:
         st = self.step

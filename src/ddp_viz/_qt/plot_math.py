@@ -1,0 +1,54 @@
+"""Numbers behind the plots: the symmetric log scale, titles, the loss surface grid (numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ddp_viz.model.timeline import RunRecord
+
+
+def full_batch_loss_grid(
+    x: list[float], y: list[float], ws: np.ndarray, bs: np.ndarray
+) -> np.ndarray:
+    """Mean squared error of w·x + b over all rows, on a (w, b) grid (numpy, no torch)."""
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    W, B = np.meshgrid(ws, bs, indexing="ij")
+    pred = W[..., None] * xa + B[..., None]
+    return ((pred - ya) ** 2).mean(axis=-1)
+
+
+DASH_NAMES = ("solid", "dashed", "dotted", "dash-dot")
+SYMLOG_ABOVE = 1e4  # a plot whose values pass this switches to a symmetric log axis
+
+
+def symlog(y: np.ndarray) -> np.ndarray:
+    """sign(y)·log10(1 + |y|): growing oscillations stay visible from 1 to 1e300."""
+    return np.sign(y) * np.log10(1.0 + np.abs(y))
+
+
+def symlog_ticks(lo: float, hi: float) -> list[tuple[float, str]]:
+    top = int(np.ceil(max(abs(lo), abs(hi), 1.0)))
+    step = max(1, top // 6)
+    ticks = [(0.0, "0")]
+    for k in range(step, top + 1, step):
+        v = float(np.log10(1.0 + 10.0**k))
+        ticks += [(v, f"1e{k}"), (-v, f"-1e{k}")]
+    return ticks
+
+
+def param_title(record: RunRecord) -> str:
+    """The parameter plot's title names each parameter's line style (‖·‖ for tensors); a big
+    model's plot says how many there are (the tooltip names them)."""
+    marks = ("—", "--", "··", "-·")
+    parts = [
+        f"{p.name if p.numel == 1 else '‖' + p.name + '‖'} ({marks[i % 4]})"
+        for i, p in enumerate(record.params)
+    ]
+    if len(parts) > 2:
+        return f"{len(parts)} parameters (norms ‖·‖; hover for names)"
+    return "Parameters: " + ", ".join(parts) if parts else "Parameters"
+
+
+def has_surface(record: RunRecord) -> bool:
+    """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters."""
+    return record.scenario.get("model", {}).get("kind", "linear") == "linear"
