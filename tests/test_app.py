@@ -48,3 +48,37 @@ def test_scripted_run_and_screenshot(tmp_path) -> None:
         assert img.size == (1280, 800)
         colors = img.convert("RGB").getcolors(maxcolors=1_000_000)
         assert colors is not None and len(colors) > 200  # a painted window, not a blank one
+
+
+LDD_MISSING = """\
+\tlinux-vdso.so.1 (0x00007ffd)
+\tlibQt6XcbQpa.so.6 => /x/libQt6XcbQpa.so.6 (0x00007f)
+\tlibxcb-icccm.so.4 => not found
+\tlibxcb-keysyms.so.1 => not found
+\tlibxcb-icccm.so.4 => not found
+"""
+
+
+def test_missing_x11_libraries_are_named_with_the_command_that_installs_them(tmp_path) -> None:
+    from ddp_viz.display import missing_libraries
+
+    assert missing_libraries(LDD_MISSING) == ["libxcb-icccm.so.4", "libxcb-keysyms.so.1"]
+    assert missing_libraries("\tlibc.so.6 => /lib/libc.so.6 (0x1)\n") == []
+    fake_ldd = tmp_path / "ldd"
+    fake_ldd.write_text(f"#!/bin/sh\ncat <<'EOF'\n{LDD_MISSING}EOF\n")
+    fake_ldd.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    env |= {"DISPLAY": ":97", "DDP_VIZ_LDD": str(fake_ldd)}
+    res = app(env=env, timeout=30)
+    assert res.returncode == 2, res.stderr
+    assert "libxcb-icccm.so.4, libxcb-keysyms.so.1" in res.stderr
+    assert "sudo apt-get install libxcb-icccm4 libxcb-keysyms1\n" in res.stderr
+    assert "Aborted" not in res.stderr and "qt.qpa.plugin" not in res.stderr
+
+
+def test_the_offscreen_platform_needs_no_x11_libraries() -> None:
+    from ddp_viz.display import uses_xcb
+
+    assert not uses_xcb({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"})
+    assert uses_xcb({"DISPLAY": ":0"}) == sys.platform.startswith("linux")
+    assert not uses_xcb({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"})

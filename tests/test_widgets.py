@@ -39,7 +39,7 @@ def test_code_view_highlights_backward_during_the_all_reduce(qtbot, window):
     window.player.cursor, window.player.progress = Cursor(0, 1), 1.0
     window.player.step_forward()  # into the all-reduce
     assert window.player.cursor.phase_name == "allreduce"
-    assert window.code_view.highlighted_text() == ["loss.backward()  # local grads + all-reduce"]
+    assert window.code_view.highlighted_text() == ["loss.backward()  # + all-reduce (DDP)"]
     window.player.step_forward()
     assert window.code_view.highlighted_text()[0].startswith("optimizer.step()")
 

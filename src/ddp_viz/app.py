@@ -35,6 +35,12 @@ def main(args: argparse.Namespace) -> int:
     if not has_display():
         print(NO_DISPLAY, file=sys.stderr)
         return EXIT_USAGE
+    from ddp_viz.display import xcb_problem
+
+    problem = xcb_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
 
     from PySide6.QtCore import QSettings, QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication

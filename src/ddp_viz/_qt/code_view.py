@@ -1,12 +1,28 @@
-"""The training loop, syntax-highlighted, with the line that is running highlighted."""
+"""The training loop, syntax-highlighted, with the line that is running highlighted.
+
+The type shrinks (down to a floor) until the longest line fits, so statements are not wrapped
+on a laptop; below the floor lines wrap at word boundaries rather than hide behind a scroll bar.
+Lines that are ddp-viz's own instrumentation are dimmed.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QTextEdit, QWidget
 
 from ddp_viz.model.lesson import Lesson, highlight_python
 from ddp_viz.model.theme import Theme
+
+MONO = ["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"]
+MIN_PX = 11
 
 
 class CodeView(QTextEdit):
@@ -16,10 +32,10 @@ class CodeView(QTextEdit):
         self.theme = theme
         self.current_lines: list[int] = []
         self.setReadOnly(True)
-        # wrap rather than hide code behind a horizontal scroll bar on narrow screens
         self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.setAccessibleName("Training loop code")
         self.setPlainText(lesson.code)  # the window highlights it after its first paint
+        self._rendered = False
 
     def set_lesson(self, lesson: Lesson) -> None:
         self.lesson = lesson
@@ -33,18 +49,48 @@ class CodeView(QTextEdit):
     def render(self) -> None:
         self._render()
 
+    def fitted_px(self) -> int:
+        """The largest type, up to the theme's, at which the longest line fits the width."""
+        longest = max(self.lesson.code.splitlines() or [""], key=len)
+        room = self.viewport().width() - 2 * self.document().documentMargin() - 4
+        px = self.theme.font_px
+        while px > MIN_PX:
+            font = QFont(MONO)
+            font.setPixelSize(px)
+            if QFontMetricsF(font).horizontalAdvance(longest) <= room:
+                break
+            px -= 1
+        return px
+
     def _render(self) -> None:
-        font = QFont(["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"])
-        font.setPixelSize(self.theme.font_px)
+        self._rendered = True
+        font = QFont(MONO)
+        font.setPixelSize(self.fitted_px())
         self.setFont(font)
         style = "monokai" if self.theme.dark else "default"
         self.setHtml(highlight_python(self.lesson.code, style, "margin:0; white-space:pre-wrap"))
+        dim = QTextCharFormat()
+        dim.setForeground(QColor(self.theme.muted))
+        dim.setFontItalic(True)
+        for line in self.lesson.dim:
+            block = self.document().findBlockByNumber(line - 1)
+            if block.isValid():
+                cursor = QTextCursor(block)
+                cursor.movePosition(
+                    QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+                )
+                cursor.mergeCharFormat(dim)
         # blank lines after the code let it scroll by whole lines down to the last one
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
         for _ in range(4):
             end.insertBlock()
         self.highlight_phase_lines(self.current_lines, force=True)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._rendered and self.font().pixelSize() != self.fitted_px():
+            self._render()
 
     def highlight_phase(self, phase: str) -> None:
         self.highlight_phase_lines(self.lesson.lines_for(phase))
@@ -94,3 +140,12 @@ class CodeView(QTextEdit):
 
     def highlighted_text(self) -> list[str]:
         return [self.document().findBlockByNumber(n - 1).text().strip() for n in self.current_lines]
+
+    def wrapped_lines(self) -> list[int]:
+        """1-based listing lines that the view had to wrap (tests: none on a laptop)."""
+        doc = self.document()
+        return [
+            n + 1
+            for n in range(len(self.lesson.code.splitlines()))
+            if doc.findBlockByNumber(n).layout().lineCount() > 1
+        ]

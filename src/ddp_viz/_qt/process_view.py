@@ -38,7 +38,10 @@ class ProcessView(QWidget):
         self.table.setHorizontalHeaderLabels(["rank", "pid", "state", "rows"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # states are never cut
+        header.setMinimumSectionSize(40)
         self.table.setAccessibleName("rank processes")
         self.log_toggle = QToolButton()
         self.log_toggle.setCheckable(True)

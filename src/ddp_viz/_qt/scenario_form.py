@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -156,8 +156,11 @@ class ScenarioForm(QWidget):
     def _append_row(self, x: str, y: str) -> None:
         row = self.table.rowCount()
         self.table.insertRow(row)
-        self.table.setItem(row, 0, QTableWidgetItem(x))
-        self.table.setItem(row, 1, QTableWidgetItem(y))
+        for col, text in ((0, x), (1, y)):
+            item = QTableWidgetItem(text)
+            # right-aligned numbers keep clear of the row numbers in the header
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(row, col, item)
 
     def raw(self) -> dict[str, Any]:
         def col(c: int) -> list[str]:

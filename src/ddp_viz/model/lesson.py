@@ -35,6 +35,7 @@ class Lesson:
     scene: str = "ddp_step"
     scenario_file: Path | None = None
     highlight: dict[str, list[int]] = field(default_factory=dict)
+    dim: tuple[int, ...] = ()  # listing lines that are ddp-viz's instrumentation, not the lesson
     phase_text: dict[str, str] = field(default_factory=dict)
     questions: tuple[Question, ...] = ()
 
@@ -94,6 +95,7 @@ def load_lesson_folder(folder: Path) -> Lesson:
         scene=scene,
         scenario_file=scenario_file,
         highlight=highlight,
+        dim=tuple(int(n) for n in code.get("dim", ())),
         phase_text=dict(meta.get("phase_text", {})),
         questions=tuple(questions),
     )
