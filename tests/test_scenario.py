@@ -100,3 +100,49 @@ def test_field_errors_marks_every_bad_field_at_once() -> None:
     assert "must be a number" in errors["x[1]"]
     assert field_errors(default_scenario().to_dict()) == {}
     assert set(field_errors(default_scenario().to_dict() | {"world_size": "8"})) == {"world_size"}
+
+
+@pytest.mark.parametrize(
+    ("model", "ddp", "field", "words"),
+    [
+        ({"kind": "cnn"}, {}, "model.kind", "must be one of linear, mlp"),
+        ({"kind": "mlp", "hidden": [0]}, {}, "model.hidden[0]", "from 1 to 64"),
+        ({"kind": "mlp", "hidden": [8, "wide"]}, {}, "model.hidden[1]", "whole number"),
+        ({"kind": "mlp", "hidden": []}, {}, "model.hidden", "list of layer widths"),
+        ({"kind": "mlp", "hidden": [8] * 5}, {}, "model.hidden", "at most 4 hidden layers"),
+        ({"kind": "mlp", "hidden": [64, 64]}, {}, "model.hidden", "parameters; at most 4,096"),
+        ({"kind": "mlp", "activation": "gelu"}, {}, "model.activation", "tanh, relu"),
+        ({"kind": "mlp", "seed": -1}, {}, "model.seed", "≥ 0"),
+        ({"kind": "linear", "hidden": [8]}, {}, "model.hidden", 'only for kind = "mlp"'),
+        ({"dtype": "float16"}, {}, "model.dtype", "float32, float64"),
+        ({"kind": "mlp", "depth": 3}, {}, "model.depth", "unknown key"),
+        ({}, {"bucket_cap_mb": 0}, "ddp.bucket_cap_mb", "(0, 1024]"),
+        ({}, {"bucket_cap_mb": "big"}, "ddp.bucket_cap_mb", "(0, 1024]"),
+        ({}, {"find_unused": True}, "ddp.find_unused", "unknown key"),
+    ],
+)
+def test_model_and_ddp_tables_name_the_offending_key(model, ddp, field, words) -> None:
+    data = default_scenario().to_dict() | {"model": model, "ddp": ddp}
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_mapping(data)
+    assert info.value.field == field and words in str(info.value)
+
+
+def test_a_scenario_file_without_model_tables_still_means_the_linear_model(tmp_path) -> None:
+    old = tmp_path / "old.toml"
+    old.write_text("x = [1.0, 2.0]\ny = [3.0, 5.0]\nworld_size = 2\n")
+    s = Scenario.load(old)
+    assert s.model.kind == "linear" and s.ddp.bucket_cap_mb == 25.0
+    assert [(p.name, p.shape) for p in s.model.parameters()] == [("weight", (1, 1)), ("bias", (1,))]
+
+
+def test_an_mlp_scenario_round_trips_through_toml(tmp_path) -> None:
+    s = Scenario.from_mapping(
+        {"x": [1.0, 2.0], "y": [1.0, 4.0], "model": {"kind": "mlp", "hidden": [4, 3]}}
+    ).with_changes(ddp={"bucket_cap_mb": 0.5})
+    path = tmp_path / "mlp.toml"
+    path.write_text(s.to_toml())
+    back = Scenario.load(path)
+    assert back == s and back.model.hidden == (4, 3) and back.ddp.bucket_cap_mb == 0.5
+    names = [p.name for p in back.model.parameters()]
+    assert names == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]

@@ -219,7 +219,7 @@ def test_process_view_shows_the_pool_warming_while_a_run_waits(qtbot, window):
         for s, st in enumerate(["ready", "ready", "starting", "starting"])
     ]
     view.set_workers({w.slot: w for w in states})
-    assert [r[2] for r in view.rows()] == ["warm, idle", "warm, idle", "starting", "starting"]
+    assert [r[2] for r in view.rows()] == ["warm", "warm", "starting", "starting"]
     assert view.engine_label.text() == "starting 4 rank(s)… 2 warm"
     view.set_record(window.session.record)
     assert [r[2] for r in view.rows()] == ["done", "done"]

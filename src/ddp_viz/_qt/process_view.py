@@ -34,14 +34,18 @@ class ProcessView(QWidget):
         self.engine_label.setWordWrap(True)
         self.restart = QPushButton("Restart engine")
         self.restart.setVisible(False)
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["rank", "pid", "state", "rows"])
+        self.table = QTableWidget(0, 0)
+        header = self.table.horizontalHeader()
+        # every column as wide as its text (states are never cut); the rows column takes the rest
+        header.setMinimumSectionSize(24)
+        header.setDefaultSectionSize(28)
+        header.setStretchLastSection(True)
+        self.table.setColumnCount(4)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setHorizontalHeaderLabels(["#", "pid", "state", "rows"])
+        self.table.horizontalHeaderItem(0).setToolTip("rank")
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # states are never cut
-        header.setMinimumSectionSize(40)
         self.table.setAccessibleName("rank processes")
         self.log_toggle = QToolButton()
         self.log_toggle.setCheckable(True)
@@ -135,7 +139,7 @@ class ProcessView(QWidget):
                 )
             return out
         return [
-            ("—", str(w.pid or "—"), "warm, idle" if w.state == "ready" else w.state, "—")
+            ("—", str(w.pid or "—"), "warm" if w.state == "ready" else w.state, "—")
             for _, w in sorted(self._workers.items())
         ]
 

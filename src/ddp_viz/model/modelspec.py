@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ddp_viz.model.errors import ScenarioError as SpecError
+
 KINDS = ("linear", "mlp")
 ACTIVATIONS = ("tanh", "relu")
 DTYPES = ("float32", "float64")
@@ -23,13 +25,14 @@ MAX_WIDTH = 64
 MAX_PARAMETER_VALUES = 4096
 
 
-class SpecError(ValueError):
-    """``key`` is the dotted scenario key at fault, such as ``model.hidden``."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.message = message
+def _table(data: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+    """A ``[name]`` table with only known keys, or ScenarioError naming the first bad one."""
+    if not isinstance(data, Mapping):
+        raise SpecError(name, f"must be a table ([{name}])")
+    unknown = sorted(set(data) - set(keys))
+    if unknown:
+        raise SpecError(f"{name}.{unknown[0]}", f"unknown key; allowed: {', '.join(keys)}")
+    return data
 
 
 @dataclass(frozen=True)
@@ -61,11 +64,7 @@ class ModelSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> ModelSpec:
-        if not isinstance(data, Mapping):
-            raise SpecError("model", "must be a table ([model])")
-        unknown = sorted(set(data) - set(MODEL_KEYS))
-        if unknown:
-            raise SpecError(f"model.{unknown[0]}", f"unknown key; allowed: {', '.join(MODEL_KEYS)}")
+        data = _table(data, "model", MODEL_KEYS)
         kind = data.get("kind", "linear")
         if kind not in KINDS:
             raise SpecError("model.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -143,11 +142,7 @@ class DDPSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> DDPSpec:
-        if not isinstance(data, Mapping):
-            raise SpecError("ddp", "must be a table ([ddp])")
-        unknown = sorted(set(data) - set(DDP_KEYS))
-        if unknown:
-            raise SpecError(f"ddp.{unknown[0]}", f"unknown key; allowed: {', '.join(DDP_KEYS)}")
+        data = _table(data, "ddp", DDP_KEYS)
         cap = data.get("bucket_cap_mb", 25.0)
         if isinstance(cap, bool) or not isinstance(cap, int | float) or not 0 < cap <= 1024:
             raise SpecError("ddp.bucket_cap_mb", f"must be a number in (0, 1024], got {cap!r}")

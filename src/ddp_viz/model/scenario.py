@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ddp_viz.model.modelspec import DDPSpec, ModelSpec, SpecError
+from ddp_viz.model.errors import ScenarioError
+from ddp_viz.model.modelspec import DDPSpec, ModelSpec
 
 MAX_WORLD_SIZE = 8
 MAX_STEPS = 100_000
@@ -21,15 +22,6 @@ MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
 TABLES = ("model", "ddp")  # [model] and [ddp]: see ddp_viz.model.modelspec
 KEYS = FIELDS + TABLES
-
-
-class ScenarioError(ValueError):
-    """Invalid scenario input; ``field`` names the offending key."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -182,10 +174,7 @@ def _coerce(key: str, value: Any) -> Any:
     if key in TABLES:
         if isinstance(value, ModelSpec | DDPSpec):
             return value
-        try:
-            return (ModelSpec if key == "model" else DDPSpec).from_mapping(value)
-        except SpecError as exc:
-            raise ScenarioError(exc.key, exc.message) from None
+        return (ModelSpec if key == "model" else DDPSpec).from_mapping(value)
     raise ScenarioError(key, f"unknown key; allowed keys are {', '.join(FIELDS)}")
 
 
