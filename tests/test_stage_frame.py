@@ -104,7 +104,12 @@ def test_uneven_shards_say_why_with_both_averages_readable() -> None:
 # the stage's size in the window at 1280×800, at 1920×1080, and in projector mode at 1920×1080
 @pytest.mark.parametrize(
     ("size", "theme"),
-    [((689, 430), "light"), ((879, 670), "light"), ((1341, 724), "projector")],
+    [
+        ((520, 440), "light"),
+        ((689, 430), "light"),
+        ((879, 670), "light"),
+        ((1341, 724), "projector"),
+    ],
 )
 def test_nothing_overlaps_or_leaves_the_stage(world_size: int, size, theme: str) -> None:
     rec = linear_run(world_size, rows=8 if world_size != 3 else 4)

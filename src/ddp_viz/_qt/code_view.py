@@ -7,6 +7,7 @@ Lines that are ddp-viz's own instrumentation are dimmed.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -36,6 +37,9 @@ class CodeView(QTextEdit):
         self.setAccessibleName("Training loop code")
         self.setPlainText(lesson.code)  # the window highlights it after its first paint
         self._rendered = False
+        self._rendering = False
+        self._refit = QTimer(self, singleShot=True, interval=0)
+        self._refit.timeout.connect(self._on_refit_timeout)
 
     def set_lesson(self, lesson: Lesson) -> None:
         self.lesson = lesson
@@ -52,7 +56,10 @@ class CodeView(QTextEdit):
     def fitted_px(self) -> int:
         """The largest type, up to the theme's, at which the longest line fits the width."""
         longest = max(self.lesson.code.splitlines() or [""], key=len)
-        room = self.viewport().width() - 2 * self.document().documentMargin() - 4
+        # the vertical scroll bar may come and go with the type size: leave room for it
+        scroll = self.verticalScrollBar()
+        bar = 0 if scroll.isVisible() else scroll.sizeHint().width()
+        room = self.viewport().width() - bar - 2 * self.document().documentMargin() - 10
         px = self.theme.font_px
         while px > MIN_PX:
             font = QFont(MONO)
@@ -63,6 +70,15 @@ class CodeView(QTextEdit):
         return px
 
     def _render(self) -> None:
+        if self._rendering:
+            return
+        self._rendering = True
+        try:
+            self._render_now()
+        finally:
+            self._rendering = False
+
+    def _render_now(self) -> None:
         self._rendered = True
         font = QFont(MONO)
         font.setPixelSize(self.fitted_px())
@@ -89,7 +105,11 @@ class CodeView(QTextEdit):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._rendered and self.font().pixelSize() != self.fitted_px():
+        if self._rendered:
+            self._refit.start()  # after the resize settles, never inside a render
+
+    def _on_refit_timeout(self) -> None:
+        if self.font().pixelSize() != self.fitted_px():
             self._render()
 
     def highlight_phase(self, phase: str) -> None:

@@ -62,11 +62,13 @@ class KeyRouter(QObject):
             return False
         if event.key() not in TRANSPORT_KEYS or not self.window.isActiveWindow():
             return False
-        if event.modifiers() & (
-            Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ControlModifier
-        ):
-            return False
         typing = isinstance(QApplication.focusWidget(), TYPING_WIDGETS)
+        mods = event.modifiers()
+        if mods & Qt.KeyboardModifier.ControlModifier:
+            return False
+        if mods & Qt.KeyboardModifier.AltModifier:
+            # Alt+Left/Right change lessons, even where a text browser would go back/forward
+            return event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right) and not typing
         if typing and event.key() == Qt.Key.Key_Escape:
             self.home.setFocus(Qt.FocusReason.ShortcutFocusReason)
             event.accept()

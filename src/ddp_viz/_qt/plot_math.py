@@ -45,7 +45,7 @@ def param_title(record: RunRecord) -> str:
         for i, p in enumerate(record.params)
     ]
     if len(parts) > 2:
-        return f"{len(parts)} parameters (norms ‖·‖; hover for names)"
+        return f"{len(parts)} parameters, ‖·‖"
     return "Parameters: " + ", ".join(parts) if parts else "Parameters"
 
 

@@ -39,6 +39,7 @@ class ScenarioForm(QWidget):
         self.theme = theme
         self._loading = False
         self.errors: dict[str, str] = {}
+        fm = self.fontMetrics()
         self.world_size = QSpinBox()
         self.world_size.setRange(0, 99)  # out-of-range values are shown as errors, not clamped
         self.steps = QSpinBox()
@@ -55,6 +56,7 @@ class ScenarioForm(QWidget):
         for name, w in self._fields().items():
             w.setObjectName(name)
             w.setAccessibleName(name)
+            w.setMinimumWidth(fm.horizontalAdvance("0.0001") + 24)  # fields shrink, data stays
         self.world_size.setToolTip(f"Ranks (processes), 1–{MAX_WORLD_SIZE}, at most one per row")
         self.steps.setToolTip(f"SGD steps, 1–{MAX_STEPS:,}")
 
@@ -64,6 +66,11 @@ class ScenarioForm(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(max(22, int(theme.font_px * 1.7)))
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAccessibleName("data rows")
+        # the columns share the width: no sideways scrolling that hides the y column
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setMinimumWidth(
+            fm.horizontalAdvance("88") + 2 * fm.horizontalAdvance("−10.25") + 48
+        )
         self.add_row = QPushButton("+ row")
         self.remove_row = QPushButton("− row")
         self.reset = QPushButton("Lesson values")
@@ -79,20 +86,24 @@ class ScenarioForm(QWidget):
         form.addRow("Initial weight", self.init_weight)
         form.addRow("Initial bias", self.init_bias)
         form.addRow("Bucket (MB)", self.bucket_cap)
-        form.addRow("Model", self.model_label)
-        buttons = QHBoxLayout()
-        for b in (self.add_row, self.remove_row, self.reset):
-            buttons.addWidget(b)
+        # the row buttons sit under the rows they change; the fields column can then shrink
+        row_buttons = QHBoxLayout()
+        row_buttons.addWidget(self.add_row)
+        row_buttons.addWidget(self.remove_row)
+        right = QVBoxLayout()
+        right.addWidget(self.table, 1)
+        right.addLayout(row_buttons)
         left = QVBoxLayout()
         left.addLayout(form)
-        left.addLayout(buttons)
+        left.addWidget(self.reset)
         left.addStretch(1)
         top = QHBoxLayout()
         top.addLayout(left, 3)
-        top.addWidget(self.table, 2)
+        top.addLayout(right, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addWidget(self.model_label)
         layout.addWidget(self.error_label)
 
         self.world_size.valueChanged.connect(self._on_field_changed)
@@ -137,7 +148,7 @@ class ScenarioForm(QWidget):
         self._loading = True
         self._model = s.model
         linear = s.model.kind == "linear"
-        self.model_label.setText(s.model.describe())
+        self.model_label.setText(f"Model: {s.model.describe()}")
         for w in (self.init_weight, self.init_bias):
             w.setEnabled(linear)
             w.setToolTip("" if linear else "The MLP's initial weights come from its seed")

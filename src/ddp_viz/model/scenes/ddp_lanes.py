@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ddp_viz.model.frame import Align, Font, Rect, fmt
 from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.report import rows_label
-from ddp_viz.model.scenes.base import LANE_LINE, FrameBuilder, ease
+from ddp_viz.model.scenes.base import LANE_LINE, LINE, FrameBuilder, ease
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
 
 AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase
@@ -38,6 +38,7 @@ class _Layout:
     data: Rect  # the data table (w = 0: folded away)
     lanes: list[Rect]
     cols: list[float]  # x of the 6 column starts, plus the right edge
+    strip: bool = False  # the table runs across the top (narrow stages) instead of down the left
 
 
 class LanesBuilder(FrameBuilder):
@@ -45,6 +46,7 @@ class LanesBuilder(FrameBuilder):
     ``step`` before calling :meth:`layout` and the drawing methods."""
 
     rec: RunRecord
+    _row_pos: dict[int, tuple[float, float]]  # where each data row is drawn (chips fly from it)
     cursor: Cursor
     progress: float
     phase: int
@@ -80,6 +82,11 @@ class LanesBuilder(FrameBuilder):
         f = f_t
         lane_h = min(lane_h, f * (rows * LANE_LINE + 1.2))
         block = lane_h * n + gap * (n - 1)
+        strip_h = self.strip_height(f) if not data_w else 0.0
+        strip = strip_h > 0 and strip_h + gap * 2 <= height - block
+        data_top = top
+        if strip:  # the rows run across the top; the lanes sit below them
+            top, height = top + strip_h + gap * 2, height - strip_h - gap * 2
         y0 = top + (height - block) / 2
         spare = max(0.0, avail - sum(widths))
         for i, share in ((2, 0.3), (3, 0.1), (4, 0.3), (5, 0.1), (1, 0.2)):
@@ -88,23 +95,48 @@ class LanesBuilder(FrameBuilder):
         for w in widths:
             cols.append(cols[-1] + w)
         lanes = [Rect(x0, y0 + i * (lane_h + gap), cols[-1] - x0, lane_h) for i in range(n)]
-        data = Rect(self.pad, top, data_w, height)
-        return _Layout(f, rows, shown, len(params) - len(shown), data, lanes, cols)
+        if strip:
+            data = Rect(self.pad, data_top, self.ctx.width - 2 * self.pad, strip_h)
+        else:
+            data = Rect(self.pad, top, data_w, height)
+        return _Layout(f, rows, shown, len(params) - len(shown), data, lanes, cols, strip)
+
+    def row_cells(self, f: float) -> list[str]:
+        x, y = self.rec.scenario.get("x", []), self.rec.scenario.get("y", [])
+        return [f"{i + 1}: {fmt(a)}, {fmt(b)}" for i, (a, b) in enumerate(zip(x, y, strict=False))]
+
+    def strip_height(self, f: float) -> float:
+        """Height of the data rows laid across the stage, or 0 when two lines do not hold them."""
+        cells = self.row_cells(f)
+        if not cells:
+            return 0.0
+        font = Font(f, mono=True)
+        room = self.ctx.width - 2 * self.pad - self.width("data (x, y)", Font(f)) - f * 1.5
+        lines, used = 1, 0.0
+        for cell in cells:
+            w = self.width(cell, font) + f
+            if used + w > room:
+                lines, used = lines + 1, 0.0
+            used += w
+        return 0.0 if lines > 2 else lines * f * LINE * 1.15 + f * 0.5
 
     def fit_width(
         self, f: float, shown: list[ParamInfo], table: bool
     ) -> tuple[float, float, float, float, list[float]]:
         """The largest type up to ``f`` whose columns (and the data table) fit the width:
         (type, table width, x of the lanes, their width, column widths)."""
-        for _ in range(6):
+        # Below the floor only when nothing else fits: small type beats numbers off the stage
+        # (a projector's floor stays: its stage is wide enough).
+        floor = self.ctx.min_px if self.t.name == "projector" else 7.0
+        for _ in range(8):
             data_w = self.data_width(f) if table else 0.0
             x0 = self.pad + data_w + (self.pad if data_w else 0)
             avail = self.ctx.width - self.pad - x0
             widths = self.columns(f, shown)
             need = sum(widths)
-            if need <= avail or f <= self.ctx.min_px:
+            if need <= avail or f <= floor:
                 break
-            f = max(self.ctx.min_px, f * min(0.98, (avail / need) ** (1.0 if not table else 0.8)))
+            f = max(floor, f * min(0.98, (avail / need) ** (1.0 if not table else 0.8)))
         return f, data_w, x0, avail, widths
 
     def values_of(self, kind: str) -> list[str]:
@@ -146,11 +178,10 @@ class LanesBuilder(FrameBuilder):
         return [w + inner for w in (who, shard, grads, hub, grads, after)]
 
     def data_width(self, f: float) -> float:
-        x, y = self.rec.scenario.get("x", []), self.rec.scenario.get("y", [])
-        if not x:
+        texts = self.row_cells(f)
+        if not texts:
             return 0.0
         font = Font(f, mono=True)
-        texts = [f"{i + 1}: {fmt(a)}, {fmt(b)}" for i, (a, b) in enumerate(zip(x, y, strict=False))]
         widest = max(self.width(s, font) for s in texts[:50])
         return max(widest, self.width("data (x, y)", Font(f))) + f
 
@@ -194,9 +225,9 @@ class LanesBuilder(FrameBuilder):
         chip_w = self.width(label, Font(f)) + f * 0.6
         dst_x, dst_y = c[1], row_y(0)
         x, y = dst_x, dst_y
-        if self.phase == 0 and st is not None and rows and rows[0] in getattr(self, "_row_y", {}):
+        if self.phase == 0 and st is not None and rows and rows[0] in self._row_pos:
             k = ease(self.progress)
-            src_x, src_y = lay.data.cx - chip_w / 2, self._row_y[rows[0]]
+            src_x, src_y = self._row_pos[rows[0]]
             x, y = src_x + (dst_x - src_x) * k, src_y + (dst_y - src_y) * k
         self.shape(
             kind="rrect",

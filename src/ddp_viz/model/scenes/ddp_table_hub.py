@@ -2,57 +2,55 @@
 
 from __future__ import annotations
 
-from ddp_viz.model.frame import Align, Font, Rect, fmt
-from ddp_viz.model.scenes.base import LINE, ease
+from ddp_viz.model.frame import Align, Font, Rect
+from ddp_viz.model.scenes.base import LANE_LINE, LINE, ease
 from ddp_viz.model.scenes.ddp_lanes import AVERAGED_FROM, LanesBuilder, _Layout
 
 
 class TableAndHub(LanesBuilder):
     def data_table(self, lay: _Layout) -> None:
+        self._row_pos = {}
         if lay.data.w <= 0:
-            self._row_y: dict[int, float] = {}
             return
         t, f = self.t, lay.f
-        x, y = self.rec.scenario.get("x", []), self.rec.scenario.get("y", [])
         owner = {i: r for r, rows in enumerate(self.rec.shards) for i in rows}
+        cells = self.row_cells(f)
         box = lay.data
         self.shape(kind="rrect", box=box, stroke=t.grid, fill=t.window, radius=6)
-        self.text(box.cx, box.y + f * 0.3, "data (x, y)", Font(f), t.muted, Align.CENTER)
         row_h = f * LINE * 1.15
+        mono = Font(f, mono=True)
+        if lay.strip:
+            label = self.text(box.x + f * 0.4, box.y + f * 0.25, "data (x, y)", Font(f), t.muted)
+            x0 = label.box.right + f
+            x, y, shown = x0, box.y + f * 0.25, len(cells)
+            for i, cell in enumerate(cells):
+                w = self.width(cell, mono) + f * 0.6
+                if x + w > box.right - f * 0.2:
+                    x, y = x0, y + row_h
+                self._data_cell(Rect(x, y, w, row_h * 0.92), cell, t.rank_color(owner.get(i, 0)))
+                self._row_pos[i] = (x, y)
+                x += w + f * 0.4
+            return
+        self.text(box.cx, box.y + f * 0.3, "data (x, y)", Font(f), t.muted, Align.CENTER)
         first = box.y + f * 0.3 + f * LINE * 1.2
         fit = max(1, int((box.bottom - first - f * 0.3) // row_h))
-        shown = min(len(x), fit if fit >= len(x) else fit - 1)
-        self._row_y = {}
+        shown = min(len(cells), fit if fit >= len(cells) else fit - 1)
         for i in range(shown):
             ry = first + i * row_h
-            color = t.rank_color(owner.get(i, 0))
-            self.shape(
-                kind="rrect",
-                box=Rect(box.x + f * 0.25, ry, box.w - f * 0.5, row_h * 0.92),
-                stroke=color,
-                fill=color,
-                fill_alpha=40,
-                width=2,
-                radius=4,
-            )
-            self.text(
-                box.cx,
-                ry + (row_h * 0.92 - f * LINE) / 2,
-                f"{i + 1}: {fmt(x[i])}, {fmt(y[i])}",
-                Font(f, mono=True),
-                t.text,
-                Align.CENTER,
-            )
-            self._row_y[i] = ry
-        if shown < len(x):
-            self.text(
-                box.cx,
-                first + shown * row_h,
-                f"+{len(x) - shown} more",
-                Font(f),
-                t.muted,
-                Align.CENTER,
-            )
+            cell_box = Rect(box.x + f * 0.25, ry, box.w - f * 0.5, row_h * 0.92)
+            self._data_cell(cell_box, cells[i], t.rank_color(owner.get(i, 0)))
+            self._row_pos[i] = (box.cx - f * 2, ry)
+        if shown < len(cells):
+            more = f"+{len(cells) - shown} more"
+            self.text(box.cx, first + shown * row_h, more, Font(f), t.muted, Align.CENTER)
+
+    def _data_cell(self, box: Rect, text: str, color: str) -> None:
+        px = box.h / (LINE * 1.15 * 0.92)
+        self.shape(
+            kind="rrect", box=box, stroke=color, fill=color, fill_alpha=40, width=2, radius=4
+        )
+        top = box.y + (box.h - px * LANE_LINE) / 2
+        self.text(box.cx, top, text, Font(px, mono=True), self.t.text, Align.CENTER)
 
     def hub(self, lay: _Layout) -> None:
         t, f = self.t, lay.f
