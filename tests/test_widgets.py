@@ -300,3 +300,13 @@ def test_a_diverging_run_is_drawn_on_a_symmetric_log_scale(qtbot, window):
     assert "symmetric log" in axis.labelText
     (y0, y1) = window.plots.param_plot.viewRange()[1]
     assert np.isfinite(y0) and np.isfinite(y1) and y1 < 400
+
+
+def test_a_cancelled_long_run_plots_the_steps_it_made(qtbot, window):
+    events = [e for e in load_recording("four-ranks-3-steps.jsonl") if e.kind != "run_finished"]
+    started = next(i for i, e in enumerate(events) if isinstance(e, protocol.RunStarted))
+    events[started] = protocol.RunStarted(**{**events[started].__dict__, "steps": 100_000})
+    feed(window, [*events, protocol.RunCancelled(run=1)])
+    (_, x1), _ = window.plots.loss_plot.viewRange()
+    assert x1 < 10  # three steps fill the plot, not 3 of 100,000
+    assert "cancelled after 3 complete step(s)" in window.status.text()

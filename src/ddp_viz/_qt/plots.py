@@ -266,6 +266,9 @@ class Plots(QWidget):
                 w.showGrid(x=True, y=True, alpha=0.25)
                 w.enableAutoRange(axis="y")  # the run is over: fit it tightly
                 self._y_range.pop(w, None)
+        if ended and done < record.steps_planned:  # cancelled or failed: show the steps it made
+            self.loss_plot.setXRange(0.7, max(1, done) + 0.3, padding=0.02)
+            self.param_plot.setXRange(-0.3, max(1, done) + 0.3, padding=0.02)
         groups = sorted(self._stale) if ended else self._next_group()
         for group in groups:
             self._push(group)

@@ -43,7 +43,12 @@ def apply_split_proportions(self: Any) -> None:
     w = max(1, self.splitters["main"].width())
     h = max(1, self.splitters["center"].height())
     projector = self.presentation.projector
-    if projector or not self.splitters["left"].isVisibleTo(self):
+    side = self.splitters["left"].isVisibleTo(self)
+    if projector and side:  # a lecturer opened the lesson column on a projector
+        self.splitters["main"].setSizes([round(w * 0.22), round(w * 0.5), round(w * 0.28)])
+        self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
+        return
+    if projector or not side:
         self.splitters["main"].setSizes([0, round(w * 0.7), round(w * 0.3)])
         share = 0.72 if projector else 0.68
         self.splitters["center"].setSizes([round(h * share), round(h * (1 - share))])

@@ -126,8 +126,8 @@ class LanesBuilder(FrameBuilder):
         """The largest type up to ``f`` whose columns (and the data table) fit the width:
         (type, table width, x of the lanes, their width, column widths)."""
         # Below the floor only when nothing else fits: small type beats numbers off the stage
-        # (a projector's floor stays: its stage is wide enough).
-        floor = self.ctx.min_px if self.t.name == "projector" else 7.0
+        # (a projector's stage, with the side panels folded, is wide enough for its floor).
+        floor = 7.0
         for _ in range(8):
             data_w = self.data_width(f) if table else 0.0
             x0 = self.pad + data_w + (self.pad if data_w else 0)

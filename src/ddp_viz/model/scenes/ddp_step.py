@@ -100,7 +100,7 @@ class _Builder(TableAndHub):
         if self.width(left, big) + self.width(right, small) + self.base > room:
             right = ""
         if self.width(left, big) > room:
-            big = Font(max(self.ctx.min_px, big.px * room / self.width(left, big)), bold=True)
+            big = Font(big.px * room / self.width(left, big), bold=True)  # never off the stage
         color = t.bad if rec.status in ("failed", "cancelled") else t.muted
         return [Line(left, big, t.text, (right, small, color) if right else None)]
 
