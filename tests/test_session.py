@@ -175,8 +175,10 @@ def test_workers_come_and_go() -> None:
     assert list(s.workers) == [1]
 
 
-def predict_question():
+def predict_question(s: SessionController | None = None):
     lesson = load_lesson("ddp-pattern")
+    if s is not None:
+        s.set_questions(list(lesson.questions))
     return next(q for q in lesson.questions if q.kind == "predict")
 
 
@@ -196,15 +198,15 @@ def walk_stage(s: SessionController) -> list[tuple[Cursor, int]]:
 def test_a_locked_guess_is_graded_once_when_the_average_is_on_stage(guess, right) -> None:
     s, _, v = make()
     ready(s)
-    q = predict_question()
+    q = predict_question(s)
     assert "Locked in" in s.lock_prediction(q, guess)
     s.request_run(default_scenario().with_changes(world_size=3, steps=2))
     play(s, "uneven-3-ranks.jsonl")
     assert v.called("show_prediction_graded") == []  # the run ended; the stage has not shown it
     graded = walk_stage(s)
     assert [c for c, _ in graded] == [Cursor(0, 2)]  # step 1's all-reduce, not before or after
-    ((question, feedback),) = v.called("show_prediction_graded")
-    assert question is q and feedback.correct is right
+    ((question, feedback, scored),) = v.called("show_prediction_graded")
+    assert question is q and feedback.correct is right and scored
     assert "-33.1667" in feedback.text
     walk_stage(s)  # replaying the run grades nothing again
     assert len(v.called("show_prediction_graded")) == 1
@@ -228,3 +230,37 @@ def test_run_shown_is_said_once_when_the_stage_reaches_the_end() -> None:
     s.on_stage_position(Cursor(0, 3), 1.0)
     s.on_stage_position(Cursor(0, 3), 1.0)
     assert len(v.called("show_run_shown")) == 1
+
+
+def test_a_guess_waits_for_a_run_with_the_world_size_it_is_about() -> None:
+    s, _, v = make()
+    ready(s)
+    q = predict_question(s)
+    s.lock_prediction(q, -33.17)
+    s.request_run(default_scenario())
+    play(s, "default-run.jsonl")  # 2 ranks: not the question's 3
+    ((question, note),) = v.called("show_prediction_note")
+    assert question is q and "for a run with 3 ranks; this run has 2" in note
+    walk_stage(s)
+    assert v.called("show_prediction_graded") == []
+    assert s.prediction is not None  # still locked
+    s.request_run(default_scenario().with_changes(world_size=3, steps=2))
+    play(s, "uneven-3-ranks.jsonl", run_id=2)
+    walk_stage(s)
+    ((_, feedback, scored),) = v.called("show_prediction_graded")
+    assert feedback.correct and scored
+
+
+def test_a_guess_locked_after_the_value_was_on_stage_is_practice() -> None:
+    s, _, v = make()
+    ready(s)
+    q = predict_question(s)
+    s.request_run(default_scenario().with_changes(world_size=3, steps=2))
+    play(s, "uneven-3-ranks.jsonl")
+    walk_stage(s)  # the learner watched the average without a guess
+    assert "practice and does not score" in s.lock_prediction(q, -33.17)
+    s.request_run(default_scenario().with_changes(world_size=3, steps=2))
+    play(s, "uneven-3-ranks.jsonl", run_id=2)
+    walk_stage(s)
+    ((_, feedback, scored),) = v.called("show_prediction_graded")
+    assert feedback.correct and not scored

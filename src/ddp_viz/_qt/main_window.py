@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self.engine = EngineProcess(self)
         self.session = SessionController(self.engine, self)
         connect_session(self.engine, self.session)
+        self.session.set_questions(list(self.lesson.questions))
         self._refresh = QTimer(self, interval=refresh_ms)
         self._refresh.timeout.connect(self.session.tick)
         self.player = Player(self, phase_ms=phase_ms)
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         for view in (self.lesson_view, self.code_view, self.stage):
             view.set_lesson(lesson)
         self.quiz_view.set_questions(list(lesson.questions))
+        self.session.set_questions(list(lesson.questions))
         self.form.set_lesson_scenario(lesson.scenario())
         self.course_view.set_current(lesson.id)
         self.tabs.setCurrentWidget(self.lesson_view)
@@ -219,9 +221,12 @@ class MainWindow(QMainWindow):
     def show_run_shown(self, record: RunRecord) -> None:
         self.run_shown.emit(record)
 
-    def show_prediction_graded(self, question: Question, feedback: Feedback) -> None:
-        self.quiz_view.show_feedback(question, feedback)
+    def show_prediction_graded(self, question: Question, feedback: Feedback, scored: bool) -> None:
+        self.quiz_view.show_feedback(question, feedback, scored)
         self.status.setText("Your prediction was graded: see the Quiz tab.")
+
+    def show_prediction_note(self, question: Question, text: str) -> None:
+        self.quiz_view.show_note(question.id, text)
 
     # --- running -----------------------------------------------------------------------------
     def start_run(self) -> None:

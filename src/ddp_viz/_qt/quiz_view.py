@@ -124,12 +124,15 @@ class QuizView(QScrollArea):
         v.addWidget(fb)
         return box
 
-    def show_feedback(self, q: Question, fb: Feedback) -> None:
-        """Show a graded answer and count it (only a question's first answer scores)."""
+    def show_feedback(self, q: Question, fb: Feedback, scored: bool = True) -> None:
+        """Show a graded answer and count it (only a question's first answer scores; a
+        practice guess, made after the answer was on screen, never does)."""
         label = self.feedback[q.id]
-        label.setText(("✓ " if fb.correct else "✗ ") + inline_markdown(fb.text))
+        practice = "" if scored else " (practice: not scored)"
+        label.setText(("✓ " if fb.correct else "✗ ") + inline_markdown(fb.text) + practice)
         label.setStyleSheet(f"color: {self.theme.ok if fb.correct else self.theme.bad};")
-        self.score.record(q.id, fb.correct)
+        if scored:
+            self.score.record(q.id, fb.correct)
         self._update_score()
 
     def show_note(self, question_id: str, text: str, bad: bool = False) -> None:

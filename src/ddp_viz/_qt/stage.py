@@ -67,6 +67,8 @@ class StageWidget(QWidget):
         self.message = "Press Run to start real DDP ranks on this machine."
         self.fonts = FontBook(self.font())
         self.painted_px: list[int] = []  # pixel size of every text of the last paint
+        self._frame_key: tuple | None = None
+        self._frame: StageFrame | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(420, 300)
         self.setAccessibleName("DDP stage")
@@ -108,10 +110,27 @@ class StageWidget(QWidget):
         )
 
     def frame(self) -> StageFrame:
-        """What the stage shows now (tests and exports read it)."""
-        return stage_frame(
-            self.record, self.cursor, self.progress, self.context(), self.lesson.scene
+        """What the stage shows now (tests and exports read it). Built again only when
+        something it depends on changed: a streaming run repaints far more often."""
+        rec = self.record
+        key = (
+            id(rec),
+            len(rec.events) if rec is not None else 0,
+            rec.status if rec is not None else "",
+            self.cursor,
+            self.progress,
+            self.width(),
+            self.height(),
+            self.theme,
+            self.lesson.id,
+            self.message,
         )
+        if key != self._frame_key:
+            self._frame = stage_frame(
+                rec, self.cursor, self.progress, self.context(), self.lesson.scene
+            )
+            self._frame_key = key
+        return self._frame
 
     # --- painting: draw the frame, decide nothing ---------------------------------------------
     def paintEvent(self, _event: object) -> None:

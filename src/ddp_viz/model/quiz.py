@@ -21,13 +21,19 @@ REVEALED_IN = {"loss": "local", "local": "local", "averaged": "allreduce", "para
 @dataclass(frozen=True)
 class Quantity:
     """One recorded number: ``what`` of parameter ``param`` (element ``index``) at ``step``
-    (1-based, as every view counts steps) on ``rank``."""
+    (1-based, as every view counts steps) on ``rank``, in a run of ``world_size`` ranks (any
+    world size when None)."""
 
     what: str = "averaged"
     param: str = ""
     step: int = 1
     rank: int = 0
     index: int = 0
+    world_size: int | None = None
+
+    def matches(self, record: RunRecord) -> bool:
+        """Is ``record`` a run this quantity is about?"""
+        return self.world_size is None or record.world_size == self.world_size
 
     @property
     def phase(self) -> str:
@@ -72,7 +78,8 @@ class Feedback:
 def _quantity(qid: str, raw: Any) -> Quantity:
     if not isinstance(raw, Mapping):
         raise ValueError(f"question {qid}: predict questions need a [question.quantity] table")
-    q = Quantity(**{k: raw[k] for k in ("what", "param", "step", "rank", "index") if k in raw})
+    keys = ("what", "param", "step", "rank", "index", "world_size")
+    q = Quantity(**{k: raw[k] for k in keys if k in raw})
     if q.what not in REVEALED_IN:
         raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
     if q.what != "loss" and not q.param:

@@ -56,7 +56,10 @@ class SessionView(Protocol):
     def show_record(self, record: RunRecord) -> None: ...
     def show_run_ended(self, record: RunRecord) -> None: ...
     def show_run_shown(self, record: RunRecord) -> None: ...
-    def show_prediction_graded(self, question: Question, feedback: Feedback) -> None: ...
+    def show_prediction_graded(
+        self, question: Question, feedback: Feedback, scored: bool
+    ) -> None: ...
+    def show_prediction_note(self, question: Question, text: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class LockedPrediction:
     question: Question
     value: float
     run: int | None = None  # the run it is graded against, fixed when that run starts
+    practice: bool = False  # the value was already on screen: graded, but does not score
 
 
 class SessionController:
@@ -75,6 +79,8 @@ class SessionController:
         self.record = RunRecord()
         self.workers: dict[int, protocol.WorkerState] = {}
         self.prediction: LockedPrediction | None = None
+        self.questions: list[Question] = []  # the lesson's predict questions
+        self.revealed: set[str] = set()  # questions whose value a run has shown on the stage
         self._next_run = 1
         self._pending_run: int | None = None
         self._run_when_ready: Scenario | None = None
@@ -142,27 +148,44 @@ class SessionController:
             self.view.show_record(self.record)
 
     # --- prediction: lock before Run, graded when the stage reveals the value -------------------
+    def set_questions(self, questions: list[Question]) -> None:
+        """The lesson changed: its predict questions, none revealed yet."""
+        self.questions = [q for q in questions if q.quantity is not None]
+        self.revealed = set()
+        self.prediction = None
+
     def lock_prediction(self, question: Question, value: float) -> str:
         """Lock a guess for the next run; returns the text to show beside the question."""
         if self.busy:
             return "A run is under way: lock your guess before the next Run."
-        self.prediction = LockedPrediction(question, value)
-        return f"Locked in: {value:g}. Now press Run; the stage will reveal the real value."
+        practice = question.id in self.revealed
+        self.prediction = LockedPrediction(question, value, practice=practice)
+        q = question.quantity
+        ranks = f" with {q.world_size} ranks" if q and q.world_size else ""
+        if practice:
+            return (
+                f"Locked in: {value:g}. You have already seen this value on the stage, so this "
+                f"guess is practice and does not score. Press Run{ranks}."
+            )
+        return f"Locked in: {value:g}. Now press Run{ranks}; the stage will reveal the real value."
 
     def on_stage_position(self, cursor: Cursor, progress: float) -> None:
         """The stage moved. Grade a locked guess once its value is on screen; say once that a
         finished run has been shown to its end."""
         p = self.prediction
         rec = self.record
-        if p is not None and p.run is not None and p.run == rec.run and p.question.quantity:
-            q = p.question.quantity
-            reached = (cursor.step, cursor.phase) >= (q.step - 1, PHASES.index(q.phase))
-            actual = q.read(rec)
-            if reached and progress >= 1.0 and actual is not None:
-                self.prediction = None
-                self.view.show_prediction_graded(
-                    p.question, grade_prediction(p.question, p.value, actual)
-                )
+        for question in self.questions:
+            q = question.quantity
+            if q is not None and q.matches(rec) and progress >= 1.0:
+                reached = (cursor.step, cursor.phase) >= (q.step - 1, PHASES.index(q.phase))
+                actual = q.read(rec)
+                if not reached or actual is None:
+                    continue
+                if p is not None and p.question.id == question.id and p.run == rec.run:
+                    self.prediction = None
+                    feedback = grade_prediction(question, p.value, actual)
+                    self.view.show_prediction_graded(question, feedback, not p.practice)
+                self.revealed.add(question.id)
         if rec.done and rec.run is not None and rec.run != self._shown_run:
             n = rec.complete_prefix()
             if n == 0 or (cursor.is_last(n) and progress >= 1.0):
@@ -215,10 +238,7 @@ class SessionController:
                 self._pending_run = None
                 self.record = RunRecord()
                 self.record.apply(event)
-                if self.prediction is not None and self.prediction.run is None:
-                    self.prediction = LockedPrediction(
-                        self.prediction.question, self.prediction.value, run
-                    )
+                self._bind_prediction(run)
                 self._set_run_state(RunState.RUNNING)
                 follow = self.record.steps_planned > FOLLOW_LATEST_ABOVE
                 self.view.show_run_started(self.record, follow)
@@ -231,6 +251,22 @@ class SessionController:
                     self._end_run()
 
     # --- inside -----------------------------------------------------------------------------
+    def _bind_prediction(self, run: int) -> None:
+        """A run started: a locked guess is graded against it if the run is the kind the
+        question asks about; otherwise it stays locked for the next one."""
+        p = self.prediction
+        if p is None or p.run is not None or p.question.quantity is None:
+            return
+        q = p.question.quantity
+        if not q.matches(self.record):
+            self.view.show_prediction_note(
+                p.question,
+                f"Your guess of {p.value:g} is for a run with {q.world_size} ranks; this run has "
+                f"{self.record.world_size}. It stays locked for a run with {q.world_size}.",
+            )
+            return
+        self.prediction = LockedPrediction(p.question, p.value, run, p.practice)
+
     def _set_workers(self, workers: dict[int, protocol.WorkerState]) -> None:
         self.workers = workers
         self.view.show_workers(dict(workers), 0)

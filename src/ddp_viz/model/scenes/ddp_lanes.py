@@ -128,7 +128,7 @@ class LanesBuilder(FrameBuilder):
         # Below the floor only when nothing else fits: small type beats numbers off the stage
         # (a projector's stage, with the side panels folded, is wide enough for its floor).
         floor = 7.0
-        for _ in range(8):
+        for _ in range(4):  # widths grow in proportion to the type: one guess, then a check
             data_w = self.data_width(f) if table else 0.0
             x0 = self.pad + data_w + (self.pad if data_w else 0)
             avail = self.ctx.width - self.pad - x0
@@ -136,8 +136,21 @@ class LanesBuilder(FrameBuilder):
             need = sum(widths)
             if need <= avail or f <= floor:
                 break
-            f = max(floor, f * min(0.98, (avail / need) ** (1.0 if not table else 0.8)))
+            room = self.ctx.width - 2 * self.pad - (self.pad if data_w else 0)
+            f = max(floor, f * room / (need + data_w) * 0.99)
         return f, data_w, x0, avail, widths
+
+    def grad_widths(self, lay: _Layout) -> tuple[float, float]:
+        """Widest gradient label and number of this frame, measured once for every lane."""
+        if getattr(self, "_grad_widths", None) is None:
+            f = lay.f
+            label_w = max([self.width(grad_label(p), Font(f)) for p in lay.shown] + [f])
+            num_w = max(
+                self.width(v, Font(f, mono=True))
+                for v in self.values_of("local") + self.values_of("averaged")
+            )
+            self._grad_widths = (label_w, num_w)
+        return self._grad_widths
 
     def values_of(self, kind: str) -> list[str]:
         st = self.step
@@ -299,11 +312,7 @@ class LanesBuilder(FrameBuilder):
         t, f = self.t, lay.f
         inner = f * 0.3
         left, right = lay.cols[col] + inner, lay.cols[col + 1] - inner
-        label_w = max([self.width(grad_label(p), Font(f)) for p in lay.shown] + [f])
-        num_w = max(
-            self.width(v, Font(f, mono=True))
-            for v in self.values_of("local") + self.values_of("averaged")
-        )
+        label_w, num_w = self.grad_widths(lay)
         bar_l, bar_r = left + label_w + f * 0.4, right - num_w - f * 0.4
         alpha = round(255 * min(1.0, grow * 2))
         for i, p in enumerate(lay.shown):
