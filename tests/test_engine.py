@@ -136,7 +136,8 @@ def test_divergence_ends_the_run_with_a_clear_reason(engine) -> None:
     scenario = default_scenario().with_changes(lr=10.0, steps=500)
     rec = run(engine, scenario)
     assert rec.status == "failed"
-    assert rec.reason.startswith("diverged at step ")
+    # the message counts steps from 1, as every view: the last step recorded is the one
+    assert rec.reason.startswith(f"diverged at step {len(rec.steps)}: ")
     assert rec.steps_planned == 500 and len(rec.steps) < 500
 
 

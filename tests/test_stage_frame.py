@@ -1,6 +1,6 @@
 """The stage as a pure function: frames built from recorded runs, no Qt, no torch.
 
-Widths come from a fixed-width estimate here; tests/test_stage_widget.py repeats the layout
+Widths come from a fixed-width estimate here; tests/test_first_use.py repeats the layout
 checks with Qt's real font metrics.
 """
 
@@ -12,7 +12,7 @@ from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
-from ddp_viz.model.timeline import PHASES, Cursor, record, walk
+from ddp_viz.model.timeline import Cursor, record, walk
 from tests.conftest import load_recording
 from tests.frames import (
     assert_frame_matches_record,
@@ -60,6 +60,9 @@ def test_every_number_on_stage_is_the_recorded_one_and_appears_in_its_phase(name
             else:
                 must, never = REVEAL[cursor.phase]
                 assert must <= shown and not (never & shown), (cursor, progress, shown)
+                if progress == 1.0:  # a finished phase shows its numbers fully, not faded out
+                    faded = [t.key for t in frame.texts if t.key and t.alpha < 255]
+                    assert not faded, (cursor, faded[:3])
                 assert ("average = full batch" in text or "average ≠" in text) == (
                     cursor.phase == 3
                 )
@@ -120,12 +123,25 @@ def test_nothing_overlaps_or_leaves_the_stage(world_size: int, size, theme: str)
             assert_inside_and_apart(frame)
 
 
-def test_projector_numbers_stay_at_least_24_px_at_eight_ranks() -> None:
+# a 1920×1080 projector: the stage with the window's own title bar and without
+@pytest.mark.parametrize("height", [650, 684, 700, 724])
+def test_projector_numbers_stay_at_least_24_px_at_eight_ranks(height: int) -> None:
     rec = linear_run(8)
-    frame = stage_frame(rec, Cursor(0, 3), 1.0, ctx(1341, 724, "projector"))
+    frame = stage_frame(rec, Cursor(0, 3), 1.0, ctx(1341, height, "projector"))
     numbers = [t for t in frame.texts if t.value is not None]
     assert len(numbers) == 8 * (1 + 2 * 4)  # loss, and per parameter: local, avg, before, after
     assert min(t.font.px for t in frame.texts) >= 24
+    assert_inside_and_apart(frame)
+
+
+@pytest.mark.parametrize("world_size", [5, 6, 7, 8])
+def test_a_projector_keeps_the_reason_shards_differ(world_size: int) -> None:
+    rec = linear_run(world_size, rows=world_size + 1)  # one rank has two rows
+    frame = stage_frame(rec, Cursor(0, 3), 1.0, ctx(1341, 700, "projector"))
+    text = " ".join(frame.all_text().split())
+    assert "✗ average ≠ full batch" in text and "why: shards hold" in text
+    assert min(t.font.px for t in frame.texts) >= 24
+    assert_inside_and_apart(frame)
 
 
 def test_a_cancelled_run_is_marked_on_the_stage() -> None:
@@ -143,8 +159,3 @@ def test_an_empty_stage_says_what_to_do() -> None:
     frame = stage_frame(None, Cursor(), 1.0, ctx())
     assert "Press Run" in frame.all_text()
     assert_inside_and_apart(frame)
-
-
-def test_phases_of_the_scene_are_the_cursor_phases() -> None:
-    assert [Cursor(0, i).phase_name for i in range(4)] == ["shards", "local", "allreduce", "step"]
-    assert PHASES == ("shards", "local", "allreduce", "step")

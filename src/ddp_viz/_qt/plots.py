@@ -307,7 +307,13 @@ class Plots(QWidget):
             return
         A = np.vstack([np.asarray(x, float), np.ones(len(x))]).T
         (w_opt, b_opt), *_ = np.linalg.lstsq(A, np.asarray(y, float), rcond=None)
-        w0, b0 = record.scenario.get("init_weight", 0.0), record.scenario.get("init_bias", 0.0)
+        start = record.initial_params()
+        a, b = record.param_names[:2]
+        w0, b0 = scalar(start, a), scalar(start, b)
+        axes = self.surface_plot.getPlotItem()
+        px = {"font-size": f"{self.text_px}px"}
+        axes.getAxis("bottom").setLabel(a, color=self.theme.text, **px)
+        axes.getAxis("left").setLabel(b, color=self.theme.text, **px)
         span_w = max(abs(w_opt - w0), 0.5) * 1.4
         span_b = max(abs(b_opt - b0), 0.5) * 1.4
         cw, cb = (w0 + w_opt) / 2, (b0 + b_opt) / 2

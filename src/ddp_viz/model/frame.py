@@ -84,7 +84,7 @@ def estimate_width(text: str, font: Font) -> float:
 
 @dataclass(frozen=True)
 class Text:
-    """One line (or a wrapped paragraph) of text in ``box``.
+    """One line of text in ``box`` (exactly as wide as the text measures).
 
     ``key`` names what a number is (``"rank1.local.weight"``) and ``value`` is the recorded
     value it shows, so tests can compare the screen with the events.
@@ -95,7 +95,6 @@ class Text:
     font: Font
     color: str
     align: Align = Align.LEFT
-    wrap: bool = False
     key: str = ""
     value: float | None = None
     alpha: int = 255
@@ -106,7 +105,7 @@ class Shape:
     """A filled or stroked primitive.
 
     ``kind``: ``rect``, ``rrect`` (rounded), ``ellipse`` (``box`` bounds it), ``line`` (from
-    ``points[0]`` to ``points[1]``), ``polygon`` (``points``).
+    ``points[0]`` to ``points[1]``), ``marker`` (a rank's marker shape, named by ``key``).
     """
 
     kind: str
@@ -144,7 +143,7 @@ class StageFrame:
         return min((t.font.px for t in self.texts if t.text), default=float("inf"))
 
     def overlapping_texts(self) -> Iterator[tuple[Text, Text]]:
-        """Pairs of texts whose boxes overlap (a wrapped text's box is its whole area)."""
+        """Pairs of texts whose boxes overlap."""
         shown = [t for t in self.texts if t.text and t.box.w > 0 and t.box.h > 0]
         for i, a in enumerate(shown):
             for b in shown[i + 1 :]:

@@ -25,6 +25,7 @@ class Line:
     font: Font
     color: str
     right: tuple[str, Font, str] | None = None
+    keep: int = 0  # when space runs out, lines with the lowest ``keep`` go first
 
     @property
     def height(self) -> float:
@@ -40,6 +41,7 @@ class FrameBuilder:
         self.frame = StageFrame(ctx.width, ctx.height, self.t.panel)
         self.base = max(ctx.base_px, ctx.min_px)
         self.pad = self.base * 0.6
+        self.line = LANE_LINE  # height of a text's box, and of a row in a lane, in ems
 
     def width(self, text: str, font: Font) -> float:
         return self.ctx.measure(text, font)
@@ -60,17 +62,8 @@ class FrameBuilder:
         right edge by ``align``, ``y`` its top."""
         w = self.width(text, font)
         left = {Align.LEFT: x, Align.CENTER: x - w / 2, Align.RIGHT: x - w}[align]
-        item = Text(
-            Rect(left, y, w, font.px * LANE_LINE),
-            text,
-            font,
-            color,
-            align,
-            False,
-            key,
-            value,
-            alpha,
-        )
+        box = Rect(left, y, w, font.px * self.line)
+        item = Text(box, text, font, color, align, key=key, value=value, alpha=alpha)
         self.frame.texts.append(item)
         return item
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ddp_viz.model.frame import Align, Font, Rect, fmt
 from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.report import rows_label
-from ddp_viz.model.scenes.base import LANE_LINE, LINE, FrameBuilder, ease
+from ddp_viz.model.scenes.base import LINE, FrameBuilder, ease
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
 
 AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase
@@ -52,6 +52,8 @@ class LanesBuilder(FrameBuilder):
     phase: int
     step: StepRecord | None
 
+    lane_pad: float = 0.5  # ems of space around a lane's rows (0.15 when space is short)
+
     def averaged_shown(self) -> bool:
         return self.phase >= 3 or (self.phase == 2 and self.progress >= AVERAGED_FROM)
 
@@ -69,18 +71,18 @@ class LanesBuilder(FrameBuilder):
         shown = list(params)
         while True:
             rows = max(2, len(shown) + (1 if len(shown) < len(params) else 0))
-            f = min(self.base, lane_h / (rows * LANE_LINE + 0.5))
+            f = min(self.base, lane_h / (rows * self.line + self.lane_pad))
             if f >= self.ctx.min_px or rows <= 2:
                 break
             shown = shown[:-1]  # fewer parameter rows, never smaller type than the floor
         # a roomy stage grows the lane type a little; a narrow one shrinks it to fit the width
-        f = min(self.base * 1.35, lane_h / (rows * LANE_LINE + 0.5)) if rows <= 2 else f
+        f = min(self.base * 1.35, lane_h / (rows * self.line + self.lane_pad)) if rows <= 2 else f
         keep_table = max(self.ctx.min_px, self.t.font_px * 0.85)
         f_t, data_w, x0, avail, widths = self.fit_width(f, shown, table=True)
         if f_t < keep_table or sum(widths) > avail:  # fold the table before the numbers shrink
             f_t, data_w, x0, avail, widths = self.fit_width(f, shown, table=False)
         f = f_t
-        lane_h = min(lane_h, f * (rows * LANE_LINE + 1.2))
+        lane_h = min(lane_h, f * (rows * self.line + 1.2))
         block = lane_h * n + gap * (n - 1)
         strip_h = self.strip_height(f) if not data_w else 0.0
         strip = strip_h > 0 and strip_h + gap * 2 <= height - block
@@ -212,7 +214,7 @@ class LanesBuilder(FrameBuilder):
             fill_alpha=22,
             radius=6,
         )
-        row_h = f * LANE_LINE
+        row_h = f * self.line
         top = lane.y + (lane.h - lay.rows * row_h) / 2
 
         def row_y(i: int) -> float:
@@ -316,7 +318,7 @@ class LanesBuilder(FrameBuilder):
         bar_l, bar_r = left + label_w + f * 0.4, right - num_w - f * 0.4
         alpha = round(255 * min(1.0, grow * 2))
         for i, p in enumerate(lay.shown):
-            y = top + i * f * LANE_LINE
+            y = top + i * f * self.line
             v = display_value(grads.get(p.name))
             self.text(left, y, grad_label(p), Font(f), t.muted, alpha=alpha)
             frac = min(1.0, abs(v) / scale) if math.isfinite(v) else 0.0
@@ -340,7 +342,7 @@ class LanesBuilder(FrameBuilder):
                 alpha=alpha,
             )
         if lay.hidden:
-            y = top + len(lay.shown) * f * LANE_LINE
+            y = top + len(lay.shown) * f * self.line
             self.text(left, y, f"+{lay.hidden} more", Font(f), t.muted, alpha=alpha)
 
     def after_step(
@@ -352,7 +354,7 @@ class LanesBuilder(FrameBuilder):
         before = self.rec.params_before(self.cursor.step)
         k = ease(self.progress)
         for i, p in enumerate(lay.shown):
-            y = top + i * f * LANE_LINE
+            y = top + i * f * self.line
             b = display_value(before.get(p.name))
             a = display_value(params.get(p.name))
             head = self.text(

@@ -11,7 +11,7 @@ of phase 3, parameters from phase 4, "all ranks equal" when phase 4 has finished
 from __future__ import annotations
 
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, Text, fmt, wrap_lines
-from ddp_viz.model.scenes.base import LANE_LINE, LINE, Line
+from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_lanes import grad_label
 from ddp_viz.model.scenes.ddp_table_hub import TableAndHub
@@ -24,6 +24,8 @@ from ddp_viz.model.timeline import (
     display_value,
     uneven_note,
 )
+
+TIGHT_LINE = 1.1  # lane rows when space is short (a projector at 8 ranks)
 
 
 class _Builder(TableAndHub):
@@ -41,18 +43,24 @@ class _Builder(TableAndHub):
         title = self.plan_title()
         caption = self.plan_caption()
         head, detail = self.plan_footer()
-        # The lanes' numbers come first: drop the caption, then the checks' details, then
-        # shrink the headings until every lane fits at the smallest allowed type.
-        need = self.lanes_need(self.ctx.min_px)
-        while self.used(title, caption, head, detail) + need > self.ctx.height:
+        # The lanes' numbers come first. When they do not fit at the smallest allowed type:
+        # drop the caption, then the checks' details (the reason last), shrink the headings,
+        # tighten the lanes' rows.
+        while self.used(title, caption, head, detail) + self.lanes_need() > self.ctx.height:
             if caption:
                 caption = caption[:-1]
-            elif detail:
-                detail = detail[:-1]
+            elif any(line.keep < 2 for line in detail):
+                lowest = min(line.keep for line in detail)
+                drop = max(i for i, line in enumerate(detail) if line.keep == lowest)
+                detail = detail[:drop] + detail[drop + 1 :]
             elif self.base > self.ctx.min_px:
                 self.base = self.ctx.min_px
                 title, (head, detail) = self.plan_title(), self.plan_footer()
-                detail, caption = [], []
+                detail, caption = [line for line in detail if line.keep >= 2], []
+            elif self.line > TIGHT_LINE:
+                self.line, self.lane_pad = TIGHT_LINE, 0.15
+            elif detail:
+                detail = detail[:-1]
             else:
                 break
         y = self.pad * 0.6
@@ -76,10 +84,11 @@ class _Builder(TableAndHub):
     def used(self, *groups: list[Line]) -> float:
         return sum(line.height for g in groups for line in g) + self.pad * 2.2
 
-    def lanes_need(self, f: float) -> float:
-        n = max(1, self.rec.world_size)
+    def lanes_need(self) -> float:
+        """Height of the lanes at the smallest allowed type, every parameter with a row."""
+        n, f = max(1, self.rec.world_size), self.ctx.min_px
         rows = max(2, len(self.rec.params))
-        return n * f * (rows * LANE_LINE + 0.5) * 1.01 + (n - 1) * self.lane_gap
+        return n * f * (rows * self.line + self.lane_pad) * 1.01 + (n - 1) * self.lane_gap
 
     def plan_title(self) -> list[Line]:
         t, rec = self.t, self.rec
@@ -146,12 +155,14 @@ class _Builder(TableAndHub):
             head.append(Line(first, font, t.ok if same else t.bad))
         else:
             head += [Line(eq_text, font, eq_color), Line(verdict, font, t.ok if same else t.bad)]
-        for para in paragraphs:
-            detail += [Line(w, body, t.text) for w in wrap_lines(para, body, room, self.width)]
+        for para, keep in paragraphs:
+            lines = wrap_lines(para, body, room, self.width)
+            detail += [Line(w, body, t.text, keep=keep) for w in lines]
         return head, detail
 
-    def average_check(self, st: StepRecord) -> tuple[bool, list[str]] | None:
-        """(DDP's average equals the full batch?, explanation) once the averages are shown."""
+    def average_check(self, st: StepRecord) -> tuple[bool, list[tuple[str, int]]] | None:
+        """(DDP's average equals the full batch?, explanation) once the averages are shown;
+        each paragraph comes with how much it matters when space is short."""
         if st.reference is None or not self.averaged_shown():
             return None
         same = bool(st.average_is_full_batch())
@@ -166,13 +177,16 @@ class _Builder(TableAndHub):
 
         if same:
             return True, [
-                f"full-batch reference (one process, float64): {listing(ref.full_batch_grads)}"
+                (f"full-batch reference (one process, float64): {listing(ref.full_batch_grads)}", 0)
             ]
         return False, [
-            f"DDP's average: {listing(avg)} = the shard average by hand: "
-            f"{listing(ref.manual_average)}",
-            f"full batch over all rows (reference): {listing(ref.full_batch_grads)}",
-            "why: " + uneven_note(ref.shard_sizes),
+            (
+                f"DDP's average: {listing(avg)} = the shard average by hand: "
+                f"{listing(ref.manual_average)}",
+                1,
+            ),
+            (f"full batch over all rows (reference): {listing(ref.full_batch_grads)}", 0),
+            ("why: " + uneven_note(ref.shard_sizes), 2),
         ]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ddp_viz.model.frame import Align, Font, Rect
-from ddp_viz.model.scenes.base import LANE_LINE, LINE, ease
+from ddp_viz.model.scenes.base import LINE, ease
 from ddp_viz.model.scenes.ddp_lanes import AVERAGED_FROM, LanesBuilder, _Layout
 
 
@@ -49,7 +49,7 @@ class TableAndHub(LanesBuilder):
         self.shape(
             kind="rrect", box=box, stroke=color, fill=color, fill_alpha=40, width=2, radius=4
         )
-        top = box.y + (box.h - px * LANE_LINE) / 2
+        top = box.y + (box.h - px * self.line) / 2
         self.text(box.cx, top, text, Font(px, mono=True), self.t.text, Align.CENTER)
 
     def hub(self, lay: _Layout) -> None:
