@@ -141,3 +141,18 @@ def test_at_1280x800_no_code_statement_wraps_and_states_are_not_cut(qtbot, make_
             width = table.fontMetrics().horizontalAdvance(item.text()) + 6
             assert width <= table.columnWidth(col), (item.text(), table.columnWidth(col))
     assert not table.horizontalScrollBar().isVisible()
+
+
+def test_at_1280x800_lesson_code_and_plot_notes_are_not_cut(qtbot, make_window):
+    window = make_window((1280, 800))
+    for lesson_id in ("ddp-pattern", "every-parameter"):
+        window.set_lesson(lesson_id)
+        window.lesson_view.render()
+        QApplication.processEvents()
+        assert not window.lesson_view.horizontalScrollBar().isVisible(), lesson_id
+    plots = window.plots_panel.ensure()
+    feed(window, load_recording("default-run.jsonl"))
+    QApplication.processEvents()
+    note = plots.surface_note
+    assert note.isVisible() and note.wordWrap()
+    assert note.heightForWidth(note.width()) <= note.height() + 1  # every wrapped line shows
