@@ -106,6 +106,7 @@ def make_window(qtbot):
 
     def make(size: tuple[int, int] = (1280, 800), **kwargs):
         w = MainWindow(phase_ms=0, refresh_ms=1, **kwargs)
+        apply_theme(QApplication.instance(), w.theme)  # as the app does when it starts
         qtbot.addWidget(w)
         w.resize(*size)
         w.show()

@@ -149,7 +149,9 @@ def test_at_1280x800_lesson_code_and_plot_notes_are_not_cut(qtbot, make_window):
         window.set_lesson(lesson_id)
         window.lesson_view.render()
         QApplication.processEvents()
-        assert not window.lesson_view.horizontalScrollBar().isVisible(), lesson_id
+        view = window.lesson_view
+        # everything wraps to the width (Qt's table layout may round a pixel over)
+        assert view.document().idealWidth() <= view.viewport().width() + 2, lesson_id
     plots = window.plots_panel.ensure()
     feed(window, load_recording("default-run.jsonl"))
     QApplication.processEvents()

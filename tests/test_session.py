@@ -87,8 +87,8 @@ def test_a_run_streams_to_the_view_at_display_rate_and_ends_with_a_status() -> N
     s.request_run(default_scenario().with_changes(world_size=4, steps=3))
     play(s, "four-ranks-3-steps.jsonl")
     assert s.run_state is RunState.FINISHED and not s.busy
-    (started,) = v.called("show_run_started")
-    assert started[1] is False  # 3 steps: animate every step, no fast mode
+    assert len(v.called("show_run_started")) == 1
+    assert v.called("show_follow_latest") == [(False,)]  # 3 steps: animate every step
     assert v.called("show_run_ended")[0][0] is s.record
     assert v.status.startswith("Run 1 finished: 3 step(s)")
     assert "✓ ranks agree" in v.status and "✓ average = full batch" in v.status
@@ -115,7 +115,10 @@ def test_long_runs_follow_the_newest_step() -> None:
     s.on_transport_event(
         protocol.RunStarted(run=1, world_size=2, steps=31, scenario=default_scenario().to_dict())
     )
-    assert v.called("show_run_started")[0][1] is True
+    assert v.called("show_follow_latest") == [(True,)]
+    s.step_by_hand()  # stepping back by hand leaves fast mode, once
+    s.step_by_hand()
+    assert v.called("show_follow_latest") == [(True,), (False,)] and not s.follow_latest
 
 
 def test_cancel_sends_the_run_id_and_says_how_far_it_got() -> None:

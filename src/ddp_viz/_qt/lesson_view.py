@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from ddp_viz.model.lesson import Lesson, markdown_to_html
@@ -14,6 +15,8 @@ class LessonView(QTextBrowser):
         self.lesson = lesson
         self.setOpenExternalLinks(True)
         self.setAccessibleName("Lesson")
+        # the text, code and tables wrap to the width; no sideways scrolling
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.theme = theme
         self.rendered = False
         self.setPlainText(f"{lesson.title}\n\nLoading the lesson…")

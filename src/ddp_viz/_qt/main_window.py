@@ -190,19 +190,24 @@ class MainWindow(QMainWindow):
     def show_log(self, text: str) -> None:
         self.process_view.append_log(text)
 
-    def show_run_started(self, record: RunRecord, follow_latest: bool) -> None:
-        self.follow.blockSignals(True)
-        self.follow.setChecked(follow_latest)
-        self.follow.blockSignals(False)
-        self.player.follow_latest = follow_latest
+    def show_run_started(self, record: RunRecord) -> None:
         self.stage.set_record(record)
         self.plots.set_record(record)
         self.process_view.set_record(record)
         self.player.set_record(record)
         self.step_slider.setRange(0, max(0, record.steps_planned - 1))
-        if not follow_latest:
-            self.player.play()
         self.run_started.emit(record)
+
+    def show_follow_latest(self, on: bool) -> None:
+        self.follow.blockSignals(True)
+        self.follow.setChecked(on)
+        self.follow.blockSignals(False)
+        self.player.follow_latest = on
+        if on:
+            self.player.pause()
+            self.player.on_record_updated()
+        elif self.session.busy and not self.player.playing and self.player.cursor.step == 0:
+            self.player.play()  # a short run animates every step from the first
 
     def show_record(self, record: RunRecord) -> None:
         self.player.on_record_updated()
@@ -258,23 +263,18 @@ class MainWindow(QMainWindow):
 
     # --- player ------------------------------------------------------------------------------
     def _on_first(self) -> None:
-        self._leave_follow()
+        self.session.step_by_hand()
         self.player.pause()
         self.player.cursor, self.player.progress = Cursor(), 1.0
         self.player._emit(entered=True)
 
     def _on_back(self) -> None:
-        self._leave_follow()
+        self.session.step_by_hand()
         self.player.step_back()
 
     def _on_forward(self) -> None:
-        self._leave_follow()
+        self.session.step_by_hand()
         self.player.step_forward()
-
-    def _leave_follow(self) -> None:
-        """Stepping by hand during a streaming run leaves fast mode (else the stage jumps back)."""
-        if self.follow.isChecked():
-            self.follow.setChecked(False)
 
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
         self.stage.set_position(cursor, progress)
@@ -294,14 +294,11 @@ class MainWindow(QMainWindow):
         self.play_action.setText("Pause" if playing else "Play")
 
     def _on_follow_toggled(self, on: bool) -> None:
-        self.player.follow_latest = on
-        if on:
-            self.player.pause()
-            self.player.on_record_updated()
+        self.session.set_follow_latest(on)
 
     def _on_step_slider_changed(self, value: int) -> None:
         self.player.pause()
-        self._leave_follow()
+        self.session.step_by_hand()
         self.player.seek_step(value)
 
     # --- look --------------------------------------------------------------------------------

@@ -126,7 +126,10 @@ def markdown_to_html(text: str, code_style: str = "default", code_bg: str = "#f3
 
     md = MarkdownIt("commonmark", {"highlight": fence}).enable("table")
     body = md.render(text).replace("<pre>", f"<pre style='{pre_style}'>")  # indented code
-    body = body.replace("<table>", "<table cellpadding='4' cellspacing='0' border='1'>")
+    # width 100%: a wide table wraps its cells instead of scrolling the lesson sideways
+    body = body.replace(
+        "<table>", "<table cellpadding='4' cellspacing='0' border='1' width='100%'>"
+    )
     return body
 
 

@@ -52,7 +52,8 @@ class SessionView(Protocol):
     def show_busy(self, busy: bool) -> None: ...
     def show_status(self, text: str) -> None: ...
     def show_log(self, text: str) -> None: ...
-    def show_run_started(self, record: RunRecord, follow_latest: bool) -> None: ...
+    def show_run_started(self, record: RunRecord) -> None: ...
+    def show_follow_latest(self, on: bool) -> None: ...
     def show_record(self, record: RunRecord) -> None: ...
     def show_run_ended(self, record: RunRecord) -> None: ...
     def show_run_shown(self, record: RunRecord) -> None: ...
@@ -79,6 +80,7 @@ class SessionController:
         self.record = RunRecord()
         self.workers: dict[int, protocol.WorkerState] = {}
         self.prediction: LockedPrediction | None = None
+        self.follow_latest = False  # fast mode: the stage shows the newest complete step
         self.questions: list[Question] = []  # the lesson's predict questions
         self.revealed: set[str] = set()  # questions whose value a run has shown on the stage
         self._next_run = 1
@@ -140,6 +142,16 @@ class SessionController:
     def warm(self, world_size: int) -> None:
         if self.engine_ready and not self.busy:
             self.transport.send(protocol.WarmCommand(world_size=world_size))
+
+    def set_follow_latest(self, on: bool) -> None:
+        """Fast mode on or off (the checkbox, or stepping by hand, which leaves it)."""
+        if on != self.follow_latest:
+            self.follow_latest = on
+            self.view.show_follow_latest(on)
+
+    def step_by_hand(self) -> None:
+        """The learner moved the stage: a streaming run stops dragging it to the newest step."""
+        self.set_follow_latest(False)
 
     def tick(self) -> None:
         """Display rate: hand the view the record if events changed it since the last tick."""
@@ -240,8 +252,9 @@ class SessionController:
                 self.record.apply(event)
                 self._bind_prediction(run)
                 self._set_run_state(RunState.RUNNING)
-                follow = self.record.steps_planned > FOLLOW_LATEST_ABOVE
-                self.view.show_run_started(self.record, follow)
+                self.view.show_run_started(self.record)
+                self.follow_latest = self.record.steps_planned > FOLLOW_LATEST_ABOVE
+                self.view.show_follow_latest(self.follow_latest)
                 self.view.show_status(f"Run {run}: {self.record.world_size} rank(s) training…")
             case _:
                 if not self.record.apply(event):
