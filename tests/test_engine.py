@@ -206,3 +206,45 @@ def test_an_mlp_averages_every_parameter_like_the_full_batch(
             assert grads_close(rs.averaged, full, tol=tol), f"step {st.step + 1}"
             assert grads_close(rs.params, want, tol=tol), f"step {st.step + 1}"
         assert st.average_is_full_batch() and st.ranks_agree()
+
+
+def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None:
+    """A small bucket_cap_mb splits an MLP over several buckets; the capture records when each
+    gradient became ready and when each bucket's all-reduce ran."""
+    from ddp_viz.model.overlap import layouts, overlap, ready_order
+
+    scenario = Scenario.from_mapping(
+        {
+            "x": [float(i) for i in range(-4, 4)],
+            "y": [0.5 * i * i for i in range(-4, 4)],
+            "world_size": 2,
+            "steps": 4,
+            "lr": 0.01,
+            "model": {"kind": "mlp", "hidden": [32, 32, 32]},
+            "ddp": {"bucket_cap_mb": 0.002},  # about 2 KB: a few layers per bucket
+        }
+    )
+    rec = run(engine, scenario)
+    assert rec.status == "finished", rec.reason
+    names = [p.name for p in rec.params]
+    per_step = layouts(rec)
+    assert per_step[1] != per_step[0]  # DDP rebuilds its buckets after the first iteration
+    assert len(per_step[1]) >= 3 and per_step[2] == per_step[1]
+    launched_early = 0
+    for st in rec.steps:
+        for rs in st.ranks.values():
+            # backward produces gradients from the last layer to the first
+            assert ready_order(rs)[0].startswith("6.") and ready_order(rs)[-1].startswith("0.")
+            assert sorted(ready_order(rs)) == sorted(names)
+            o = overlap(rs)
+            assert o is not None and 0 <= o.hidden_s <= o.allreduce_s
+            (start, end) = rs.spans["backward"][0]
+            for b in rs.bucket_spans:
+                assert start <= b["launched"] <= b["finished"] <= end + 1e-3
+            if st.step >= 1:
+                assert sum(b["bytes"] for b in rs.bucket_spans) == 4 * sum(
+                    p.numel for p in rec.params
+                )
+                first = min(b["launched"] for b in rs.bucket_spans)
+                launched_early += first < o.last_ready
+    assert launched_early > 0  # a bucket's all-reduce started before backward had finished

@@ -50,3 +50,18 @@ def test_events_jsonl_is_the_stream_again(default_events) -> None:
 def test_a_run_without_timings_cannot_be_traced() -> None:
     with pytest.raises(ValueError, match="no timing"):
         chrome_trace(RunRecord())
+
+
+def test_the_trace_shows_ready_ticks_and_named_buckets_inside_backward() -> None:
+    rec = record(load_recording("mlp-buckets-2-ranks.jsonl"))
+    trace = chrome_trace(rec)
+    events = trace["traceEvents"]
+    ticks = [e for e in events if e.get("cat") == "ready"]
+    assert len(ticks) == rec.world_size * len(rec.steps) * len(rec.params)
+    assert all(e["ph"] == "i" and e["name"].endswith("grad ready") for e in ticks)
+    buckets = [e for e in events if e.get("cat") == "allreduce"]
+    assert {e["name"] for e in buckets} >= {"bucket 0 all-reduce", "bucket 2 all-reduce"}
+    backward = {(e["tid"], e["args"]["step"]): e for e in events if e.get("cat") == "backward"}
+    for e in buckets + ticks:
+        b = backward[(e["tid"], e["args"]["step"])]
+        assert b["ts"] - 1 <= e["ts"] <= b["ts"] + b["dur"] + 1000  # within backward (µs)

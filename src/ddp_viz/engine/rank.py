@@ -48,9 +48,17 @@ class Capture:
     _averaged: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
     buckets: dict[int, list[str]] = field(default_factory=dict)
     allreduce_spans: list[list[float]] = field(default_factory=list)
+    # when each parameter's gradient was accumulated, in the order it happened
+    ready: list[list[Any]] = field(default_factory=list)
+    # per bucket: index, parameter names, bytes, when the hook launched it and when it came back
+    bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def reset(self) -> None:
         self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
+        self.ready, self.bucket_spans = [], {}
+
+    def on_grad_ready(self, name: str) -> None:
+        self.ready.append([name, time.monotonic()])
 
     def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, list[float]]:
         # The bucket buffer is the concatenation of its parameters' gradients, in the order of
@@ -80,15 +88,26 @@ class Capture:
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
         start = time.monotonic()
         params = list(bucket.parameters())
-        self.buckets[bucket.index()] = [self.names[id(p)] for p in params]
-        self._local.append((params, bucket.buffer().detach().clone()))
+        index = bucket.index()
+        buffer = bucket.buffer()
+        self.buckets[index] = [self.names[id(p)] for p in params]
+        self.bucket_spans[index] = {
+            "index": index,
+            "params": self.buckets[index],
+            "bytes": buffer.numel() * buffer.element_size(),
+            "launched": start,
+            "finished": None,
+        }
+        self._local.append((params, buffer.detach().clone()))
         fut = default_hooks.allreduce_hook(self.process_group, bucket)
 
         def read_average(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
             averaged = f.value()
             tensor = averaged[0] if isinstance(averaged, list) else averaged
             self._averaged.append((params, tensor.detach().clone()))
-            self.allreduce_spans.append([start, time.monotonic()])
+            end = time.monotonic()
+            self.allreduce_spans.append([start, end])
+            self.bucket_spans[index]["finished"] = end
             return tensor
 
         return fut.then(read_average)
@@ -137,6 +156,10 @@ def _train(
     send(protocol.to_dict(protocol.InitialParams(run, rank, named_values(model))))
     capture = Capture(names={id(p): n for n, p in model.named_parameters()})
     ddp.register_comm_hook(capture, _hook)
+    for name, p in model.named_parameters():
+        # fires when autograd has accumulated this parameter's gradient (before DDP's reducer
+        # copies it into its bucket): the order the gradients became ready in
+        p.register_post_accumulate_grad_hook(lambda _p, n=name: capture.on_grad_ready(n))
     optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
     loss_fn = nn.MSELoss()
     dtype = torch_dtype(scenario)
@@ -178,6 +201,8 @@ def _train(
                     "allreduce": capture.allreduce_spans,
                     "step": [[t2, t3]],
                 },
+                ready=capture.ready,
+                buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
             ),
         ):
             send(protocol.to_dict(event))

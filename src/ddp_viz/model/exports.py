@@ -58,19 +58,54 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
                 "args": {"sort_index": r},
             }
         )
+
+    def us(t: float) -> float:
+        return round((t - t0) * 1e6, 3)
+
+    buckets = {
+        (r, st.step, b["launched"]): b
+        for st in record.steps
+        for r, rs in st.ranks.items()
+        for b in rs.bucket_spans
+    }
     for r, step, phase, start, end in sorted(spans, key=lambda s: (s[0], s[3], s[2])):
+        args: dict[str, Any] = {"step": step, "rank": r}
+        name = TRACE_NAMES[phase]
+        bucket = buckets.get((r, step, start)) if phase == "allreduce" else None
+        if bucket is not None:  # one span per DDP bucket, named by it
+            name = f"bucket {bucket['index']} all-reduce"
+            args |= {
+                "bucket": bucket["index"],
+                "bytes": bucket["bytes"],
+                "params": bucket["params"],
+            }
         events.append(
             {
-                "name": TRACE_NAMES[phase],
+                "name": name,
                 "cat": phase,
                 "ph": "X",
                 "pid": pid,
                 "tid": r,
-                "ts": round((start - t0) * 1e6, 3),
+                "ts": us(start),
                 "dur": round(max(0.0, end - start) * 1e6, 3),
-                "args": {"step": step, "rank": r},
+                "args": args,
             }
         )
+    for st in record.steps:  # a tick when each parameter's gradient became ready
+        for r, rs in st.ranks.items():
+            for param, t in rs.ready:
+                events.append(
+                    {
+                        "name": f"{param} grad ready",
+                        "cat": "ready",
+                        "ph": "i",
+                        "s": "t",
+                        "pid": pid,
+                        "tid": r,
+                        "ts": us(float(t)),
+                        "args": {"step": st.step, "rank": r, "param": param},
+                    }
+                )
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",

@@ -126,7 +126,10 @@ class Params(Event):
 class Timing(Event):
     """Phase spans of one rank's step as [start, end] seconds on the machine's monotonic clock.
 
-    ``allreduce`` holds one span per bucket; the others one span each.
+    ``allreduce`` holds one span per bucket; the others one span each. ``ready`` lists
+    ``[name, time]`` when each parameter's gradient was accumulated, in the order it happened;
+    ``buckets`` one object per DDP bucket: ``index``, ``params`` (names), ``bytes``,
+    ``launched`` (the comm hook was entered) and ``finished`` (its all-reduce came back).
     """
 
     kind: ClassVar[str] = "timing"
@@ -134,6 +137,8 @@ class Timing(Event):
     step: int
     rank: int
     spans: dict[str, list[list[float]]]
+    ready: list[list[Any]] = field(default_factory=list)
+    buckets: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

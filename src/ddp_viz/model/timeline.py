@@ -77,6 +77,8 @@ class RankStep:
     params: Grads | None = None
     buckets: list[list[str]] = field(default_factory=list)
     spans: dict[str, list[list[float]]] = field(default_factory=dict)
+    ready: list[list[Any]] = field(default_factory=list)  # [name, time] in the order it happened
+    bucket_spans: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -184,8 +186,9 @@ class RunRecord:
                 self._step(s).rank(r).averaged = g
             case protocol.Params(step=s, rank=r, params=p):
                 self._step(s).rank(r).params = p
-            case protocol.Timing(step=s, rank=r, spans=sp):
-                self._step(s).rank(r).spans = sp
+            case protocol.Timing(step=s, rank=r, spans=sp, ready=ready, buckets=b):
+                rs = self._step(s).rank(r)
+                rs.spans, rs.ready, rs.bucket_spans = sp, ready, b
             case protocol.Reference(step=s):
                 self._step(s).reference = event
             case protocol.RunFinished(elapsed_s=t):
