@@ -87,7 +87,7 @@ class Plots(QWidget):
         for w, title, left, bottom in (
             (self.loss_plot, "Loss (-- full batch)", "loss", "step"),
             (self.param_plot, "Parameters", "value", "after step (0: start)"),
-            (self.surface_plot, "Loss surface", "bias", "weight"),
+            (self.surface_plot, "Loss surface", "", ""),  # axes named by the run's parameters
         ):
             w.setBackground(t.panel)
             w.setTitle(title, color=t.text, size=f"{font_px}px")

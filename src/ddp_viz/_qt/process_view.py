@@ -139,7 +139,12 @@ class ProcessView(QWidget):
                 )
             return out
         return [
-            ("—", str(w.pid or "—"), "warm" if w.state == "ready" else w.state, "—")
+            (
+                "—",
+                str(w.pid or "—"),
+                "warm" if w.state == protocol.WorkerStatus.READY else w.state,
+                "—",
+            )
             for _, w in sorted(self._workers.items())
         ]
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ddp_viz.model.protocol import WorkerStatus
+
 PR_SET_PDEATHSIG = 1
 RANK_NICENESS = 10
 
@@ -65,20 +67,20 @@ class Worker:
     process: Any
     conn: Connection
     pid: int | None = None
-    state: str = "starting"  # starting -> ready -> busy -> ready ... | exited
+    state: WorkerStatus = WorkerStatus.STARTING  # -> READY -> BUSY -> READY ... | EXITED
     run: int | None = None
     rank: int | None = None
 
     @property
     def alive(self) -> bool:
-        return self.state != "exited"
+        return self.state != WorkerStatus.EXITED
 
     def kill(self) -> None:
-        if self.state == "exited":
+        if self.state == WorkerStatus.EXITED:
             return
         with contextlib.suppress(Exception):
             self.process.kill()
-        self.state = "exited"
+        self.state = WorkerStatus.EXITED
         with contextlib.suppress(Exception):
             self.conn.close()
 
@@ -115,7 +117,7 @@ class Pool:
         return [w for w in self.workers if w.alive]
 
     def idle(self) -> list[Worker]:
-        return [w for w in self.workers if w.state == "ready"]
+        return [w for w in self.workers if w.state == WorkerStatus.READY]
 
     def grow_to(self, n: int) -> list[Worker]:
         started = []

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from ddp_viz import __version__
 from ddp_viz.engine.pool import Pool, Worker, set_parent_death_signal
 from ddp_viz.model import protocol
+from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario, ScenarioError
 
 STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
@@ -197,7 +198,7 @@ class Engine:
         pending.started = time.monotonic()
         pending.ranks = idle[: pending.scenario.world_size]
         for rank, w in enumerate(pending.ranks):
-            w.state, w.run, w.rank = "busy", pending.run, rank
+            w.state, w.run, w.rank = WorkerStatus.BUSY, pending.run, rank
         self.emit(
             protocol.RunStarted(
                 run=pending.run,
@@ -234,7 +235,7 @@ class Engine:
     def _on_worker_message(self, worker: Worker, msg: dict[str, Any]) -> None:
         ctl = msg.get("ctl")
         if ctl == "ready":
-            worker.state = "ready"
+            worker.state = WorkerStatus.READY
             self._worker_state(worker)
             return
         run = self.active
@@ -245,7 +246,7 @@ class Engine:
         elif run.failing is not None:
             if ctl == "done":  # finished everything before the failure: nothing more to wait for
                 run.done.add(worker.rank if worker.rank is not None else -1)
-                worker.state, worker.run, worker.rank = "ready", None, None
+                worker.state, worker.run, worker.rank = WorkerStatus.READY, None, None
             return
         elif ctl == "diverged":
             run.diverged = (int(msg["step"]), str(msg.get("what", "values")))
@@ -253,7 +254,7 @@ class Engine:
         elif ctl == "done":
             run.done.add(worker.rank if worker.rank is not None else -1)
             run.steps_completed = max(run.steps_completed, int(msg.get("steps", 0)))
-            worker.state, worker.run, worker.rank = "ready", None, None
+            worker.state, worker.run, worker.rank = WorkerStatus.READY, None, None
             if len(run.done) == len(run.ranks):
                 self._finish(run)
         elif ctl == "error":
@@ -267,7 +268,7 @@ class Engine:
         rank = worker.rank
         worker.kill()
         code = worker.reap(0.2)
-        worker.state = "exited"
+        worker.state = WorkerStatus.EXITED
         cause = _describe_exit(code)
         self._worker_state(worker, cause)
         log(f"worker slot {worker.slot} (pid {worker.pid}) {cause}")
@@ -318,7 +319,7 @@ class Engine:
         if run is not None and kill:
             # A rank blocked in a gloo collective cannot be asked to stop: end it and replace it.
             for w in run.ranks:
-                if w.alive and w.state == "busy":
+                if w.alive and w.state == WorkerStatus.BUSY:
                     w.kill()
                     self._worker_state(w, "stopped")
             for w in run.ranks:

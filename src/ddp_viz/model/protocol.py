@@ -9,19 +9,15 @@ Tensors travel as flat lists of floats; non-finite values use JSON's common exte
 from __future__ import annotations
 
 import json
-import types
-import typing
-from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
+
+from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is rejected, never parsed
 
 Grads = dict[str, list[float]]
-
-
-class ProtocolError(ValueError):
-    """A line that is not a valid event (or command)."""
 
 
 @dataclass(frozen=True)
@@ -39,14 +35,23 @@ class EngineReady(Event):
     version: str
 
 
+class WorkerStatus(StrEnum):
+    """Where a pooled rank process stands (a str: the stream carries the word)."""
+
+    STARTING = "starting"
+    READY = "ready"
+    BUSY = "busy"
+    EXITED = "exited"
+
+
 @dataclass(frozen=True)
 class WorkerState(Event):
-    """A pooled rank process changed state (starting, ready, busy, exited)."""
+    """A pooled rank process changed state (see :class:`WorkerStatus`)."""
 
     kind: ClassVar[str] = "worker_state"
     slot: int
     pid: int | None
-    state: str
+    state: str  # a WorkerStatus value; unknown words from newer engines are kept as text
     detail: str = ""
 
 
@@ -245,21 +250,7 @@ def from_dict(data: Any) -> Event:
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ProtocolError(f"unknown event {name!r}")
-    return cls(**_checked_fields(cls, data, name))
-
-
-def _checked_fields(cls: type, data: dict[str, Any], name: str) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    for fname, required, check, norm in _fields_of(cls):
-        if fname not in data:
-            if required:
-                raise ProtocolError(f"{name}: missing field {fname!r}")
-            continue
-        value = data[fname]
-        if not check(value):
-            raise ProtocolError(f"{name}: field {fname!r} has the wrong type ({value!r:.80})")
-        kwargs[fname] = norm(value)
-    return kwargs
+    return cls(**checked_fields(cls, data, name))
 
 
 # --- commands (front end -> engine), typed like events ----------------------------------------
@@ -318,74 +309,4 @@ def decode_command(line: str | bytes) -> Command:
     if not isinstance(data, dict) or data.get("cmd") not in COMMAND_TYPES:
         raise ProtocolError(f"unknown command; expected one of {', '.join(COMMANDS)}")
     cls = COMMAND_TYPES[data["cmd"]]
-    return cls(**_checked_fields(cls, data, data["cmd"]))
-
-
-# --- structural validation, compiled once per event type ------------------------------------
-Check = Callable[[Any], bool]
-Norm = Callable[[Any], Any]
-_COMPILED: dict[type, list[tuple[str, bool, Check, Norm]]] = {}
-
-
-def _compile(tp: Any) -> tuple[Check, Norm]:
-    """A checker and a normaliser for one annotation (ints where floats are declared
-    become floats, so equality and formatting behave)."""
-    if tp is Any:
-        return (lambda v: True), (lambda v: v)
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        parts = [_compile(a) for a in typing.get_args(tp)]
-
-        def check_union(v: Any) -> bool:
-            return any(c(v) for c, _ in parts)
-
-        def norm_union(v: Any) -> Any:
-            for c, n in parts:
-                if c(v):
-                    return n(v)
-            return v
-
-        return check_union, norm_union
-    if tp is type(None):
-        return (lambda v: v is None), (lambda v: v)
-    if tp is float:
-        return (lambda v: type(v) in (float, int)), float
-    if tp is int:
-        return (lambda v: type(v) is int), (lambda v: v)
-    if tp is str:
-        return (lambda v: type(v) is str), (lambda v: v)
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        ci, ni = _compile(item)
-        if item is float:  # the hot path: tensors as lists of numbers
-            return (
-                lambda v: type(v) is list and all(type(x) in (float, int) for x in v),
-                lambda v: [float(x) for x in v],
-            )
-        return (
-            lambda v: type(v) is list and all(ci(x) for x in v),
-            lambda v: [ni(x) for x in v],
-        )
-    if origin is dict:
-        key, item = typing.get_args(tp)
-        ck, _ = _compile(key)
-        ci, ni = _compile(item)
-        return (
-            lambda v: type(v) is dict and all(ck(k) and ci(x) for k, x in v.items()),
-            lambda v: {k: ni(x) for k, x in v.items()},
-        )
-    return (lambda v: isinstance(v, tp)), (lambda v: v)
-
-
-def _fields_of(cls: type) -> list[tuple[str, bool, Check, Norm]]:
-    if cls not in _COMPILED:
-        hints = typing.get_type_hints(cls)
-        _COMPILED[cls] = [
-            (
-                f.name,
-                f.default is MISSING and f.default_factory is MISSING,
-                *_compile(hints[f.name]),
-            )
-            for f in fields(cls)
-        ]
-    return _COMPILED[cls]
+    return cls(**checked_fields(cls, data, data["cmd"]))

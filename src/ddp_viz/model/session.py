@@ -235,7 +235,7 @@ class SessionController:
             case protocol.WorkerState(slot=slot, state=state):
                 workers = dict(self.workers)
                 workers[slot] = event
-                if state == "exited":
+                if state == protocol.WorkerStatus.EXITED:
                     workers.pop(slot, None)
                 self._set_workers(workers)
             case protocol.CommandError(message=message):

@@ -233,10 +233,11 @@ class RunRecord:
         ``DDP(model)`` (recordings made before that event existed: the linear scenario's)."""
         if self.initial:
             return self.initial[min(self.initial)]
-        if self.scenario.get("model", {}).get("kind", "linear") == "linear":
+        if self.scenario.get("model", {}).get("kind", "linear") == "linear" and self.params:
+            first, second = (p.name for p in self.params)  # nn.Linear(1, 1)'s two parameters
             return {
-                "weight": [float(self.scenario.get("init_weight", math.nan))],
-                "bias": [float(self.scenario.get("init_bias", math.nan))],
+                first: [float(self.scenario.get("init_weight", math.nan))],
+                second: [float(self.scenario.get("init_bias", math.nan))],
             }
         return {}
 
