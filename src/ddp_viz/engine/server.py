@@ -47,6 +47,8 @@ class ActiveRun:
     diverged: tuple[int, str] | None = None
     deadline: float | None = None
     failing: tuple[int | None, str] | None = None  # first failure: (rank, reason)
+    failing_exited: bool = False  # the failure is a rank process that ended
+    raised: set[int] = field(default_factory=set)  # ranks that reported an exception
 
 
 class Engine:
@@ -241,6 +243,8 @@ class Engine:
         run = self.active
         if run is None or worker.run != run.run:
             return  # late message of a run that already ended
+        if ctl == "error" and worker.rank is not None:
+            run.raised.add(worker.rank)  # it raised: its exit is no news (see _fail)
         if ctl is None:
             self.emit(msg)
         elif run.failing is not None:
@@ -259,11 +263,15 @@ class Engine:
                 self._finish(run)
         elif ctl == "error":
             log(f"rank {worker.rank} raised:\n{msg.get('tb', '')}")
-            self._fail(worker.rank, f"rank {worker.rank} raised {msg.get('reason')}")
+            self._fail(worker.rank, f"rank {worker.rank} raised {msg.get('reason')}", exited=False)
 
     def _on_worker_exited(self, worker: Worker) -> None:
         if not worker.alive:
             return
+        # what it sent before it ended (an exception report) comes first
+        with contextlib.suppress(EOFError, OSError):
+            while worker.conn.poll():
+                self._on_worker_message(worker, worker.conn.recv())
         was_busy_in = worker.run
         rank = worker.rank
         worker.kill()
@@ -273,7 +281,7 @@ class Engine:
         self._worker_state(worker, cause)
         log(f"worker slot {worker.slot} (pid {worker.pid}) {cause}")
         if self.active is not None and was_busy_in == self.active.run:
-            self._fail(rank, f"rank {rank} (pid {worker.pid}) {cause}")
+            self._fail(rank, f"rank {rank} (pid {worker.pid}) {cause}", exited=True)
         self.pool.forget_exited()
         if self.running:
             self._refill()
@@ -301,15 +309,27 @@ class Engine:
             kill=False,
         )
 
-    def _fail(self, rank: int | None, reason: str) -> None:
+    def _fail(self, rank: int | None, reason: str, exited: bool = False) -> None:
         """End the run as failed, after a short grace in which the surviving ranks' reports of
         the steps they completed still arrive (they are then stopped: the next collective
-        would block them until gloo's timeout)."""
+        would block them until gloo's timeout).
+
+        The first cause is the one reported, with one exception: when a rank process ends,
+        its peers' collectives fail at once ("Connection reset by peer"), and their error
+        report can beat the engine's notice of the exit. A rank that ended abruptly (killed,
+        or exited without raising) during the grace is the cause, not the peer that raised
+        because of it."""
         run = self.active
-        if run is None or run.failing is not None:
-            return  # the first cause is the one reported
-        run.failing = (rank, reason)
-        run.deadline = time.monotonic() + FLUSH_GRACE_S
+        if run is None:
+            return
+        # a rank that raised and then ended is not news: its own error came first
+        abrupt = exited and rank not in run.raised
+        if run.failing is not None and (run.failing_exited or not abrupt):
+            return
+        first = run.failing is None
+        run.failing, run.failing_exited = (rank, reason), exited
+        if first:
+            run.deadline = time.monotonic() + FLUSH_GRACE_S
 
     def _end_run(self, event: protocol.Event, kill: bool) -> None:
         run = self.active or self.pending
