@@ -72,3 +72,20 @@ def test_two_engines_run_at_the_same_time_without_colliding() -> None:
     for t in threads:
         t.join(180)
     assert results == ["finished"] * 6
+
+
+def test_ranks_that_cannot_start_fail_the_run_instead_of_hanging(monkeypatch) -> None:
+    """A broken rank start (here injected) ends the waiting run with the reason, and the engine
+    stops forking replacements instead of looping."""
+    from ddp_viz.client import EngineClient
+    from ddp_viz.model import protocol
+    from ddp_viz.model.scenario import default_scenario
+
+    monkeypatch.setenv("DDP_VIZ_TEST_RANKS_FAIL_TO_START", "1")
+    with EngineClient() as client:
+        client.wait_for(protocol.EngineReady, timeout=60)
+        events = list(client.run(default_scenario().with_changes(world_size=3), timeout=60))
+        assert not any(isinstance(e, protocol.RunStarted) for e in events)
+        assert isinstance(events[-1], protocol.RunFailed)
+        assert "rank processes could not start: 3 in a row" in events[-1].reason
+        assert client.proc.poll() is None  # the engine itself carries on

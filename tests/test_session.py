@@ -267,3 +267,22 @@ def test_a_guess_locked_after_the_value_was_on_stage_is_practice() -> None:
     walk_stage(s)
     ((_, feedback, scored),) = v.called("show_prediction_graded")
     assert feedback.correct and not scored
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        protocol.RunCancelled(run=1),
+        protocol.RunFailed(run=1, reason="rank processes could not start: 3 in a row"),
+    ],
+)
+def test_a_run_that_ends_before_it_starts_frees_the_session(ending) -> None:
+    s, t, v = make()
+    ready(s)
+    s.request_run(default_scenario())
+    s.cancel()
+    assert isinstance(t.sent[-1], protocol.CancelCommand) and t.sent[-1].run == 1
+    s.on_transport_event(ending)
+    assert not s.busy and v.called("show_busy")[-1] == (False,)
+    assert v.status.startswith("Run 1 did not start")
+    assert s.request_run(default_scenario()) == 2  # Run works again

@@ -44,6 +44,9 @@ def worker_main(conn: Connection, slot: int) -> None:
         os.nice(RANK_NICENESS)
     from ddp_viz.engine.rank import run_rank
 
+    if os.environ.get("DDP_VIZ_TEST_RANKS_FAIL_TO_START"):  # the reliability tests' fault
+        print("[rank] failing to start on purpose (DDP_VIZ_TEST_RANKS_FAIL_TO_START)", flush=True)
+        os._exit(3)
     conn.send({"ctl": "ready", "pid": os.getpid()})
     while True:
         try:

@@ -26,6 +26,7 @@ from ddp_viz.model import protocol
 from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario, ScenarioError
 
+MAX_START_FAILURES = 3  # rank processes that die before ready, in a row, before giving up
 STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
 FLUSH_GRACE_S = 0.3  # after a rank fails: time for the others to report what they finished
 
@@ -60,6 +61,7 @@ class Engine:
         self.running = True
         self.initial_pool = initial_pool
         self._commands_rx, self._commands_tx = mpc.Pipe(duplex=False)
+        self.start_failures = 0  # rank processes in a row that ended before they were ready
 
     # --- output: the only writer of stdout ---------------------------------------------------
     def emit(self, event: protocol.Event | dict[str, Any]) -> None:
@@ -237,6 +239,7 @@ class Engine:
     def _on_worker_message(self, worker: Worker, msg: dict[str, Any]) -> None:
         ctl = msg.get("ctl")
         if ctl == "ready":
+            self.start_failures = 0
             worker.state = WorkerStatus.READY
             self._worker_state(worker)
             return
@@ -274,6 +277,7 @@ class Engine:
                 self._on_worker_message(worker, worker.conn.recv())
         was_busy_in = worker.run
         rank = worker.rank
+        never_ready = worker.state == WorkerStatus.STARTING
         worker.kill()
         code = worker.reap(0.2)
         worker.state = WorkerStatus.EXITED
@@ -283,8 +287,29 @@ class Engine:
         if self.active is not None and was_busy_in == self.active.run:
             self._fail(rank, f"rank {rank} (pid {worker.pid}) {cause}", exited=True)
         self.pool.forget_exited()
+        if never_ready:
+            self.start_failures += 1
+            if self.start_failures >= MAX_START_FAILURES:
+                self._give_up_starting(cause)
+                return
         if self.running:
             self._refill()
+
+    def _give_up_starting(self, cause: str) -> None:
+        """Rank processes keep dying before they are ready (a broken install, no memory):
+        stop forking new ones, fail the waiting run with the reason, and wait for commands;
+        the next run or warm command tries again."""
+        message = (
+            f"rank processes could not start: {self.start_failures} in a row {cause} before "
+            "they were ready (see the engine log for why)"
+        )
+        log(message)
+        run = self.pending
+        if run is not None:  # (no refill while start_failures is set)
+            self._end_run(protocol.RunFailed(run=run.run, reason=message, rank=None), kill=True)
+        else:
+            self.emit(protocol.CommandError(message=message))
+        self.start_failures = 0
 
     # --- ending runs -------------------------------------------------------------------------
     def _finish(self, run: ActiveRun) -> None:
@@ -347,7 +372,7 @@ class Engine:
             self.pool.forget_exited()
         self.emit(event)
         self.flush()
-        if self.running and kill:
+        if self.running and kill and self.start_failures == 0:
             self._refill()
 
     def _refill(self) -> None:

@@ -244,6 +244,15 @@ class SessionController:
                     self._pending_run = None
                     self._set_run_state(RunState.IDLE)
                 self.view.show_status(f"The engine refused the run: {message}")
+            case protocol.RunFailed(run=run) | protocol.RunCancelled(run=run) if (
+                run is not None and run == self._pending_run
+            ):
+                # the run ended before it started (cancelled while waiting for ranks, or
+                # ranks that could not start)
+                self._pending_run = None
+                self._set_run_state(RunState.IDLE)
+                reason = getattr(event, "reason", "cancelled before any rank started")
+                self.view.show_status(f"Run {run} did not start: {reason}")
             case protocol.RunStarted(run=run):
                 if run != self._pending_run:
                     return
