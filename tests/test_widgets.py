@@ -320,3 +320,29 @@ def test_the_window_is_the_session_view_it_claims_to_be(window):
             mine = getattr(window, name)
             wanted = list(inspect.signature(member).parameters)[1:]
             assert list(inspect.signature(mine).parameters) == wanted, name
+
+
+def test_a_visit_to_another_lesson_keeps_the_quiz_and_clears_the_stage(qtbot, window):
+    feed(window, load_recording("default-run.jsonl"))
+    quiz = window.quiz_view
+    quiz.answer("when-averaged", 2)
+    window.next_lesson()
+    assert window.stage.record is None and "Press Run" in window.stage.frame().all_text()
+    assert window.plots.record is None
+    assert window.quiz_view is not quiz and window.quiz_view.score.answered == 0
+    window.previous_lesson()
+    assert window.quiz_view is quiz and quiz.score.first == {"when-averaged": True}
+    assert window.tabs.widget(window.tabs.indexOf(quiz)) is quiz
+
+
+def test_a_practice_prediction_still_passes_the_lesson(qtbot, window):
+    from ddp_viz.model.quiz import Feedback
+
+    quiz = window.quiz_view
+    for q in quiz.questions:
+        if q.kind == "choice":
+            quiz.answer(q.id, q.answer)
+        else:
+            quiz.show_feedback(q, Feedback(True, "Right"), scored=False)  # seen before locking
+    assert window.lesson.id in window.course.done
+    assert quiz.score.correct == len(quiz.questions) - 1  # the practice answer does not score

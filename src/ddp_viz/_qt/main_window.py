@@ -38,6 +38,7 @@ from ddp_viz._qt.window_actions import build_menus, build_toolbar
 from ddp_viz._qt.window_layout import apply_split_proportions, lay_out
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
+from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.quiz import Feedback, Question
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.session import EngineState, SessionController
@@ -83,7 +84,8 @@ class MainWindow(QMainWindow):
         # --- views ---------------------------------------------------------------------------
         self.course_view = CourseView(self.course, self.lesson.id)
         self.lesson_view = LessonView(self.lesson, self.theme)
-        self.quiz_view = QuizView(list(self.lesson.questions), self.theme)
+        self._quizzes: dict[str, QuizView] = {}  # one per lesson: answers survive a visit
+        self.quiz_view = self._quiz_for(self.lesson)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.course_view, "Course")
         self.tabs.addTab(self.lesson_view, "Lesson")
@@ -110,8 +112,6 @@ class MainWindow(QMainWindow):
         self.form.submitted.connect(self.start_run)
         self.process_view.restart.clicked.connect(self.session.restart_engine)
         self.presentation.changed.connect(self._on_presentation_changed)
-        self.quiz_view.prediction_locked.connect(self._on_prediction_locked)
-        self.quiz_view.passed.connect(self._on_quiz_passed)
         self.course_view.lesson_chosen.connect(self.set_lesson)
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
         self._warm_timer.timeout.connect(self._on_warm_timer_timeout)
@@ -137,14 +137,33 @@ class MainWindow(QMainWindow):
         self.lesson = lesson
         for view in (self.lesson_view, self.code_view, self.stage):
             view.set_lesson(lesson)
-        self.quiz_view.set_questions(list(lesson.questions))
+        index = self.tabs.indexOf(self.quiz_view)
+        self.quiz_view = self._quiz_for(lesson)
+        self.quiz_view.set_theme(self.theme)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, self.quiz_view, "Quiz")
         self.session.set_questions(list(lesson.questions))
+        # the stage and plots showed the previous lesson's run: start clean
+        self.player.pause()
+        self.stage.set_record(None)
+        self.stage.set_message("Press Run to start real DDP ranks for this lesson.")
+        if self.plots_panel.built:
+            self.plots.clear_run()
         self.form.set_lesson_scenario(lesson.scenario())
         self.course_view.set_current(lesson.id)
         self.tabs.setCurrentWidget(self.lesson_view)
         if self.settings is not None:
             self.settings.setValue("course/current", lesson.id)
         self.status.setText(f"Lesson {self.course.index(lesson.id) + 1}: {lesson.title}")
+
+    def _quiz_for(self, lesson: Lesson) -> QuizView:
+        view = self._quizzes.get(lesson.id)
+        if view is None:
+            view = QuizView(list(lesson.questions), self.theme)
+            view.prediction_locked.connect(self._on_prediction_locked)
+            view.passed.connect(self._on_quiz_passed)
+            self._quizzes[lesson.id] = view
+        return view
 
     def next_lesson(self) -> None:
         nxt = self.course.next(self.lesson.id)

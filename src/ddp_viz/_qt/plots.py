@@ -58,12 +58,7 @@ class Plots(QWidget):
         self._arrow_step = -1
         self._y_range: dict[pg.PlotWidget, tuple[float, float] | None] = {}
         self._style()
-        for w in (self.loss_plot, self.param_plot, self.surface_plot):
-            text = pg.TextItem("appears after Run", color=theme.muted, anchor=(0.5, 0.5))
-            text.setPos(0.5, 0.5)
-            w.addItem(text)
-            w.setXRange(0, 1)
-            w.setYRange(0, 1)
+        self.clear_run()
 
     @property
     def text_px(self) -> int:
@@ -104,6 +99,21 @@ class Plots(QWidget):
             w.getPlotItem().layout.setContentsMargins(2, 2, t.font_px, 2)
 
     # --- data --------------------------------------------------------------------------------
+    def clear_run(self) -> None:
+        """No run yet (or a new lesson): empty plots that say where the curves will come from."""
+        self.record = None
+        self._curves = {}
+        self._arrows = []
+        self.surface_plot.setVisible(True)
+        self.surface_note.setText("")
+        for w in (self.loss_plot, self.param_plot, self.surface_plot):
+            w.clear()
+            text = pg.TextItem("appears after Run", color=self.theme.muted, anchor=(0.5, 0.5))
+            text.setPos(0.5, 0.5)
+            w.addItem(text)
+            w.setXRange(0, 1)
+            w.setYRange(0, 1)
+
     def set_record(self, record: RunRecord) -> None:
         """A new run: create its curves once."""
         self.record = record

@@ -133,12 +133,16 @@ class QuizView(QScrollArea):
         label.setStyleSheet(f"color: {self.theme.ok if fb.correct else self.theme.bad};")
         if scored:
             self.score.record(q.id, fb.correct)
+        else:
+            self.score.record_practice(q.id, fb.correct)
         self._update_score()
+        self.ensureWidgetVisible(label)  # the verdict is what the learner looks for next
 
     def show_note(self, question_id: str, text: str, bad: bool = False) -> None:
         label = self.feedback[question_id]
         label.setText(inline_markdown(text))
         label.setStyleSheet(f"color: {self.theme.bad};" if bad else "")
+        self.ensureWidgetVisible(label)
 
     def _on_check_clicked(self, q: Question, group: QButtonGroup) -> None:
         picked = group.checkedId()

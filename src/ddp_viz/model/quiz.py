@@ -157,6 +157,10 @@ class Score:
         self.first.setdefault(question_id, correct)
         self.latest[question_id] = correct
 
+    def record_practice(self, question_id: str, correct: bool) -> None:
+        """An answer given after the answer was seen: it counts toward passing, not the score."""
+        self.latest[question_id] = correct
+
     @property
     def correct(self) -> int:
         return sum(self.first.values())
