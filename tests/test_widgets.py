@@ -304,10 +304,17 @@ def test_a_cancelled_long_run_plots_the_steps_it_made(qtbot, window):
     events = [e for e in load_recording("four-ranks-3-steps.jsonl") if e.kind != "run_finished"]
     started = next(i for i, e in enumerate(events) if isinstance(e, protocol.RunStarted))
     events[started] = protocol.RunStarted(**{**events[started].__dict__, "steps": 100_000})
-    feed(window, [*events, protocol.RunCancelled(run=1)])
+    feed(window, events)
+    window.session.tick()
+    (_, x1), _ = window.plots.loss_plot.viewRange()
+    assert x1 < 60  # while it streams, the axis spans the steps so far, not 100,000
+    feed(window, [protocol.RunCancelled(run=1)])
     (_, x1), _ = window.plots.loss_plot.viewRange()
     assert x1 < 10  # three steps fill the plot, not 3 of 100,000
     assert "cancelled after 3 complete step(s)" in window.status.text()
+    assert window.step_slider.maximum() == 2
+    window.player.seek_step(2)
+    assert "Step 3 of 3" in window.stage.frame().all_text()
 
 
 def test_the_window_is_the_session_view_it_claims_to_be(window):

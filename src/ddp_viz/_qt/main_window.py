@@ -238,6 +238,9 @@ class MainWindow(QMainWindow):
         self.process_view.set_record(record)
 
     def show_run_ended(self, record: RunRecord) -> None:
+        if record.status != "finished":  # the slider spans the steps the run made
+            self.step_slider.setRange(0, max(0, record.complete_prefix() - 1))
+        self.player.on_record_updated()
         self.stage.update()
         self.run_ended.emit(record)
         self.session.on_stage_position(self.player.cursor, self.player.progress)

@@ -172,9 +172,8 @@ class Plots(QWidget):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks(None)
             axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
-        last = max(1, record.steps_planned)
-        self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
-        self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
+        self._x_shown = 0
+        self._show_steps(self._x_extent(record, 0))
         self.param_plot.setTitle(param_title(record), color=t.text, size=f"{self.text_px}px")
         self.param_plot.setToolTip(
             "\n".join(
@@ -192,6 +191,21 @@ class Plots(QWidget):
         self._series["path"] = self._path_point(record, init, [], [])
         self._build_surface(record)
         self.update_record(record)
+
+    @staticmethod
+    def _x_extent(record: RunRecord, done: int) -> int:
+        """Steps the x axis spans: the whole run when short; for a long run, a range that
+        doubles as it streams, so its first steps are not squeezed into the left edge."""
+        planned = max(1, record.steps_planned)
+        if planned <= MARKERS_UP_TO:
+            return planned
+        return min(planned, max(50, 2 ** math.ceil(math.log2(max(1, done) * 1.25))))
+
+    def _show_steps(self, last: int) -> None:
+        if last != getattr(self, "_x_shown", 0):
+            self._x_shown = last
+            self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
+            self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
 
     def _next_group(self) -> list[str]:
         for _ in range(3):
@@ -277,8 +291,9 @@ class Plots(QWidget):
                 w.enableAutoRange(axis="y")  # the run is over: fit it tightly
                 self._y_range.pop(w, None)
         if ended and done < record.steps_planned:  # cancelled or failed: show the steps it made
-            self.loss_plot.setXRange(0.7, max(1, done) + 0.3, padding=0.02)
-            self.param_plot.setXRange(-0.3, max(1, done) + 0.3, padding=0.02)
+            self._show_steps(max(1, done))
+        elif not ended:
+            self._show_steps(self._x_extent(record, done))
         groups = sorted(self._stale) if ended else self._next_group()
         for group in groups:
             self._push(group)

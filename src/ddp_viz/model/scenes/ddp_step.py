@@ -95,6 +95,8 @@ class _Builder(TableAndHub):
         big = Font(self.base * 1.2, bold=True)
         small = Font(self.base)
         total = max(rec.steps_planned, len(rec.steps))
+        if rec.done and rec.status != "finished":  # cancelled or failed: the steps it made
+            total = max(1, rec.complete_prefix())
         left = f"Step {self.cursor.step + 1} of {total}  ·  {PHASE_TITLES[PHASES[self.phase]]}"
         status = {
             "running": "live run",
