@@ -281,7 +281,7 @@ def test_a_one_step_run_shows_its_full_batch_loss(qtbot, window):
     feed(window, load_recording("default-run.jsonl"))
     xs, ys = window.plots._curves["full"].getData()
     assert list(xs) == [1] and ys[0] == window.session.record.steps[0].reference.full_batch_loss
-    assert window.plots._curves["full"].opts["symbol"] == "x"  # a single point is drawn
+    assert window.plots._curves["full"].opts["symbol"] == "+"  # a single point is drawn
 
 
 def test_a_diverging_run_is_drawn_on_a_symmetric_log_scale(qtbot, window):
@@ -353,3 +353,14 @@ def test_a_practice_prediction_still_passes_the_lesson(qtbot, window):
             quiz.show_feedback(q, Feedback(True, "Right"), scored=False)  # seen before locking
     assert window.lesson.id in window.course.done
     assert quiz.score.correct == len(quiz.questions) - 1  # the practice answer does not score
+
+
+def test_a_many_parameter_plot_names_its_line_styles(qtbot, window):
+    window.set_lesson("every-parameter")
+    feed(window, load_recording("mlp-2-ranks-3-steps.jsonl"))
+    legend = window.plots.param_plot.getPlotItem().legend
+    labels = [label.text for _, label in legend.items]
+    assert labels == ["‖0.weight‖", "‖0.bias‖", "‖2.weight‖", "2.bias"]
+    window.set_lesson("ddp-pattern")
+    feed(window, load_recording("default-run.jsonl"))
+    assert window.plots.param_plot.getPlotItem().legend.items == []  # the title names two

@@ -45,6 +45,7 @@ from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
+PHASE_WORDS = {"shards": "shards", "local": "local", "allreduce": "all-reduce", "step": "step"}
 PLOT_INTERVAL_S = 0.025  # one of the three plots redraws per tick while a run streams
 
 
@@ -303,7 +304,7 @@ class MainWindow(QMainWindow):
         rec = self.player.record
         total = rec.steps_planned if rec else 0
         self.position_label.setText(
-            f" step {cursor.step + 1}/{max(total, 1)} · {PHASES[cursor.phase]} "
+            f" step {cursor.step + 1}/{max(total, 1)} · {PHASE_WORDS[PHASES[cursor.phase]]} "
         )
         self.step_slider.blockSignals(True)
         self.step_slider.setValue(cursor.step)
@@ -338,6 +339,7 @@ class MainWindow(QMainWindow):
         self.splitters["left"].setVisible(not projector)
         self.process_box.setVisible(not projector)
         self.speed_label_action.setVisible(not projector)
+        self.speed_action.setVisible(not projector)  # room for the keys a lecturer uses
         self.plots_panel.set_compact(projector)
         self.follow.setText("Follow" if projector else "Follow latest step")
         apply_split_proportions(self)

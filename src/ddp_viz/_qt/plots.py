@@ -80,7 +80,7 @@ class Plots(QWidget):
         t = self.theme
         font_px = self.text_px
         for w, title, left, bottom in (
-            (self.loss_plot, "Loss (-- full batch)", "loss", "step"),
+            (self.loss_plot, "Loss per rank (dashed +: full batch)", "loss", "step"),
             (self.param_plot, "Parameters", "value", "after step (0: start)"),
             (self.surface_plot, "Loss surface", "", ""),  # axes named by the run's parameters
         ):
@@ -138,16 +138,24 @@ class Plots(QWidget):
         self._turn = -1
         lw = t.line_px
         sym = max(5, t.font_px * 0.5)
+        legend = self.param_plot.getPlotItem().legend
+        if legend is not None:
+            legend.clear()
+        if len(record.params) > 2 and legend is None:
+            legend = self.param_plot.addLegend(offset=(4, 4), labelTextColor=t.text)
+        if len(record.params) <= 2:
+            legend = None
         # markers tell ranks apart without colour; on long runs they would hide the lines
         markers = record.steps_planned <= MARKERS_UP_TO
         for r in range(record.world_size):
             c, m = t.rank_color(r), (t.rank_marker(r) if markers else None)
             # ranks are drawn with shrinking markers so identical curves stay visible
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
-            curves = [("loss", self.loss_plot, 0)] + [
-                (f"p{i}:", self.param_plot, i) for i in range(len(record.params))
+            curves = [("loss", self.loss_plot, 0, None)] + [
+                (f"p{i}:", self.param_plot, i, p.name if p.numel == 1 else f"‖{p.name}‖")
+                for i, p in enumerate(record.params)
             ]
-            for key, plot, dash in curves:
+            for key, plot, dash, label in curves:
                 self._curves[f"{key}{r}"] = plot.plot(
                     [],
                     [],
@@ -156,14 +164,16 @@ class Plots(QWidget):
                     symbolSize=size,
                     symbolBrush=c,
                     antialias=not long_run,
+                    # many parameters: a legend names each line style (rank 0's stands for all)
+                    name=label if legend is not None and r == 0 else None,
                 )
         # a symbol too, so a one-step run still shows its full-batch loss
         self._curves["full"] = self.loss_plot.plot(
             [],
             [],
             pen=_pen(t.muted, lw + 1, dash=True),
-            symbol="x",
-            symbolSize=max(8, t.font_px * 0.8),
+            symbol="+",  # no rank's marker
+            symbolSize=max(10, t.font_px),
             symbolPen=_pen(t.muted, 2),
             symbolBrush=None,
         )

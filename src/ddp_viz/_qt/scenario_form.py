@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -57,6 +57,9 @@ class ScenarioForm(QWidget):
             w.setObjectName(name)
             w.setAccessibleName(name)
             w.setMinimumWidth(fm.horizontalAdvance("0.0001") + 24)  # fields shrink, data stays
+        # spin boxes show 100,000 whole, beside their arrows
+        for spin in (self.world_size, self.steps):
+            spin.setMinimumWidth(fm.horizontalAdvance("100,000") + 40)
         self.world_size.setToolTip(f"Ranks (processes), 1–{MAX_WORLD_SIZE}, at most one per row")
         self.steps.setToolTip(f"SGD steps, 1–{MAX_STEPS:,}")
 
@@ -216,7 +219,16 @@ class ScenarioForm(QWidget):
         bad = f"border: 2px solid {self.theme.bad};"
         for name, w in self._fields().items():
             msg = self.errors.get(name)
-            w.setStyleSheet(bad if msg else "")
+            if isinstance(w, QSpinBox):
+                # a style sheet would drop the native arrows: tint the field instead
+                pal = QPalette(self.palette())
+                if msg:
+                    tint = QColor(self.theme.bad)
+                    tint.setAlpha(90)
+                    pal.setColor(QPalette.ColorRole.Base, tint)
+                w.setPalette(pal)
+            else:
+                w.setStyleSheet(bad if msg else "")
             w.setToolTip(msg or "")
         self.table.blockSignals(True)
         for r in range(self.table.rowCount()):

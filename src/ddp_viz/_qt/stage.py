@@ -138,11 +138,14 @@ class StageWidget(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.fillRect(self.rect(), qcolor(frame.background))
-        for shape in frame.shapes:
-            self._draw_shape(p, shape)
-        painted = []
-        for text in frame.texts:
-            painted.append(self._draw_text(p, text))
+        painted: list[int] = [0] * len(frame.texts)  # in the frame's order, for tests
+        for layer in sorted({s.layer for s in frame.shapes} | {t.layer for t in frame.texts}):
+            for shape in frame.shapes:
+                if shape.layer == layer:
+                    self._draw_shape(p, shape)
+            for i, text in enumerate(frame.texts):
+                if text.layer == layer:
+                    painted[i] = self._draw_text(p, text)
         self.painted_px = painted
         p.end()
 

@@ -42,7 +42,7 @@ def build_toolbar(w: MainWindow) -> QToolBar:
     w.first_action = action(w, "|◀", ["Home"], w._on_first, "First phase")
     w.back_action = action(w, "◀", ["Left", "PgUp"], w._on_back, "Previous phase")
     w.play_action = action(w, "Play", ["Space"], w.player.toggle, "Play / pause")
-    w.fwd_action = action(w, "▶|", ["Right", "PgDown"], w._on_forward, "Next phase")
+    w.fwd_action = action(w, "▶", ["Right", "PgDown"], w._on_forward, "Next phase")
     w.fullscreen_action = action(w, "Full screen", ["F11"], w.toggle_fullscreen, "Full screen")
     w.help_action = action(w, "Keys", ["F1"], w.show_shortcuts, "Keyboard shortcuts")
     for a in (w.run_action, w.cancel_action):
@@ -58,7 +58,7 @@ def build_toolbar(w: MainWindow) -> QToolBar:
         w.speed.addItem(f"{s:g}×", s)
     w.speed.setCurrentIndex(SPEEDS.index(1.0))
     w.speed.currentIndexChanged.connect(lambda i: w.player.set_speed(float(w.speed.itemData(i))))
-    tb.addWidget(w.speed)
+    w.speed_action = tb.addWidget(w.speed)
     w.follow = QCheckBox("Follow latest step")
     w.follow.setToolTip("Fast mode: show the newest step as a long run streams in")
     w.follow.toggled.connect(w._on_follow_toggled)

@@ -98,6 +98,7 @@ class Text:
     key: str = ""
     value: float | None = None
     alpha: int = 255
+    layer: int = 0  # drawn above everything of lower layers (a chip in flight covers the table)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class Shape:
     fill_alpha: int = 255
     radius: float = 0.0
     key: str = ""
+    layer: int = 0
 
 
 @dataclass

@@ -16,6 +16,11 @@ def fmt(v: float | None) -> str:
     return "—" if v is None else f"{v:.6g}"
 
 
+def shard_label(rows: list[int]) -> str:
+    """ "row 3" or "rows 1–2": a rank's shard, counted from 1."""
+    return f"{'row' if len(rows) == 1 else 'rows'} {rows_label(rows)}"
+
+
 def rows_label(rows: list[int]) -> str:
     """1-based row numbers, as the lesson counts them: [0, 1] -> '1–2'."""
     if not rows:

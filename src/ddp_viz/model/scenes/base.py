@@ -57,13 +57,14 @@ class FrameBuilder:
         key: str = "",
         value: float | None = None,
         alpha: int = 255,
+        layer: int = 0,
     ) -> Text:
         """One line whose box is exactly its measured size; ``x`` is its left, centre or
         right edge by ``align``, ``y`` its top."""
         w = self.width(text, font)
         left = {Align.LEFT: x, Align.CENTER: x - w / 2, Align.RIGHT: x - w}[align]
         box = Rect(left, y, w, font.px * self.line)
-        item = Text(box, text, font, color, align, key=key, value=value, alpha=alpha)
+        item = Text(box, text, font, color, align, key=key, value=value, alpha=alpha, layer=layer)
         self.frame.texts.append(item)
         return item
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ddp_viz.model.frame import Align, Font, Rect, fmt
 from ddp_viz.model.modelspec import ParamInfo
-from ddp_viz.model.report import rows_label
+from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, ease
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
 
@@ -173,7 +173,7 @@ class LanesBuilder(FrameBuilder):
             self.width(f"rank {self.rec.world_size - 1}", bold),
             max(self.width(p, small) for p in pids),
         )
-        shard_texts = [f"rows {rows_label(r)}" for r in self.rec.shards] or ["rows 1–2"]
+        shard_texts = [shard_label(r) for r in self.rec.shards] or ["rows 1–2"]
         st = self.step
         losses = [f"loss {fmt(rs.loss)}" for rs in st.ranks.values()] if st else []
         shard = max(self.width(s, small) for s in shard_texts + losses + ["loss −00.00"]) + f
@@ -236,24 +236,28 @@ class LanesBuilder(FrameBuilder):
         self.text(c[0] + f * 1.4, row_y(1), f"pid {pid}" if pid else "starting", Font(f), t.muted)
         # shard chip, flying in from the data table during phase 1
         rows = self.rec.shards[r] if r < len(self.rec.shards) else []
-        label = f"rows {rows_label(rows)}"
+        label = shard_label(rows)
         chip_w = self.width(label, Font(f)) + f * 0.6
         dst_x, dst_y = c[1], row_y(0)
-        x, y = dst_x, dst_y
+        x, y, layer = dst_x, dst_y, 0
         if self.phase == 0 and st is not None and rows and rows[0] in self._row_pos:
             k = ease(self.progress)
             src_x, src_y = self._row_pos[rows[0]]
             x, y = src_x + (dst_x - src_x) * k, src_y + (dst_y - src_y) * k
+            layer = 1  # in flight: above the table and the other lanes, on an opaque ground
+        box = Rect(x, y, chip_w, row_h)
+        self.shape(kind="rrect", box=box, fill=t.panel, radius=5, layer=layer)
         self.shape(
             kind="rrect",
-            box=Rect(x, y, chip_w, row_h),
+            box=box,
             stroke=color,
             fill=color,
             fill_alpha=70,
             width=2,
             radius=5,
+            layer=layer,
         )
-        self.text(x + f * 0.3, y, label, Font(f), t.text, key=f"rank{r}.rows")
+        self.text(x + f * 0.3, y, label, Font(f), t.text, key=f"rank{r}.rows", layer=layer)
         if st is None:
             return
         rs = st.ranks.get(r)
