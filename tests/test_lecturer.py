@@ -214,3 +214,13 @@ def assert_gif_phases_are_finished(window, path) -> None:
     with Image.open(path) as gif:
         assert gif.n_frames == len(cursors)
     stage.deleteLater()
+
+
+def test_leaving_projector_mode_restores_the_layout(qtbot, make_window, settings):
+    window = make_window((1280, 800), settings=settings)
+    QApplication.processEvents()
+    before = window.splitters["main"].sizes()
+    window.presentation.set_projector(True)
+    QApplication.processEvents()
+    window.presentation.set_projector(False)
+    qtbot.waitUntil(lambda: window.splitters["main"].sizes() == before, timeout=2000)

@@ -343,6 +343,8 @@ class MainWindow(QMainWindow):
         self.plots_panel.set_compact(projector)
         self.follow.setText("Follow" if projector else "Follow latest step")
         apply_split_proportions(self)
+        # again once the new type has set the panels' minimum sizes (leaving projector mode)
+        QTimer.singleShot(0, lambda: apply_split_proportions(self))
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme

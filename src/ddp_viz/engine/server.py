@@ -12,7 +12,6 @@ import json
 import multiprocessing.connection as mpc
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -21,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ddp_viz import __version__
-from ddp_viz.engine.pool import Pool, Worker, set_parent_death_signal
+from ddp_viz.engine.exits import describe_exit
+from ddp_viz.engine.pool import Pool, Worker
 from ddp_viz.model import protocol
 from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario, ScenarioError
@@ -281,7 +281,7 @@ class Engine:
         worker.kill()
         code = worker.reap(0.2)
         worker.state = WorkerStatus.EXITED
-        cause = _describe_exit(code)
+        cause = describe_exit(code)
         self._worker_state(worker, cause)
         log(f"worker slot {worker.slot} (pid {worker.pid}) {cause}")
         if self.active is not None and was_busy_in == self.active.run:
@@ -389,32 +389,3 @@ class Engine:
             self._end_run(protocol.RunCancelled(run=run.run), kill=True)
         self.pool.shutdown()
         self.flush()
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "exited"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name}"
-    return f"exited with code {code}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    # Set before the forkserver starts: every rank inherits them.
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    set_parent_death_signal(signal.SIGTERM)
-    engine = Engine(sys.stdout)
-
-    def _on_signal(signum: int, _frame: Any) -> None:
-        engine.running = False
-        engine.pool.shutdown()
-        os._exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    return engine.serve(sys.stdin)
