@@ -36,15 +36,20 @@ def _rank(rank: int, world: int, store_path: str, steps: int, out: mp.Queue) -> 
     for label in ("plain", "captured", "plain2", "captured2"):
         model = nn.Linear(1, 1)
         ddp = DDP(model)
-        if label.startswith("captured"):
-            ddp.register_comm_hook(
-                Capture(names={id(p): n for n, p in model.named_parameters()}), _hook
-            )
+        if label.startswith("captured"):  # as a rank does it: the comm hook and ready ticks
+            capture = Capture(names={id(p): n for n, p in model.named_parameters()})
+            ddp.register_comm_hook(capture, _hook)
+            for name, p in model.named_parameters():
+                p.register_post_accumulate_grad_hook(
+                    lambda _p, n=name, c=capture: c.on_grad_ready(n)
+                )
         opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
         times = []
         for i in range(steps + 20):
             dist.barrier()
             t0 = time.perf_counter()
+            if label.startswith("captured"):
+                capture.reset()  # as a rank does every step
             opt.zero_grad()
             nn.functional.mse_loss(ddp(x), y).backward()
             opt.step()
