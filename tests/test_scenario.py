@@ -106,11 +106,11 @@ def test_field_errors_marks_every_bad_field_at_once() -> None:
     ("model", "ddp", "field", "words"),
     [
         ({"kind": "cnn"}, {}, "model.kind", "must be one of linear, mlp"),
-        ({"kind": "mlp", "hidden": [0]}, {}, "model.hidden[0]", "from 1 to 64"),
+        ({"kind": "mlp", "hidden": [0]}, {}, "model.hidden[0]", "from 1 to 512"),
         ({"kind": "mlp", "hidden": [8, "wide"]}, {}, "model.hidden[1]", "whole number"),
         ({"kind": "mlp", "hidden": []}, {}, "model.hidden", "list of layer widths"),
         ({"kind": "mlp", "hidden": [8] * 5}, {}, "model.hidden", "at most 4 hidden layers"),
-        ({"kind": "mlp", "hidden": [64, 64]}, {}, "model.hidden", "parameters; at most 4,096"),
+        ({"kind": "mlp", "hidden": [512, 512, 512]}, {}, "model.hidden", "at most 300,000"),
         ({"kind": "mlp", "activation": "gelu"}, {}, "model.activation", "tanh, relu"),
         ({"kind": "mlp", "seed": -1}, {}, "model.seed", "≥ 0"),
         ({"kind": "linear", "hidden": [8]}, {}, "model.hidden", 'only for kind = "mlp"'),

@@ -5,8 +5,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ddp_viz.engine.tensors import encode
 from ddp_viz.model.modelspec import ModelSpec
 from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.tensors import Tensor
 
 
 def torch_dtype(scenario: Scenario) -> torch.dtype:
@@ -36,13 +38,17 @@ def build_model(scenario: Scenario) -> nn.Module:
     return model.to(torch_dtype(scenario))
 
 
-def named_values(module: nn.Module) -> dict[str, list[float]]:
-    """Every parameter as a flat list of floats, by ``named_parameters()`` name."""
-    return {n: p.detach().flatten().tolist() for n, p in module.named_parameters()}
+def named_values(module: nn.Module) -> dict[str, Tensor]:
+    """Every parameter in the events' form (a list, or a summary when big), by name."""
+    return {n: encode(p) for n, p in module.named_parameters()}
 
 
-def named_grads(module: nn.Module) -> dict[str, list[float]]:
+def named_grad_tensors(module: nn.Module) -> dict[str, torch.Tensor]:
     return {
-        n: (p.grad.detach().flatten().tolist() if p.grad is not None else [0.0] * p.numel())
+        n: (p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p))
         for n, p in module.named_parameters()
     }
+
+
+def named_grads(module: nn.Module) -> dict[str, Tensor]:
+    return {n: encode(g) for n, g in named_grad_tensors(module).items()}

@@ -23,6 +23,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.reference import reference
+from ddp_viz.engine.tensors import encode
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
 
@@ -60,29 +61,29 @@ class Capture:
     def on_grad_ready(self, name: str) -> None:
         self.ready.append([name, time.monotonic()])
 
-    def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, list[float]]:
+    def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, torch.Tensor]:
         # The bucket buffer is the concatenation of its parameters' gradients, in the order of
         # bucket.parameters(). DDP reorders buckets after step 0, so names come from identity.
-        out: dict[str, list[float]] = {}
+        out: dict[str, torch.Tensor] = {}
         offset = 0
         for p in params:
             n = p.numel()
-            out[self.names[id(p)]] = flat[offset : offset + n].tolist()
+            out[self.names[id(p)]] = flat[offset : offset + n].view(p.shape)
             offset += n
         return out
 
     def _named(self, parts: list[tuple[list[torch.Tensor], torch.Tensor]]) -> dict:
-        out: dict[str, list[float]] = {}
+        out: dict[str, torch.Tensor] = {}
         for params, flat in parts:
             out.update(self._split(flat, params))
         return out
 
     @property
-    def local(self) -> dict[str, list[float]]:
+    def local(self) -> dict[str, torch.Tensor]:
         return self._named(self._local)
 
     @property
-    def averaged(self) -> dict[str, list[float]]:
+    def averaged(self) -> dict[str, torch.Tensor]:
         return self._named(self._averaged)
 
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
@@ -119,8 +120,12 @@ def _hook(state, bucket):  # type: ignore[no-untyped-def]
     return state.hook(bucket)
 
 
-def _finite(values: dict[str, list[float]]) -> bool:
-    return all(math.isfinite(v) for vals in values.values() for v in vals)
+def _finite(tensors: Any) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in tensors)
+
+
+def _encoded(tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
+    return {n: encode(t) for n, t in tensors.items()}
 
 
 def run_rank(job: dict[str, Any], send: Send) -> None:
@@ -172,8 +177,10 @@ def _train(
             if fault.get("kind") == "exit":
                 os._exit(17)
             raise RankFault(f"injected fault at step {step}")
+        full: dict[str, torch.Tensor] = {}
         if rank == 0:
-            send(protocol.to_dict(reference(run, step, scenario, model)))
+            ref, full = reference(run, step, scenario, model)
+            send(protocol.to_dict(ref))
         capture.reset()
         optimizer.zero_grad()
         t0 = time.monotonic()
@@ -187,9 +194,14 @@ def _train(
         loss_value = loss.detach().item()
         buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
         averaged = capture.averaged
+        # rank 0 compares every value of DDP's average with the reference, so the check stays
+        # exact when the events carry summaries of big tensors
+        vs_full = {
+            n: float((averaged[n].double() - full[n]).abs().max()) for n in full if n in averaged
+        }
         for event in (
-            protocol.LocalGrad(run, step, rank, loss_value, capture.local, buckets, rows),
-            protocol.AveragedGrad(run, step, rank, averaged),
+            protocol.LocalGrad(run, step, rank, loss_value, _encoded(capture.local), buckets, rows),
+            protocol.AveragedGrad(run, step, rank, _encoded(averaged), vs_full),
             protocol.Params(run, step, rank, params),
             protocol.Timing(
                 run,
@@ -208,7 +220,7 @@ def _train(
             send(protocol.to_dict(event))
         completed = step + 1
         # Parameters are identical on every rank, so every rank stops at the same step.
-        if not (_finite(params) and _finite(averaged)):
+        if not (_finite(p for p in model.parameters()) and _finite(averaged.values())):
             what = "loss" if not math.isfinite(loss_value) else "parameters"
             send({"ctl": "diverged", "step": step, "what": what})
             break

@@ -12,22 +12,28 @@ import copy
 import torch
 from torch import nn
 
-from ddp_viz.engine.models import named_grads
+from ddp_viz.engine.models import named_grad_tensors
+from ddp_viz.engine.tensors import encode
 from ddp_viz.model.protocol import Reference
 from ddp_viz.model.scenario import Scenario
 
 
-def _loss_and_grads(model: nn.Module, xs: list[float], ys: list[float]) -> tuple[float, dict]:
+def _loss_and_grads(
+    model: nn.Module, xs: list[float], ys: list[float]
+) -> tuple[float, dict[str, torch.Tensor]]:
     model.zero_grad(set_to_none=True)
     x = torch.tensor(xs, dtype=torch.float64).unsqueeze(1)
     y = torch.tensor(ys, dtype=torch.float64).unsqueeze(1)
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
-    return loss.detach().item(), named_grads(model)
+    return loss.detach().item(), named_grad_tensors(model)
 
 
-def reference(run: int, step: int, scenario: Scenario, module: nn.Module) -> Reference:
-    """Reference gradients at ``module``'s current parameters (those going into ``step``)."""
+def reference(
+    run: int, step: int, scenario: Scenario, module: nn.Module
+) -> tuple[Reference, dict[str, torch.Tensor]]:
+    """Reference gradients at ``module``'s current parameters (those going into ``step``): the
+    event, and the full-batch gradient tensors (float64) for the rank to compare against."""
     model = copy.deepcopy(module).double()
     loss, full = _loss_and_grads(model, list(scenario.x), list(scenario.y))
     shards = scenario.shards()
@@ -35,15 +41,13 @@ def reference(run: int, step: int, scenario: Scenario, module: nn.Module) -> Ref
         _loss_and_grads(model, [scenario.x[i] for i in rows], [scenario.y[i] for i in rows])[1]
         for rows in shards
     ]
-    manual = {
-        name: [sum(g[name][k] for g in per_shard) / len(per_shard) for k in range(len(vals))]
-        for name, vals in full.items()
-    }
-    return Reference(
+    manual = {name: sum(g[name] for g in per_shard) / len(per_shard) for name in full}
+    event = Reference(
         run=run,
         step=step,
-        full_batch_grads=full,
-        manual_average=manual,
+        full_batch_grads={n: encode(t) for n, t in full.items()},
+        manual_average={n: encode(t) for n, t in manual.items()},
         full_batch_loss=loss,
         shard_sizes=[len(rows) for rows in shards],
     )
+    return event, full

@@ -19,10 +19,10 @@ DTYPES = ("float32", "float64")
 MODEL_KEYS = ("kind", "hidden", "activation", "seed", "dtype")
 DDP_KEYS = ("bucket_cap_mb",)
 MAX_HIDDEN_LAYERS = 4
-MAX_WIDTH = 64
-# Every value travels in the events as a list of floats, three times per rank and step. Big
-# tensors as summaries come with the buckets lesson; until then the spec stays small.
-MAX_PARAMETER_VALUES = 4096
+MAX_WIDTH = 512
+# Tensors above 64 values travel as summaries, so event lines stay small at any size; the cap
+# keeps a run of CPU ranks on a laptop quick (the buckets lesson's MLP has about 130 k values).
+MAX_PARAMETER_VALUES = 300_000
 
 
 def _table(data: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:

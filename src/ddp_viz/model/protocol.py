@@ -17,7 +17,8 @@ from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is rejected, never parsed
 
-Grads = dict[str, list[float]]
+# named tensors: a list of floats, or a summary object above 64 values (ddp_viz.model.tensors)
+Grads = dict[str, list[float] | dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ class AveragedGrad(Event):
     step: int
     rank: int
     grads: Grads
+    # rank 0: per parameter, the largest |DDP's average - full-batch reference| over every value
+    vs_full_batch: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.timeline import RunRecord
 
 # what a quantity is -> the stage phase that reveals it
@@ -52,7 +53,7 @@ class Quantity:
         tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[self.what]
         if tensors is None or self.param not in tensors:
             return None
-        values = tensors[self.param]
+        values = tensor_sample(tensors[self.param])  # a big tensor: its first 8 values
         return values[self.index] if self.index < len(values) else None
 
 

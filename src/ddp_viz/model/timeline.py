@@ -15,6 +15,7 @@ from typing import Any
 from ddp_viz.model import protocol
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
+from ddp_viz.model.tensors import Tensor, is_summary, tensor_norm, tensor_sample, tensors_close
 
 PHASES = ("shards", "local", "allreduce", "step")
 PHASE_TITLES = {
@@ -43,30 +44,23 @@ def close(a: float, b: float, tol: float = 1e-5) -> bool:
 def grads_close(a: Grads | None, b: Grads | None, tol: float = 1e-5) -> bool:
     if a is None or b is None or set(a) != set(b):
         return False
-    return all(
-        len(a[k]) == len(b[k]) and all(close(x, y, tol) for x, y in zip(a[k], b[k], strict=True))
-        for k in a
-    )
+    return all(tensors_close(a[k], b[k], tol) for k in a)
 
 
 def scalar(g: Grads | None, name: str) -> float:
     """The first value of a named tensor (the only one for one-element tensors)."""
-    if not g or name not in g or not g[name]:
-        return math.nan
-    return g[name][0]
+    sample = tensor_sample(g.get(name)) if g else []
+    return sample[0] if sample else math.nan
 
 
-def norm(values: list[float]) -> float:
-    """L2 norm of a flat tensor (what the views show for tensors of more than one value)."""
-    return math.sqrt(sum(v * v for v in values))
-
-
-def display_value(values: list[float] | None) -> float:
+def display_value(values: Tensor | None) -> float:
     """The number a view shows for a tensor: the value itself for one element, else its
     L2 norm (labelled ‖·‖ wherever it is shown)."""
     if not values:
         return math.nan
-    return values[0] if len(values) == 1 else norm(values)
+    if not is_summary(values) and len(values) == 1:
+        return values[0]
+    return tensor_norm(values)
 
 
 @dataclass
@@ -78,6 +72,7 @@ class RankStep:
     buckets: list[list[str]] = field(default_factory=list)
     spans: dict[str, list[list[float]]] = field(default_factory=dict)
     ready: list[list[Any]] = field(default_factory=list)  # [name, time] in the order it happened
+    vs_full_batch: dict[str, float] = field(default_factory=dict)  # rank 0's max |avg - ref|
     bucket_spans: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -100,8 +95,8 @@ class StepRecord:
     def mean_of_locals(self) -> Grads | None:
         """The plain mean of the ranks' local gradients, for checking DDP's averaged value."""
         locals_ = [rs.local for rs in self.ranks.values() if rs.local is not None]
-        if not locals_:
-            return None
+        if not locals_ or any(is_summary(v) for g in locals_ for v in g.values()):
+            return None  # summaries: the ranks compare full tensors themselves
         names = locals_[0].keys()
         return {
             n: [sum(g[n][i] for g in locals_) / len(locals_) for i in range(len(locals_[0][n]))]
@@ -126,7 +121,23 @@ class StepRecord:
         avgs = [rs.averaged for rs in self.ranks.values() if rs.averaged is not None]
         if self.reference is None or not avgs:
             return None
-        return grads_close(avgs[0], self.reference.full_batch_grads)
+        full = self.reference.full_batch_grads
+        if set(avgs[0]) != set(full):
+            return False
+        reported = next((rs.vs_full_batch for rs in self.ranks.values() if rs.vs_full_batch), {})
+        for name, value in avgs[0].items():
+            if not (is_summary(value) or is_summary(full[name])):
+                if not tensors_close(value, full[name], 1e-5):
+                    return False
+                continue
+            # big tensors: rank 0 compared every value and reported the largest difference
+            diff = reported.get(name)
+            scale = max(
+                1.0, abs(float(full[name].get("absmax", 1.0))) if is_summary(full[name]) else 1.0
+            )
+            if diff is None or not diff <= 1e-5 * scale:
+                return False
+        return True
 
     def averaged(self) -> Grads | None:
         return next((rs.averaged for rs in self.ranks.values() if rs.averaged), None)
@@ -182,8 +193,9 @@ class RunRecord:
             case protocol.LocalGrad(step=s, rank=r, loss=loss, grads=g, buckets=b):
                 rs = self._step(s).rank(r)
                 rs.loss, rs.local, rs.buckets = loss, g, b
-            case protocol.AveragedGrad(step=s, rank=r, grads=g):
-                self._step(s).rank(r).averaged = g
+            case protocol.AveragedGrad(step=s, rank=r, grads=g, vs_full_batch=vs):
+                rs = self._step(s).rank(r)
+                rs.averaged, rs.vs_full_batch = g, vs
             case protocol.Params(step=s, rank=r, params=p):
                 self._step(s).rank(r).params = p
             case protocol.Timing(step=s, rank=r, spans=sp, ready=ready, buckets=b):
