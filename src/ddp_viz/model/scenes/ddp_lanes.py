@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ddp_viz.model.frame import Align, Font, Rect, fmt
 from ddp_viz.model.modelspec import ParamInfo
+from ddp_viz.model.protocol import Grads
 from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, ease
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
@@ -309,7 +310,7 @@ class LanesBuilder(FrameBuilder):
         r: int,
         col: int,
         kind: str,
-        grads: dict[str, list[float]],
+        grads: Grads,
         color: str,
         grow: float,
         scale: float,
@@ -349,9 +350,7 @@ class LanesBuilder(FrameBuilder):
             y = top + len(lay.shown) * f * self.line
             self.text(left, y, f"+{lay.hidden} more", Font(f), t.muted, alpha=alpha)
 
-    def after_step(
-        self, lay: _Layout, r: int, params: dict[str, list[float]], color: str, top: float
-    ) -> None:
+    def after_step(self, lay: _Layout, r: int, params: Grads, color: str, top: float) -> None:
         t, f = self.t, lay.f
         inner = f * 0.3
         left, right = lay.cols[5] + inner, lay.cols[6] - inner

@@ -11,6 +11,7 @@ of phase 3, parameters from phase 4, "all ranks equal" when phase 4 has finished
 from __future__ import annotations
 
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, Text, fmt, wrap_lines
+from ddp_viz.model.protocol import Grads
 from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_lanes import grad_label
@@ -172,7 +173,7 @@ class _Builder(TableAndHub):
         params = self.rec.params
         avg = st.averaged() or {}
 
-        def listing(grads: dict[str, list[float]]) -> str:
+        def listing(grads: Grads) -> str:
             return ", ".join(
                 f"{grad_label(p)} {fmt(display_value(grads.get(p.name)))}" for p in params
             )
