@@ -187,6 +187,20 @@ def single_process_sgd(scenario: Scenario) -> list[dict[str, list[float]]]:
 
 # float32 ranks round at about 1e-6 against the float64 reference (measured: at most 1.6e-6
 # for the gradients, 3e-6 for the parameters after 20 steps); float64 ranks are held to 1e-6.
+def test_a_long_run_has_the_reference_at_the_steps_the_policy_names(engine) -> None:
+    from ddp_viz.model.reference import reference_due
+
+    rec = run(engine, default_scenario().with_changes(steps=55))
+    assert rec.status == "finished", rec.reason
+    with_reference = [st.step for st in rec.steps if st.reference is not None]
+    assert with_reference == [s for s in range(55) if reference_due(s)]
+    assert with_reference[-3:] == [19, 24, 49]  # steps 20, 25 and 50 as the window counts
+    for st in rec.steps:
+        assert st.ranks_agree()
+        if st.reference is not None:
+            assert st.average_is_full_batch()
+
+
 @pytest.mark.parametrize(("dtype", "tol"), [("float64", 1e-6), ("float32", 1e-5)])
 @pytest.mark.parametrize("world_size", [1, 2, 4])
 def test_an_mlp_averages_every_parameter_like_the_full_batch(

@@ -159,3 +159,15 @@ def test_an_empty_stage_says_what_to_do() -> None:
     frame = stage_frame(None, Cursor(), 1.0, ctx())
     assert "Press Run" in frame.all_text()
     assert_inside_and_apart(frame)
+
+
+def test_a_step_without_the_reference_says_when_it_is_computed() -> None:
+    from ddp_viz.model.reference import reference_policy
+
+    events = [e for e in load_recording("default-run.jsonl") if e.kind != "reference"]
+    rec = record(events)
+    frame = stage_frame(rec, Cursor(0, 3), 1.0, ctx(1280, 720))
+    text = frame.all_text()
+    assert "average = full batch" not in text and "average ≠" not in text
+    assert reference_policy().split()[0] in text and "reference" in text
+    assert_inside_and_apart(frame)

@@ -75,10 +75,8 @@ def cmd_lessons() -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import json
 
     from ddp_viz.client import EngineClient
-    from ddp_viz.model import protocol
     from ddp_viz.model.lesson import LessonError
     from ddp_viz.model.report import run_report
     from ddp_viz.model.scenario import ScenarioError
@@ -103,10 +101,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     rec = RunRecord()
     client = EngineClient(stderr=sys.stderr)
     try:
-        for event in client.run(scenario):
+        out = sys.stdout.buffer
+        for event, line in client.run_with_lines(scenario):
             rec.apply(event)
             if args.json:
-                print(json.dumps(protocol.to_dict(event)), flush=True)
+                out.write(line + b"\n")  # validated above, passed on as the engine wrote it
+                if not client.pending:  # flush per burst, not per line: a reader still sees
+                    out.flush()  # every event as soon as the engine wrote it
     except KeyboardInterrupt:
         print("ddp-viz: interrupted; stopping the ranks", file=sys.stderr)
         return 130

@@ -6,6 +6,7 @@ thread. It knows nothing of torch: the engine is a child process.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import queue
@@ -48,7 +49,12 @@ class EngineClient:
             bufsize=-1,
             start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop the engine
         )
-        self.events: queue.Queue[protocol.Event | Exception | None] = queue.Queue()
+        # the reader hands over everything one read produced at once: one queue operation per
+        # chunk, not per event, keeps a fast stream's cost off the ranks' cores
+        self.events: queue.Queue[list[tuple[protocol.Event, bytes]] | Exception | None] = (
+            queue.Queue()
+        )
+        self._ready: collections.deque[tuple[protocol.Event, bytes]] = collections.deque()
         self.bad_lines: list[str] = []
         self._next_run = 1
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -59,16 +65,24 @@ class EngineClient:
         decoder = LineDecoder()
         while chunk := self.proc.stdout.read1(1 << 16):
             decoder.feed(chunk)
-            for item in decoder.drain():
-                self._take(item)
-        self._take(decoder.close())
+            batch = []
+            while (pair := decoder.next_with_line()) is not None:
+                item, raw = pair
+                if isinstance(item, protocol.ProtocolError):
+                    self.bad_lines.append(str(item))
+                else:
+                    batch.append((item, raw))
+            if batch:
+                self.events.put(batch)
+        last = decoder.close()
+        if last is not None:
+            self.bad_lines.append(str(last))
         self.events.put(None)  # engine closed its stdout
 
-    def _take(self, item: protocol.Event | protocol.ProtocolError | None) -> None:
-        if isinstance(item, protocol.ProtocolError):
-            self.bad_lines.append(str(item))
-        elif item is not None:
-            self.events.put(item)
+    @property
+    def pending(self) -> bool:
+        """Whether events that already arrived are waiting to be taken."""
+        return bool(self._ready) or not self.events.empty()
 
     def send(self, cmd: protocol.Command) -> None:
         assert self.proc.stdin is not None
@@ -76,12 +90,19 @@ class EngineClient:
         self.proc.stdin.flush()
 
     def next_event(self, timeout: float = 60.0) -> protocol.Event:
-        item = self.events.get(timeout=timeout)
-        if item is None:
-            raise EngineGone(f"engine exited (code {self.proc.poll()})")
-        if isinstance(item, Exception):
-            raise item
-        return item
+        return self.next_event_and_line(timeout)[0]
+
+    def next_event_and_line(self, timeout: float = 60.0) -> tuple[protocol.Event, bytes]:
+        """The next event and the line the engine wrote for it."""
+        if not self._ready:
+            item = self.events.get(timeout=timeout)
+            if item is None:
+                self.events.put(None)  # stays gone for every later call
+                raise EngineGone(f"engine exited (code {self.proc.poll()})")
+            if isinstance(item, Exception):
+                raise item
+            self._ready.extend(item)
+        return self._ready.popleft()
 
     def wait_for(self, kind: type[protocol.Event], timeout: float = 60.0) -> protocol.Event:
         deadline = time.monotonic() + timeout
@@ -94,20 +115,27 @@ class EngineClient:
         self, scenario: Scenario, fault: dict[str, Any] | None = None, timeout: float = 120.0
     ) -> Iterator[protocol.Event]:
         """Start a run and yield its events until (and including) the terminal one."""
+        for event, _line in self.run_with_lines(scenario, fault, timeout):
+            yield event
+
+    def run_with_lines(
+        self, scenario: Scenario, fault: dict[str, Any] | None = None, timeout: float = 120.0
+    ) -> Iterator[tuple[protocol.Event, bytes]]:
+        """:meth:`run`, with each event's line as the engine wrote it."""
         run_id = self._next_run
         self._next_run += 1
         self.send(protocol.RunCommand(run=run_id, scenario=scenario.to_dict(), fault=fault or {}))
         deadline = time.monotonic() + timeout
         while True:
             try:
-                event = self.next_event(max(0.01, deadline - time.monotonic()))
+                event, line = self.next_event_and_line(max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 raise TimeoutError(f"run {run_id} did not end within {timeout:g} s") from None
             if isinstance(event, protocol.CommandError):
                 raise RuntimeError(event.message)
             if getattr(event, "run", run_id) != run_id:
                 continue
-            yield event
+            yield event, line
             if isinstance(event, TERMINAL):
                 return
 

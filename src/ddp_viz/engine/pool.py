@@ -42,6 +42,7 @@ def worker_main(conn: Connection, slot: int) -> None:
     with contextlib.suppress(OSError):
         # Ranks are background compute: on a laptop's few cores the window must stay smooth.
         os.nice(RANK_NICENESS)
+    from ddp_viz.engine.bare import run_bare
     from ddp_viz.engine.rank import run_rank
 
     if os.environ.get("DDP_VIZ_TEST_RANKS_FAIL_TO_START"):  # the reliability tests' fault
@@ -53,10 +54,11 @@ def worker_main(conn: Connection, slot: int) -> None:
             msg = conn.recv()
         except (EOFError, OSError):
             return
-        if msg.get("op") != "run":
+        op = msg.get("op")
+        if op not in ("run", "bare"):
             return
         try:
-            run_rank(msg, conn.send)
+            (run_rank if op == "run" else run_bare)(msg, conn.send)
         except BaseException as exc:  # report, then die: the pool replaces this process
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             with contextlib.suppress(Exception):

@@ -22,9 +22,11 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
-from ddp_viz.engine.reference import reference
+from ddp_viz.engine.outbox import Outbox
+from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.tensors import encode
 from ddp_viz.model import protocol
+from ddp_viz.model.reference import reference_due
 from ddp_viz.model.scenario import Scenario
 
 Send = Callable[[dict[str, Any]], None]
@@ -120,8 +122,16 @@ def _hook(state, bucket):  # type: ignore[no-untyped-def]
     return state.hook(bucket)
 
 
-def _finite(tensors: Any) -> bool:
-    return all(bool(torch.isfinite(t).all()) for t in tensors)
+def _finite(encoded: dict[str, Any]) -> bool:
+    """From the events' form, with no second pass over the tensors: a list's values, or a
+    summary's float64 norm (infinite or NaN exactly when some value is)."""
+    for value in encoded.values():
+        if isinstance(value, dict):
+            if not math.isfinite(value["norm"]):
+                return False
+        elif not all(math.isfinite(v) for v in value):
+            return False
+    return True
 
 
 def _encoded(tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
@@ -138,7 +148,8 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     run, rank, world = int(job["run"]), int(job["rank"]), scenario.world_size
     fault = job.get("fault") or {}
     rows = scenario.shards()[rank]
-    send(protocol.to_dict(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows)))
+    outbox = Outbox(send)
+    outbox.add(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows), now=True)
 
     # A FileStore in a private per-run folder: no store port to choose, relay or lose, and no
     # TCP connect to the store (TCPStore clients here stalled for 5 s in ~4% of runs). gloo's
@@ -146,19 +157,23 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     store = dist.FileStore(str(job["store"]), world)
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=PG_TIMEOUT)
     try:
-        _train(run, rank, scenario, rows, fault, send)
+        try:
+            _train(run, rank, scenario, rows, fault, outbox)
+        finally:
+            outbox.flush()  # what happened before an error reaches the window
     finally:
         dist.destroy_process_group()
         del store
 
 
 def _train(
-    run: int, rank: int, scenario: Scenario, rows: list[int], fault: dict, send: Send
+    run: int, rank: int, scenario: Scenario, rows: list[int], fault: dict, outbox: Outbox
 ) -> None:
     model = build_model(scenario)
+    oracle = Oracle(scenario, model) if rank == 0 else None
     # broadcasts rank 0's parameters to every rank
     ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
-    send(protocol.to_dict(protocol.InitialParams(run, rank, named_values(model))))
+    outbox.add(protocol.InitialParams(run, rank, named_values(model)), now=True)
     capture = Capture(names={id(p): n for n, p in model.named_parameters()})
     ddp.register_comm_hook(capture, _hook)
     for name, p in model.named_parameters():
@@ -174,13 +189,19 @@ def _train(
     completed = 0
     for step in range(scenario.steps):
         if fault.get("rank") == rank and fault.get("step") == step:
+            outbox.flush()
             if fault.get("kind") == "exit":
                 os._exit(17)
             raise RankFault(f"injected fault at step {step}")
+        ref = None
         full: dict[str, torch.Tensor] = {}
-        if rank == 0:
-            ref, full = reference(run, step, scenario, model)
-            send(protocol.to_dict(ref))
+        if reference_due(step):
+            if oracle is not None:
+                ref, full = oracle.step(run, step)
+            if scenario.world_size > 1:
+                # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
+                # would show our reference as a straggler; they wait here instead.
+                dist.barrier()
         capture.reset()
         optimizer.zero_grad()
         t0 = time.monotonic()
@@ -199,9 +220,11 @@ def _train(
         vs_full = {
             n: float((averaged[n].double() - full[n]).abs().max()) for n in full if n in averaged
         }
-        for event in (
+        averaged_values = _encoded(averaged)
+        events = [] if ref is None else [ref]
+        events += [
             protocol.LocalGrad(run, step, rank, loss_value, _encoded(capture.local), buckets, rows),
-            protocol.AveragedGrad(run, step, rank, _encoded(averaged), vs_full),
+            protocol.AveragedGrad(run, step, rank, averaged_values, vs_full),
             protocol.Params(run, step, rank, params),
             protocol.Timing(
                 run,
@@ -216,12 +239,12 @@ def _train(
                 ready=capture.ready,
                 buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
             ),
-        ):
-            send(protocol.to_dict(event))
+        ]
+        outbox.add(*events, now=step == 0)
         completed = step + 1
         # Parameters are identical on every rank, so every rank stops at the same step.
-        if not (_finite(p for p in model.parameters()) and _finite(averaged.values())):
+        if not (math.isfinite(loss_value) and _finite(params) and _finite(averaged_values)):
             what = "loss" if not math.isfinite(loss_value) else "parameters"
-            send({"ctl": "diverged", "step": step, "what": what})
+            outbox.control({"ctl": "diverged", "step": step, "what": what})
             break
-    send({"ctl": "done", "steps": completed})
+    outbox.control({"ctl": "done", "steps": completed})

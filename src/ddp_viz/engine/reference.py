@@ -18,36 +18,53 @@ from ddp_viz.model.protocol import Reference
 from ddp_viz.model.scenario import Scenario
 
 
+def _column(values: list[float]) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64).unsqueeze(1)
+
+
 def _loss_and_grads(
-    model: nn.Module, xs: list[float], ys: list[float]
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[float, dict[str, torch.Tensor]]:
     model.zero_grad(set_to_none=True)
-    x = torch.tensor(xs, dtype=torch.float64).unsqueeze(1)
-    y = torch.tensor(ys, dtype=torch.float64).unsqueeze(1)
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
     return loss.detach().item(), named_grad_tensors(model)
 
 
-def reference(
-    run: int, step: int, scenario: Scenario, module: nn.Module
-) -> tuple[Reference, dict[str, torch.Tensor]]:
-    """Reference gradients at ``module``'s current parameters (those going into ``step``): the
-    event, and the full-batch gradient tensors (float64) for the rank to compare against."""
-    model = copy.deepcopy(module).double()
-    loss, full = _loss_and_grads(model, list(scenario.x), list(scenario.y))
-    shards = scenario.shards()
-    per_shard = [
-        _loss_and_grads(model, [scenario.x[i] for i in rows], [scenario.y[i] for i in rows])[1]
-        for rows in shards
-    ]
-    manual = {name: sum(g[name] for g in per_shard) / len(per_shard) for name in full}
-    event = Reference(
-        run=run,
-        step=step,
-        full_batch_grads={n: encode(t) for n, t in full.items()},
-        manual_average={n: encode(t) for n, t in manual.items()},
-        full_batch_loss=loss,
-        shard_sizes=[len(rows) for rows in shards],
-    )
-    return event, full
+class Oracle:
+    """Rank 0's reference for every step of one run.
+
+    It keeps its own float64 copy of the model (made once) and, each step, copies the
+    parameters the ranks hold going into the step into it, instead of copying the module.
+    """
+
+    def __init__(self, scenario: Scenario, module: nn.Module) -> None:
+        self.scenario = scenario
+        self.source = module
+        # made before DDP wraps ``module`` and before any hook is registered on it
+        self.model = copy.deepcopy(module).double()
+        self.shards = scenario.shards()
+        self.full = _column(list(scenario.x)), _column(list(scenario.y))
+        self.per_shard = [
+            (_column([scenario.x[i] for i in rows]), _column([scenario.y[i] for i in rows]))
+            for rows in self.shards
+        ]
+
+    def step(self, run: int, step: int) -> tuple[Reference, dict[str, torch.Tensor]]:
+        """The event, and the full-batch gradient tensors (float64) for the rank to compare
+        DDP's average against."""
+        with torch.no_grad():
+            for mine, theirs in zip(self.model.parameters(), self.source.parameters(), strict=True):
+                mine.copy_(theirs)
+        loss, full = _loss_and_grads(self.model, *self.full)
+        per_shard = [_loss_and_grads(self.model, x, y)[1] for x, y in self.per_shard]
+        manual = {name: sum(g[name] for g in per_shard) / len(per_shard) for name in full}
+        event = Reference(
+            run=run,
+            step=step,
+            full_batch_grads={n: encode(t) for n, t in full.items()},
+            manual_average={n: encode(t) for n, t in manual.items()},
+            full_batch_loss=loss,
+            shard_sizes=[len(rows) for rows in self.shards],
+        )
+        return event, full

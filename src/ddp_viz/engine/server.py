@@ -250,6 +250,8 @@ class Engine:
             run.raised.add(worker.rank)  # it raised: its exit is no news (see _fail)
         if ctl is None:
             self.emit(msg)
+        elif ctl == "lines":  # events the rank already encoded, one step's worth at a time
+            self.out.write(msg["text"])
         elif run.failing is not None:
             if ctl == "done":  # finished everything before the failure: nothing more to wait for
                 run.done.add(worker.rank if worker.rank is not None else -1)

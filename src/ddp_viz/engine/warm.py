@@ -12,6 +12,7 @@ import torch.distributed
 import torch.distributed.algorithms.ddp_comm_hooks.default_hooks
 import torch.nn.parallel
 
+import ddp_viz.engine.bare
 import ddp_viz.engine.rank
 import ddp_viz.engine.reference  # noqa: F401
 

@@ -39,15 +39,21 @@ class LineDecoder:
 
     def next(self) -> Item | None:
         """The next decoded event (or the error for a bad line), None when none is waiting."""
+        pair = self.next_with_line()
+        return None if pair is None else pair[0]
+
+    def next_with_line(self) -> tuple[Item, bytes] | None:
+        """Like :meth:`next`, with the line it came from (empty for an overlong line), for a
+        reader that passes lines on as they were written."""
         if not self._lines:
             return None
         raw = self._lines.popleft()
         if raw == b"":
-            return self._errors.popleft()
+            return self._errors.popleft(), raw
         try:
-            return protocol.decode(raw)
+            return protocol.decode(raw), raw
         except protocol.ProtocolError as exc:
-            return protocol.ProtocolError(f"{exc}: {raw[:120]!r}")
+            return protocol.ProtocolError(f"{exc}: {raw[:120]!r}"), raw
 
     def drain(self) -> list[Item]:
         out = []

@@ -9,7 +9,7 @@ Tensors travel as flat lists of floats; non-finite values use JSON's common exte
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -220,12 +220,23 @@ EVENT_TYPES: dict[str, type[Event]] = {
 
 # --- encoding -------------------------------------------------------------------------------
 def to_dict(event: Event) -> dict[str, Any]:
-    return {"event": event.kind, **asdict(event)}
+    """Shallow: events hold only JSON values (no nested dataclasses), so there is nothing to
+    convert deeply, and ``dataclasses.asdict``'s deep copy cost a rank 0.2 ms per event."""
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = tuple(f.name for f in fields(event))
+    return {"event": event.kind, **{n: getattr(event, n) for n in names}}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one encoder: json.dumps builds one per call
 
 
 def encode(event: Event) -> str:
     """One line of JSON (no trailing newline)."""
-    return json.dumps(to_dict(event), separators=(",", ":"))
+    return _ENCODER.encode(to_dict(event))
 
 
 def decode(line: str | bytes) -> Event:

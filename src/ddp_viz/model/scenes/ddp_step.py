@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, Text, fmt, wrap_lines
 from ddp_viz.model.protocol import Grads
+from ddp_viz.model.reference import reference_policy
 from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_lanes import grad_label
@@ -150,6 +151,11 @@ class _Builder(TableAndHub):
         eq_text = f"{mark} all ranks equal" if agree is not False else "✗ ranks differ"
         check = self.average_check(st)
         if check is None:
+            if st.reference is None and self.averaged_shown():  # a long run's later step
+                detail += [
+                    Line(w, body, t.muted, keep=2)
+                    for w in wrap_lines(reference_policy(), body, room, self.width)
+                ]
             return [Line(eq_text, font, eq_color)], detail
         same, paragraphs = check
         verdict = "✓ average = full batch" if same else "✗ average ≠ full batch"

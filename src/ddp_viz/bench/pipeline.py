@@ -1,0 +1,93 @@
+"""Per-step cost of the whole pipeline against a bare DDP loop, side by side.
+
+``ours``: headless ``ddp-viz run --json`` (engine, ranks with capture, reference, events through
+the engine and the CLI to a reader), per step in steady state, measured from the run's own
+timing events (step 10 to the last). ``bare``: the same scenario as a plain DDP loop in the same
+pooled, forked rank processes (:mod:`ddp_viz.engine.bare`), no hook and no events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from ddp_viz.engine.pool import Pool
+from ddp_viz.model.protocol import WorkerStatus
+from ddp_viz.model.scenario import Scenario
+
+STEADY_FROM = 10
+
+
+def steady_per_step(starts: list[float]) -> float:
+    """Seconds per step from ``STEADY_FROM`` to the last step's start."""
+    n = len(starts) - 1 - STEADY_FROM
+    if n < 1:
+        raise ValueError(f"need more than {STEADY_FROM + 1} steps, got {len(starts)}")
+    return (starts[-1] - starts[STEADY_FROM]) / n
+
+
+def bare(scenario: Scenario, timeout: float = 600) -> float:
+    """Steady seconds per step of the bare loop (the slowest rank)."""
+    pool = Pool()
+    try:
+        workers = pool.grow_to(scenario.world_size)
+        with tempfile.TemporaryDirectory(prefix="ddp-viz-bare-") as tmp:
+            for w in workers:  # ready handshake
+                msg = w.conn.recv() if w.conn.poll(120) else {}
+                if msg.get("ctl") != "ready":
+                    raise RuntimeError(f"bare loop: rank process not ready: {msg}")
+                w.state = WorkerStatus.READY
+            for rank, w in enumerate(workers):
+                w.conn.send(
+                    {
+                        "op": "bare",
+                        "rank": rank,
+                        "scenario": scenario.to_dict(),
+                        "store": os.path.join(tmp, "store"),
+                    }
+                )
+            per_rank = []
+            for w in workers:
+                if not w.conn.poll(timeout):
+                    raise RuntimeError("bare loop: a rank did not report")
+                msg = w.conn.recv()
+                if msg.get("ctl") != "bare":
+                    raise RuntimeError(f"bare loop failed: {msg.get('reason', msg)}")
+                per_rank.append(steady_per_step(msg["starts"]))
+        return max(per_rank)
+    finally:
+        pool.shutdown()
+
+
+def ours(scenario: Scenario, timeout: float = 600) -> dict[str, float]:
+    """Steady seconds per step of ``ddp-viz run --json`` (the slowest rank), read by this
+    process as a consumer would, and the wall time of the whole command."""
+    with tempfile.TemporaryDirectory(prefix="ddp-viz-bench-") as tmp:
+        path = os.path.join(tmp, "scenario.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(scenario.to_toml())
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ddp_viz", "run", "--json", "--scenario", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, OMP_NUM_THREADS="1"),
+        )
+        starts: dict[int, list[float]] = {}
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("event") == "timing":
+                starts.setdefault(event["rank"], []).append(event["spans"]["forward"][0][0])
+        _, err = proc.communicate(timeout=timeout)
+        wall = time.monotonic() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"ddp-viz run failed ({proc.returncode}): {err.decode()[-800:]}")
+    return {
+        "per_step_s": max(steady_per_step(sorted(s)) for s in starts.values()),
+        "wall_s": wall,
+    }

@@ -1,0 +1,45 @@
+"""The bench's floor: a plain DDP training loop with no hook and no events.
+
+Same processes as a real run (a pooled, forked, niced rank with one thread), same model, data,
+optimizer and loss; only the capture and the event stream are left out. It reports once, at
+the end: when each step began, on the engine's monotonic clock.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ddp_viz.engine.models import build_model, torch_dtype
+from ddp_viz.model.scenario import Scenario
+
+
+def run_bare(job: dict[str, Any], send: Any) -> None:
+    scenario = Scenario.from_mapping(job["scenario"])
+    rank, world = int(job["rank"]), scenario.world_size
+    rows = scenario.shards()[rank]
+    store = dist.FileStore(str(job["store"]), world)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world)
+    try:
+        model = build_model(scenario)
+        ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
+        optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
+        loss_fn = nn.MSELoss()
+        dtype = torch_dtype(scenario)
+        x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
+        y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
+        starts = []
+        for _ in range(scenario.steps):
+            starts.append(time.monotonic())
+            optimizer.zero_grad()
+            loss_fn(ddp(x), y).backward()
+            optimizer.step()
+        send({"ctl": "bare", "rank": rank, "starts": starts})
+    finally:
+        dist.destroy_process_group()
+        del store

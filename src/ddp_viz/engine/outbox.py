@@ -1,0 +1,43 @@
+"""A rank's events on their way to the launcher, a few steps at a time.
+
+Each message wakes the launcher and the reader behind it, and on a machine with few cores
+those wake-ups take the ranks' cores in the middle of a step. Steps of a small model take a
+millisecond or two, so a rank collects its encoded lines and hands them over at most every
+``INTERVAL_S`` (a display frame or so), and at once for the first step, before a control
+message, and at the end. A slow step (a big model) still goes out as soon as it is done.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ddp_viz.model import protocol
+
+INTERVAL_S = 0.02
+
+
+class Outbox:
+    def __init__(self, send: Callable[[dict[str, Any]], None], interval_s: float = INTERVAL_S):
+        self._send = send
+        self._interval = interval_s
+        self._lines: list[str] = []
+        self._last = time.monotonic()
+
+    def add(self, *events: protocol.Event, now: bool = False) -> None:
+        """Queue ``events``; hand everything over if ``now`` or if the interval has passed."""
+        self._lines.extend(protocol.encode(e) for e in events)
+        if now or time.monotonic() - self._last >= self._interval:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._lines:
+            self._send({"ctl": "lines", "text": "\n".join(self._lines) + "\n"})
+            self._lines = []
+        self._last = time.monotonic()
+
+    def control(self, message: dict[str, Any]) -> None:
+        """A control message for the launcher, after every event queued before it."""
+        self.flush()
+        self._send(message)

@@ -1,0 +1,34 @@
+"""Which steps get the single-process reference, and what the stage says without one."""
+
+from __future__ import annotations
+
+from ddp_viz.model.reference import (
+    EVERY_STEP_BELOW,
+    THEN_EVERY,
+    nearest_reference_step,
+    reference_due,
+    reference_policy,
+)
+
+
+def test_every_lesson_length_run_has_a_reference_at_every_step() -> None:
+    assert all(reference_due(s) for s in range(EVERY_STEP_BELOW))
+    assert EVERY_STEP_BELOW >= 20  # the lessons' runs are at most twenty steps
+
+
+def test_a_long_run_has_it_at_every_nth_step_counted_from_one() -> None:
+    due = [s + 1 for s in range(200) if reference_due(s)]
+    later = [k for k in range(THEN_EVERY, 201, THEN_EVERY) if k > EVERY_STEP_BELOW]
+    assert due == list(range(1, EVERY_STEP_BELOW + 1)) + later
+
+
+def test_nearest_reference_step_is_earlier_and_has_one() -> None:
+    for s in range(300):
+        n = nearest_reference_step(s)
+        assert n <= s and reference_due(n)
+        assert not any(reference_due(k) for k in range(n + 1, s + 1))
+
+
+def test_the_policy_sentence_names_the_numbers() -> None:
+    text = reference_policy()
+    assert f"1–{EVERY_STEP_BELOW}" in text and f"{THEN_EVERY}th" in text
