@@ -31,11 +31,13 @@ class CodeView(QTextEdit):
         super().__init__(parent)
         self.lesson = lesson
         self.theme = theme
+        self.scenario: dict | None = None  # the values the listing shows (the lesson's default)
+        self.code = lesson.code_with(None)
         self.current_lines: list[int] = []
         self.setReadOnly(True)
         self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.setAccessibleName("Training loop code")
-        self.setPlainText(lesson.code)  # the window highlights it after its first paint
+        self.setPlainText(self.code)  # the window highlights it after its first paint
         self._rendered = False
         self._rendering = False
         self._refit = QTimer(self, singleShot=True, interval=0)
@@ -43,8 +45,18 @@ class CodeView(QTextEdit):
 
     def set_lesson(self, lesson: Lesson) -> None:
         self.lesson = lesson
+        self.scenario = None
+        self.code = lesson.code_with(None)
         self.current_lines = []
         self._render()
+
+    def set_scenario(self, scenario: dict | None) -> None:
+        """Show the values of this scenario (a run's) in the listing."""
+        code = self.lesson.code_with(scenario)
+        self.scenario = scenario
+        if code != self.code:
+            self.code = code
+            self._render()
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -55,7 +67,7 @@ class CodeView(QTextEdit):
 
     def fitted_px(self) -> int:
         """The largest type, up to the theme's, at which the longest line fits the width."""
-        longest = max(self.lesson.code.splitlines() or [""], key=len)
+        longest = max(self.code.splitlines() or [""], key=len)
         # the vertical scroll bar may come and go with the type size: leave room for it
         scroll = self.verticalScrollBar()
         bar = 0 if scroll.isVisible() else scroll.sizeHint().width()
@@ -84,7 +96,7 @@ class CodeView(QTextEdit):
         font.setPixelSize(self.fitted_px())
         self.setFont(font)
         style = "monokai" if self.theme.dark else "default"
-        self.setHtml(highlight_python(self.lesson.code, style, "margin:0; white-space:pre-wrap"))
+        self.setHtml(highlight_python(self.code, style, "margin:0; white-space:pre-wrap"))
         dim = QTextCharFormat()
         dim.setForeground(QColor(self.theme.muted))
         dim.setFontItalic(True)
@@ -166,6 +178,6 @@ class CodeView(QTextEdit):
         doc = self.document()
         return [
             n + 1
-            for n in range(len(self.lesson.code.splitlines()))
+            for n in range(len(self.code.splitlines()))
             if doc.findBlockByNumber(n).layout().lineCount() > 1
         ]

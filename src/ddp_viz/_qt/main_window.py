@@ -211,6 +211,7 @@ class MainWindow(QMainWindow):
         self.process_view.append_log(text)
 
     def show_run_started(self, record: RunRecord) -> None:
+        self.code_view.set_scenario(record.scenario)
         self.stage.set_record(record)
         self.plots.set_record(record)
         self.process_view.set_record(record)

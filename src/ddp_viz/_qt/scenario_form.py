@@ -88,7 +88,7 @@ class ScenarioForm(QWidget):
         form.addRow("Learning rate", self.lr)
         form.addRow("Initial weight", self.init_weight)
         form.addRow("Initial bias", self.init_bias)
-        form.addRow("Bucket (MB)", self.bucket_cap)
+        form.addRow("Bucket (MiB)", self.bucket_cap)
         # the row buttons sit under the rows they change; the fields column can then shrink
         row_buttons = QHBoxLayout()
         row_buttons.addWidget(self.add_row)
@@ -283,7 +283,7 @@ def _label(key: str) -> str:
         "lr": "Learning rate",
         "init_weight": "Initial weight",
         "init_bias": "Initial bias",
-        "ddp.bucket_cap_mb": "Bucket size (MB)",
+        "ddp.bucket_cap_mb": "Bucket cap (MiB)",
         "x": "x (data)",
         "y": "y (data)",
     }

@@ -7,6 +7,7 @@ only measures text with Qt's font metrics and paints shapes and texts where the 
 from __future__ import annotations
 
 import math
+import traceback
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPainterPath, QPen
@@ -99,14 +100,14 @@ class StageWidget(QWidget):
         return QSize(720, 480)
 
     # --- the frame ---------------------------------------------------------------------------
-    def context(self) -> SceneContext:
+    def context(self, message: str | None = None) -> SceneContext:
         return SceneContext(
             width=self.width(),
             height=self.height(),
             theme=self.theme,
             phase_text=self.lesson.phase_text,
             measure=self.fonts.measure,
-            message=self.message,
+            message=self.message if message is None else message,
         )
 
     def frame(self) -> StageFrame:
@@ -126,9 +127,14 @@ class StageWidget(QWidget):
             self.message,
         )
         if key != self._frame_key:
-            self._frame = stage_frame(
-                rec, self.cursor, self.progress, self.context(), self.lesson.scene
-            )
+            try:
+                self._frame = stage_frame(
+                    rec, self.cursor, self.progress, self.context(), self.lesson.scene
+                )
+            except Exception as exc:  # a scene's bug must not take the window (or a paint) down
+                traceback.print_exc()
+                message = f"The stage could not draw this step ({type(exc).__name__}: {exc})."
+                self._frame = stage_frame(None, self.cursor, 0.0, self.context(message))
             self._frame_key = key
         return self._frame
 

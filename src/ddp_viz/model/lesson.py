@@ -3,14 +3,17 @@ scenario it runs. Pure model layer; a lecturer adds a lesson by adding a folder.
 
 ``lesson.toml`` holds the title, the lesson's place in the course (``order``), a one-line
 ``summary``, ``prerequisites`` (lesson ids), the default ``scenario`` file, the stage ``scene``,
-the code listing with the lines to highlight per phase (``[code]``), one sentence per phase
+the code listing with the lines to highlight per phase (``[code]``; ``${ddp.bucket_cap_mb}`` in
+the listing shows the value of the run on screen), one sentence per phase
 (``[phase_text]``) and the quiz (``[[question]]``).
 """
 
 from __future__ import annotations
 
 import html
+import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,9 @@ from ddp_viz.model.scenario import Scenario
 
 class LessonError(ValueError):
     """A lesson folder that cannot be used; the message names the folder and the key."""
+
+
+PLACEHOLDER = re.compile(r"\$\{([a-z_]+(?:\.[a-z_]+)*)\}")
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,20 @@ class Lesson:
     def lines_for(self, phase: str) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays."""
         return self.highlight.get(phase, [])
+
+    def code_with(self, scenario: Mapping[str, Any] | None) -> str:
+        """The listing with ``${key}`` / ``${table.key}`` filled from a scenario (its
+        ``to_dict()`` form), so the code shows the values the run on screen used."""
+        if scenario is None:
+            scenario = self.scenario().to_dict()
+
+        def value(match: re.Match[str]) -> str:
+            found: Any = scenario
+            for part in match.group(1).split("."):
+                found = found.get(part) if isinstance(found, Mapping) else None
+            return f"{found:g}" if isinstance(found, float) else str(found)
+
+        return PLACEHOLDER.sub(value, self.code)
 
     def scenario(self) -> Scenario:
         """The lesson's default scenario (a fresh, validated copy)."""

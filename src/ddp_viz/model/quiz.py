@@ -16,14 +16,22 @@ from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.timeline import RunRecord
 
 # what a quantity is -> the stage phase that reveals it
-REVEALED_IN = {"loss": "local", "local": "local", "averaged": "allreduce", "params": "step"}
+# ("buckets": how many buckets DDP all-reduced in that step; the buckets scene shows the layout
+# in the step's first phase)
+REVEALED_IN = {
+    "loss": "local",
+    "local": "local",
+    "averaged": "allreduce",
+    "params": "step",
+    "buckets": "shards",
+}
 
 
 @dataclass(frozen=True)
 class Quantity:
     """One recorded number: ``what`` of parameter ``param`` (element ``index``) at ``step``
     (1-based, as every view counts steps) on ``rank``, in a run of ``world_size`` ranks (any
-    world size when None)."""
+    world size when None) and, when set, with ``bucket_cap_mb``."""
 
     what: str = "averaged"
     param: str = ""
@@ -31,10 +39,35 @@ class Quantity:
     rank: int = 0
     index: int = 0
     world_size: int | None = None
+    bucket_cap_mb: float | None = None
 
     def matches(self, record: RunRecord) -> bool:
         """Is ``record`` a run this quantity is about?"""
-        return self.world_size is None or record.world_size == self.world_size
+        if self.world_size is not None and record.world_size != self.world_size:
+            return False
+        if self.bucket_cap_mb is None:
+            return True
+        cap = record.scenario.get("ddp", {}).get("bucket_cap_mb")
+        return isinstance(cap, (int, float)) and abs(cap - self.bucket_cap_mb) <= 1e-12
+
+    def conditions(self) -> str:
+        """`` with 4 ranks``, `` with bucket_cap_mb = 0.25``, both, or nothing."""
+        parts = []
+        if self.world_size is not None:
+            parts.append(f"{self.world_size} ranks")
+        if self.bucket_cap_mb is not None:
+            parts.append(f"bucket_cap_mb = {self.bucket_cap_mb:g}")
+        return (" with " + " and ".join(parts)) if parts else ""
+
+    def mismatch(self, record: RunRecord) -> str:
+        """What about ``record`` differs from the run this quantity is about."""
+        out = []
+        if self.world_size is not None and record.world_size != self.world_size:
+            out.append(f"{record.world_size} ranks")
+        if self.bucket_cap_mb is not None:
+            cap = record.scenario.get("ddp", {}).get("bucket_cap_mb")
+            out.append(f"bucket_cap_mb = {cap:g}" if isinstance(cap, (int, float)) else "no cap")
+        return " and ".join(out)
 
     @property
     def phase(self) -> str:
@@ -50,6 +83,8 @@ class Quantity:
             return None
         if self.what == "loss":
             return rs.loss
+        if self.what == "buckets":
+            return float(len(rs.bucket_spans)) if rs.bucket_spans else None
         tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[self.what]
         if tensors is None or self.param not in tensors:
             return None
@@ -79,11 +114,11 @@ class Feedback:
 def _quantity(qid: str, raw: Any) -> Quantity:
     if not isinstance(raw, Mapping):
         raise ValueError(f"question {qid}: predict questions need a [question.quantity] table")
-    keys = ("what", "param", "step", "rank", "index", "world_size")
+    keys = ("what", "param", "step", "rank", "index", "world_size", "bucket_cap_mb")
     q = Quantity(**{k: raw[k] for k in keys if k in raw})
     if q.what not in REVEALED_IN:
         raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
-    if q.what != "loss" and not q.param:
+    if q.what not in ("loss", "buckets") and not q.param:
         raise ValueError(f"question {qid}: quantity.param names the parameter")
     if q.step < 1:
         raise ValueError(f"question {qid}: quantity.step counts from 1")

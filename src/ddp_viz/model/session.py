@@ -173,7 +173,7 @@ class SessionController:
         practice = question.id in self.revealed
         self.prediction = LockedPrediction(question, value, practice=practice)
         q = question.quantity
-        ranks = f" with {q.world_size} ranks" if q and q.world_size else ""
+        ranks = q.conditions() if q else ""
         if practice:
             return (
                 f"Locked in: {value:g}. You have already seen this value on the stage, so this "
@@ -283,8 +283,8 @@ class SessionController:
         if not q.matches(self.record):
             self.view.show_prediction_note(
                 p.question,
-                f"Your guess of {p.value:g} is for a run with {q.world_size} ranks; this run has "
-                f"{self.record.world_size}. It stays locked for a run with {q.world_size}.",
+                f"Your guess of {p.value:g} is for a run{q.conditions()}; this run has "
+                f"{q.mismatch(self.record)}. It stays locked for a run{q.conditions()}.",
             )
             return
         self.prediction = LockedPrediction(p.question, p.value, run, p.practice)

@@ -1,0 +1,175 @@
+"""The buckets scene: when each gradient became ready, and when each bucket's all-reduce ran.
+
+One step of a real run on a shared time axis. Per rank: ``loss.backward()`` as a bar, a tick
+when each parameter's gradient was accumulated (coloured by its bucket), and beneath it one row
+per bucket with its all-reduce from launch (DDP's comm hook entered) to finish (the future
+returned). Below: the bucket layout of step 1 beside the rebuilt one, and each parameter's
+gradient norm, local per rank against the average. Every time and number is recorded;
+``progress`` only moves the sweep that reveals recorded ticks and bars in the order they
+happened.
+
+Phases (the course's four, read for this picture): 0 the plan (this step's buckets), 1 backward
+(ticks appear), 2 the all-reduces (bars grow), 3 the overlap, measured, and the norms.
+"""
+
+from __future__ import annotations
+
+from ddp_viz.model.frame import Font, Rect, StageFrame, wrap_lines
+from ddp_viz.model.overlap import overlap, ready_order
+from ddp_viz.model.scenes.base import LINE, Line
+from ddp_viz.model.scenes.buckets_panels import Panels
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.timeline import PHASES, Cursor, RankStep, RunRecord
+
+TITLES = {
+    "shards": "1 · this step's buckets",
+    "local": "2 · backward: gradients become ready",
+    "allreduce": "3 · each bucket's all-reduce",
+    "step": "4 · how much overlapped",
+}
+MAX_ROW_EM = 2.2  # timeline rows grow into spare room up to this many ems
+
+
+class _Builder(Panels):
+    # --- the whole frame -------------------------------------------------------------------
+    def build(self) -> StageFrame:
+        title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
+        ranks = self.ranks_with_timings()
+        lower = self.lower_rows()
+        lh = self.small.px * LINE
+
+        def top() -> float:
+            return self.pad * 0.6 + sum(x.height for x in title + caption) + self.pad * 0.3
+
+        bottom = self.ctx.height - self.pad * 0.6 - sum(x.height for x in footer)
+        # Fewer ranks first (the legend says which are left out), then the caption, then
+        # fewer rows of norms, then no panels under the timeline.
+        while self.timeline_rows(ranks) * self.min_row() + lower * lh + self.pad > bottom - top():
+            if len(ranks) > 1:
+                ranks = ranks[:-1]
+            elif caption:
+                caption = caption[:-1]
+            elif lower > 4:
+                lower -= 1
+            elif lower:
+                lower = 0
+            else:
+                break
+        y = self.pad * 0.6
+        for line in title + caption:
+            self.emit(line, y)
+            y += line.height
+        fy = bottom
+        for line in footer:
+            self.emit(line, fy)
+            fy += line.height
+        if self.step is None or not ranks:
+            return self.frame
+        spare = bottom - top() - lower * lh - self.pad
+        rows = self.timeline_rows(ranks)
+        self.row = min(self.small.px * MAX_ROW_EM, max(self.min_row(), spare / max(rows, 1)))
+        y = self.timeline(top(), ranks)
+        if lower:
+            self.lower(
+                Rect(self.pad, y + self.pad * 0.6, self.ctx.width - 2 * self.pad, lower * lh)
+            )
+        return self.frame
+
+    def ranks_with_timings(self) -> list[int]:
+        if self.step is None:
+            return []
+        return [r for r in sorted(self.step.ranks) if overlap(self.step.ranks[r]) is not None]
+
+    # --- text around the picture -----------------------------------------------------------
+    def plan_title(self) -> list[Line]:
+        t, rec = self.t, self.rec
+        big, small = Font(self.base * 1.2, bold=True), Font(self.base)
+        total = max(rec.steps_planned, len(rec.steps))
+        left = f"Step {self.cursor.step + 1} of {total}  ·  {TITLES[PHASES[self.phase]]}"
+        cap = rec.scenario.get("ddp", {}).get("bucket_cap_mb")
+        right = f"bucket_cap_mb = {cap:g}" if isinstance(cap, (int, float)) else ""
+        room = self.ctx.width - 2 * self.pad
+        if self.width(left, big) + self.width(right, small) + self.base > room:
+            right = ""
+        if self.width(left, big) > room:
+            big = Font(big.px * room / self.width(left, big), bold=True)
+        return [Line(left, big, t.text, (right, small, t.muted) if right else None)]
+
+    def plan_caption(self) -> list[Line]:
+        text = self.ctx.phase_text.get(PHASES[self.phase], "")
+        if self.step is None:
+            text = "Waiting for the ranks to report this step…"
+        font = Font(self.base)
+        lines = wrap_lines(text, font, self.ctx.width - 2 * self.pad, self.width)
+        return [Line(line, font, self.t.muted) for line in lines[:2]]
+
+    def plan_footer(self) -> list[Line]:
+        st, t = self.step, self.t
+        font, body = Font(self.base, bold=True), self.small
+        room = self.ctx.width - 2 * self.pad
+        if self.rec.status in ("failed", "cancelled"):
+            why = f"run {self.rec.status}: {self.rec.reason}"
+            return [Line(w, font, t.bad) for w in wrap_lines(why, font, room, self.width)[:3]]
+        if st is None or 0 not in st.ranks or overlap(st.ranks[0]) is None:
+            return []
+        rs0 = st.ranks[0]
+        lines: list[tuple[str, Font, str]] = []
+        if self.phase == 0:
+            n = len(rs0.bucket_spans)
+            what = "one bucket" if n == 1 else f"{n} buckets"
+            lines.append((f"This step DDP all-reduces the gradients in {what}.", font, t.text))
+            if self.cursor.step == 0:
+                lines.append(
+                    (
+                        "Before its first backward DDP cannot know the order the gradients will "
+                        "be ready in, so step 1 puts them all in one bucket; before step 2 it "
+                        "rebuilds the buckets in the order it saw.",
+                        body,
+                        t.muted,
+                    )
+                )
+        elif self.phase == 1 and self.progress >= 1.0:
+            order = " → ".join(ready_order(rs0))
+            lines.append(("Ready, last layer first (rank 0): " + order, body, t.text))
+        elif self.phase == 2 and self.progress >= 1.0:
+            lines.append((self.launched_early(rs0), body, t.text))
+        elif self.phase == 3:
+            parts = []
+            for r in sorted(st.ranks):
+                o = overlap(st.ranks[r])
+                if o is not None:
+                    parts.append(f"rank {r}: {round(o.fraction * 100)}%")
+            head = "All-reduce time hidden behind backward:  " + "  ·  ".join(parts)
+            lines.append((head, font, t.ok if self.any_hidden() else t.text))
+        out: list[Line] = []
+        for text, f, color in lines:
+            out += [Line(w, f, color) for w in wrap_lines(text, f, room, self.width)[:3]]
+        return out
+
+    def launched_early(self, rs: RankStep) -> str:
+        first = min(rs.bucket_spans, key=lambda b: b["launched"])
+        waiting = sum(1 for _, at in rs.ready if float(at) > first["launched"])
+        if waiting == 0:
+            return (
+                f"Rank 0's all-reduce (bucket {first['index']}) could only start after every "
+                "gradient was ready: nothing left to overlap with."
+            )
+        return (
+            f"Rank 0's first all-reduce (bucket {first['index']}) started while {waiting} "
+            f"gradient(s) were still to be computed."
+        )
+
+    def any_hidden(self) -> bool:
+        st = self.step
+        assert st is not None
+        return any((o := overlap(rs)) is not None and o.hidden_s > 0 for rs in st.ranks.values())
+
+
+def build(
+    record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
+) -> StageFrame:
+    if record is None or record.world_size == 0:
+        from ddp_viz.model.scenes.ddp_step import build as empty
+
+        return empty(record, cursor, progress, ctx)
+    return _Builder(record, cursor, progress, ctx).build()

@@ -1,0 +1,252 @@
+"""The pictures of the buckets scene: the per-rank timeline, the layouts and the norms.
+
+Positions only: :mod:`ddp_viz.model.scenes.buckets` decides how much room each part gets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ddp_viz.model.frame import Font, Rect, fmt, wrap_lines
+from ddp_viz.model.overlap import Overlap, layouts, overlap
+from ddp_viz.model.scenes.base import LINE, FrameBuilder
+from ddp_viz.model.scenes.buckets_parts import axis_ticks, bucket_of, layout_text, short_name
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.tensors import tensor_norm
+from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
+
+AXIS_ROWS = 1.6  # the time axis and its labels, in rows
+
+
+class Panels(FrameBuilder):
+    def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
+        super().__init__(ctx)
+        self.rec, self.cursor = rec, cursor
+        self.phase = cursor.phase
+        self.progress = min(1.0, max(0.0, progress))
+        self.step: StepRecord | None = (
+            rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
+        )
+        self.small = Font(max(ctx.min_px, self.base * 0.85))
+        self.names = [p.name for p in rec.params]
+        self.layouts = layouts(rec)
+        self.row = self.min_row()
+
+    # --- the timeline ------------------------------------------------------------------------
+    def min_row(self) -> float:
+        return self.small.px * 1.3
+
+    def buckets_in(self, r: int) -> list[dict[str, Any]]:
+        assert self.step is not None
+        return sorted(self.step.ranks[r].bucket_spans, key=lambda b: b["index"])
+
+    def timeline_rows(self, ranks: list[int]) -> float:
+        """Rows the timeline of ``ranks`` takes: the legend, each rank and its buckets, gaps
+        between ranks, the axis."""
+        if self.step is None or not ranks:
+            return 0.0
+        body = sum(1 + len(self.buckets_in(r)) for r in ranks)
+        return 1 + body + 0.3 * len(ranks) + AXIS_ROWS
+
+    def timeline(self, top: float, ranks: list[int]) -> float:
+        """Draw it from ``top``; return where it ends."""
+        st, t, h = self.step, self.t, self.row
+        assert st is not None
+        spans: dict[int, Overlap] = {r: o for r in ranks if (o := overlap(st.ranks[r]))}
+        t0 = min(o.backward[0] for o in spans.values())
+        t1 = max(
+            [o.backward[1] for o in spans.values()]
+            + [b["finished"] for r in ranks for b in self.buckets_in(r) if b.get("finished")]
+        )
+        labels = [f"rank {r}" for r in ranks]
+        label_w = max(self.width(s, self.small) for s in labels) + self.pad
+        left, right = self.pad + label_w, self.ctx.width - self.pad
+        span = max(t1 - t0, 1e-9)
+
+        def x_of(at: float) -> float:
+            return left + (at - t0) / span * (right - left)
+
+        sweep = t0 + self.progress * span if self.phase in (1, 2) else t1
+        legend = "bar: loss.backward() · tick: a gradient is ready · b0, b1…: a bucket's all-reduce"
+        if self.phase == 3:
+            legend += " · dark: while backward still computed"
+        if len(ranks) < len(st.ranks):
+            legend = f"ranks {ranks[-1] + 1}–{max(st.ranks)} need a taller stage · " + legend
+        self.text(self.pad, top, self.fit(legend, right - self.pad), self.small, t.muted)
+        y = top + h
+        for r in ranks:
+            y = self.rank_rows(r, spans[r], y, x_of, sweep)
+        self.axis(y, left, right, t0, span, x_of)
+        return y + h * AXIS_ROWS
+
+    def fit(self, text: str, room: float) -> str:
+        """The text, cut at a word with an ellipsis when it is wider than ``room``."""
+        if self.width(text, self.small) <= room:
+            return text
+        lines = wrap_lines(text, self.small, room - self.width(" …", self.small), self.width)
+        return (lines[0] + " …") if lines else ""
+
+    def rank_rows(self, r: int, o: Overlap, y: float, x_of: Any, sweep: float) -> float:
+        st, t, h = self.step, self.t, self.row
+        assert st is not None
+        rs = st.ranks[r]
+        buckets = self.buckets_in(r)
+        self.text(
+            self.pad, y + (h - self.small.px * self.line) / 2, f"rank {r}", self.small, t.text
+        )
+        b_start, b_end = o.backward
+        end = min(b_end, sweep) if self.phase == 1 else b_end
+        if self.phase >= 1 and end > b_start:
+            box = Rect(x_of(b_start), y + h * 0.3, x_of(end) - x_of(b_start), h * 0.4)
+            self.shape(kind="rect", box=box, fill=t.grid, key=f"rank{r}.backward")
+        if self.phase >= 1:
+            for name, at in rs.ready:
+                if float(at) > sweep:
+                    continue
+                x = x_of(float(at))
+                self.shape(
+                    kind="line",
+                    points=((x, y + h * 0.08), (x, y + h * 0.92)),
+                    stroke=t.rank_color(bucket_of(buckets, str(name))),
+                    width=max(2.0, h * 0.09),
+                    key=f"rank{r}.ready.{name}",
+                )
+        first_bucket_y = y + h
+        y += h
+        for b in buckets:
+            self.text(
+                self.pad + self.small.px,
+                y + (h - self.small.px * self.line) / 2,
+                f"b{b['index']}",
+                self.small,
+                t.muted,
+            )
+            self.bucket_bar(r, b, o, y, x_of, sweep)
+            y += h
+        if self.phase == 3:  # where this rank's backward finished computing
+            x = x_of(o.last_ready)
+            self.shape(
+                kind="line", points=((x, first_bucket_y - h), (x, y)), stroke=t.text, width=2
+            )
+        return y + h * 0.3
+
+    def bucket_bar(self, r: int, b: dict, o: Overlap, y: float, x_of: Any, sweep: float) -> None:
+        t, h = self.t, self.row
+        color = t.rank_color(int(b["index"]))
+        if self.phase < 2 or b.get("finished") is None or b["launched"] > sweep:
+            return
+        stop = min(b["finished"], sweep) if self.phase == 2 else b["finished"]
+        x0 = x_of(b["launched"])
+        box = Rect(x0, y + h * 0.2, max(2.0, x_of(stop) - x0), h * 0.6)
+        self.shape(
+            kind="rect",
+            box=box,
+            fill=color,
+            fill_alpha=90,
+            stroke=color,
+            key=f"rank{r}.bucket{b['index']}",
+        )
+        hidden_end = min(b["finished"], o.last_ready)
+        if self.phase == 3 and hidden_end > b["launched"]:
+            shade = Rect(x0, box.y, x_of(hidden_end) - x0, box.h)
+            self.shape(kind="rect", box=shade, fill=color, key=f"rank{r}.hidden{b['index']}")
+
+    def axis(self, y: float, left: float, right: float, t0: float, span: float, x_of: Any) -> None:
+        t = self.t
+        self.shape(kind="line", points=((left, y), (right, y)), stroke=t.muted, width=1.0)
+        label_w = self.width("00.0 ms", self.small)
+        most = max(2, int((right - left) / (label_w * 1.6)))
+        last_right = -1e9
+        for value_ms, label in axis_ticks(span * 1000, most):
+            x = x_of(t0 + value_ms / 1000)
+            w = self.width(label, self.small)
+            lx = min(max(x - w / 2, left - w / 2), right - w)
+            if lx < last_right + self.small.px * 0.5:
+                continue
+            self.shape(kind="line", points=((x, y), (x, y + 4)), stroke=t.muted, width=1.0)
+            self.text(lx, y + 4, label, self.small, t.muted)
+            last_right = lx + w
+
+    # --- under the timeline: the layouts and the norms --------------------------------------
+    def lower_rows(self) -> int:
+        return max(4, len(self.names) + 1)
+
+    def lower(self, box: Rect) -> None:
+        room = box.w - self.pad
+        layout_w = min(
+            room * 0.5,
+            max(self.width("step 2 on: b0 [6.b 6.w 4.b] 2 KiB ·", self.small), room * 0.4),
+        )
+        self.layout_panel(Rect(box.x, box.y, layout_w, box.h))
+        if self.phase == 3:
+            x = box.x + layout_w + self.pad
+            self.norms_panel(Rect(x, box.y, box.right - x, box.h))
+
+    def layout_panel(self, box: Rect) -> None:
+        t, f = self.t, self.small
+        lh = f.px * LINE
+        y = box.y
+        for head in wrap_lines("Buckets of rank 0, in all-reduce order:", f, box.w, self.width):
+            self.text(box.x, y, head, f, t.text)
+            y += lh
+        for label, index in (("step 1", 0), ("step 2 on", 1)):
+            layout = self.layouts[index] if index < len(self.layouts) else []
+            current = (self.cursor.step == 0) == (index == 0)
+            font = Font(f.px, bold=current)
+            lines = (
+                layout_text(label, layout, self.bucket_sizes(index), box.w, font, self.width)
+                if layout
+                else [f"{label}: not run yet"]
+            )
+            for line in lines:
+                if y + lh > box.bottom + 0.5:
+                    return
+                self.text(box.x, y, line, font, t.text if current else t.muted)
+                y += lh
+
+    def bucket_sizes(self, index: int) -> list[int]:
+        rs = self.rec.steps[index].ranks.get(0)
+        if rs is None:
+            return []
+        return [int(b["bytes"]) for b in sorted(rs.bucket_spans, key=lambda b: b["index"])]
+
+    def norms_panel(self, box: Rect) -> None:
+        st, t, f = self.step, self.t, self.small
+        assert st is not None
+        lh = f.px * LINE
+        head = self.fit("‖∇‖ per tensor: grey, each rank's local · blue, the average", box.w)
+        self.text(box.x, box.y, head, f, t.text)
+        rows = int((box.h + 0.5) // lh) - 1
+        names = self.names if len(self.names) <= rows else self.names[: max(0, rows - 1)]
+        name_w = max(self.width(short_name(n), f) for n in self.names) + self.pad * 0.5
+        value_w = self.width("0.00000e−00", f)
+        left, right = box.x + name_w, box.right - value_w - self.pad * 0.5
+        y = box.y + lh
+        ranks = sorted(st.ranks)
+        for name in names:
+            locals_ = [tensor_norm((st.ranks[r].local or {}).get(name)) for r in ranks]
+            avg = (
+                tensor_norm((st.ranks[0].averaged or {}).get(name))
+                if 0 in st.ranks
+                else float("nan")
+            )
+            top = max([v for v in [*locals_, avg] if v == v] + [1e-30])
+            self.text(box.x, y, short_name(name), f, t.muted)
+            gap = lh * 0.45 / max(1, len(locals_))
+            for i, v in enumerate(locals_):
+                if v == v:
+                    bar = Rect(
+                        left, y + lh * 0.08 + gap * i, max(1.0, (right - left) * v / top), gap * 0.7
+                    )
+                    self.shape(
+                        kind="rect", box=bar, fill=t.muted, key=f"rank{ranks[i]}.localnorm.{name}"
+                    )
+            if avg == avg:
+                bar = Rect(left, y + lh * 0.58, max(1.0, (right - left) * avg / top), lh * 0.3)
+                self.shape(kind="rect", box=bar, fill=t.accent, key=f"avgnorm.{name}")
+                self.text(
+                    right + self.pad * 0.5, y, fmt(avg), f, t.text, key=f"avgnorm.{name}", value=avg
+                )
+            y += lh
+        if len(names) < len(self.names):
+            self.text(box.x, y, f"… {len(self.names) - len(names)} more", f, t.muted)

@@ -1,0 +1,72 @@
+"""Small pure helpers of the buckets scene: axis ticks, sizes, names and layout lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ddp_viz.model.frame import Font, Measure, wrap_lines
+
+NICE_MS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def axis_ticks(span_ms: float, max_ticks: int) -> list[tuple[float, str]]:
+    """Ticks at a round interval from 0 up to ``span_ms``, at most ``max_ticks`` of them."""
+    if span_ms <= 0:
+        return [(0.0, "0")]
+    step = next((s for s in NICE_MS if span_ms / s <= max(1, max_ticks - 1)), NICE_MS[-1])
+    out = []
+    k = 0
+    while k * step <= span_ms * (1 + 1e-9):
+        v = k * step
+        out.append((v, "0" if k == 0 else f"{v:g} ms"))
+        k += 1
+    return out
+
+
+def bucket_of(buckets: list[dict[str, Any]], name: str) -> int:
+    """The index of the bucket that holds parameter ``name`` (0 when none says so)."""
+    for b in buckets:
+        if name in b.get("params", ()):
+            return int(b["index"])
+    return 0
+
+
+def short_name(name: str) -> str:
+    """``4.weight`` → ``4.w``, ``bias`` → ``b``: compact names for the layout lines."""
+    head, _, tail = name.rpartition(".")
+    short = {"weight": "w", "bias": "b"}.get(tail, tail)
+    return f"{head}.{short}" if head else short
+
+
+def size_label(n: int) -> str:
+    """Bytes as DDP counts them (``bucket_cap_mb`` is in MiB)."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.3g} KiB"
+    return f"{n / 1024 / 1024:.3g} MiB"
+
+
+def layout_text(
+    label: str,
+    layout: list[list[str]],
+    sizes: list[int],
+    width: float,
+    font: Font,
+    measure: Measure,
+) -> list[str]:
+    """``step 2 on: b0 [6.b 6.w 4.b] 2 KiB · b1 [4.w] 256 KiB · …`` wrapped to ``width``;
+    a bucket's description is never split across lines."""
+    parts = []
+    for i, names in enumerate(layout):
+        size = f" {size_label(sizes[i])}" if i < len(sizes) else ""
+        parts.append(f"b{i} [{' '.join(short_name(n) for n in names)}]{size}".replace(" ", KEEP))
+    out: list[str] = []
+    for line in wrap_lines(f"{label}: " + "  ·  ".join(parts), font, width, measure):
+        line = line.replace(KEEP, " ")
+        # a bucket too long for a line of its own wraps inside, like any text
+        out += [line] if measure(line, font) <= width else wrap_lines(line, font, width, measure)
+    return out
+
+
+KEEP = "\ue000"  # stands for a space that wrapping must not break at (str.split splits NBSP)

@@ -1,0 +1,141 @@
+"""The buckets scene as a pure function of recorded runs: what it reveals when, and that every
+time, count and number on it is the recorded one."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz.model.course import load_lesson
+from ddp_viz.model.frame import StageFrame, estimate_width
+from ddp_viz.model.overlap import layouts, overlap, ready_order
+from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.scenes.buckets_parts import axis_ticks, layout_text, short_name, size_label
+from ddp_viz.model.tensors import tensor_norm
+from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, RunRecord, record
+from tests.conftest import load_recording
+from tests.frames import assert_inside_and_apart
+
+TWO = "buckets-lesson-2-ranks.jsonl"
+FOUR = "buckets-lesson-4-ranks.jsonl"
+
+
+def rec_of(name: str) -> RunRecord:
+    return record(load_recording(name))
+
+
+def ctx(w: float = 1280, h: float = 720, theme: str = "light") -> SceneContext:
+    return SceneContext(w, h, load_theme(theme), load_lesson("buckets").phase_text, estimate_width)
+
+
+def frame_at(rec: RunRecord, step: int, phase: int, progress: float = 1.0, **kw) -> StageFrame:
+    return stage_frame(rec, Cursor(step, phase), progress, ctx(**kw), "buckets")
+
+
+def keys(frame: StageFrame, part: str) -> set[str]:
+    return {s.key for s in frame.shapes if part in s.key}
+
+
+def test_the_recording_is_the_lesson_run_it_claims_to_be() -> None:
+    rec = rec_of(TWO)
+    steps = layouts(rec)
+    assert len(steps[0]) == 1 and len(steps[1]) == 4  # one bucket, then DDP's rebuild
+    assert steps[1][0][:2] == ["6.bias", "6.weight"]  # bucket 0 now holds the last layer
+
+
+def test_phases_reveal_ticks_then_bars_then_the_overlap() -> None:
+    rec = rec_of(TWO)
+    ready = {f"rank{r}.ready.{n}" for r in (0, 1) for n, _ in rec.steps[1].ranks[r].ready}
+    f0, f1, f2, f3 = (frame_at(rec, 1, p) for p in range(4))
+    assert not keys(f0, ".ready.") and not keys(f0, ".bucket")
+    assert keys(f1, ".ready.") == ready and not keys(f1, ".bucket")
+    assert keys(f2, ".bucket") == {f"rank{r}.bucket{i}" for r in (0, 1) for i in range(4)}
+    assert not keys(f2, ".hidden") and keys(f3, ".hidden")
+    assert "avgnorm" not in " ".join(t.key for t in f2.texts)
+
+
+def test_the_sweep_shows_each_tick_only_once_its_recorded_time_has_passed() -> None:
+    rec = rec_of(TWO)
+    rs = rec.steps[1].ranks[0]
+    counts = []
+    for progress in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
+        shown = keys(frame_at(rec, 1, 1, progress), "rank0.ready.")
+        counts.append(len(shown))
+        # what shows is always the earliest ticks, in the order they were recorded
+        assert shown == {f"rank0.ready.{n}" for n in ready_order(rs)[: len(shown)]}
+    assert counts == sorted(counts) and counts[-1] == len(rs.ready) and counts[0] < counts[-1]
+
+
+def test_the_measured_overlap_and_norms_are_the_recorded_ones() -> None:
+    rec = rec_of(TWO)
+    st = rec.steps[1]
+    frame = frame_at(rec, 1, 3)
+    text = frame.all_text()
+    for r in (0, 1):
+        o = overlap(st.ranks[r])
+        assert o is not None
+        assert f"rank {r}: {round(o.fraction * 100)}%" in text
+    shown = frame.numbers()
+    for name, value in st.ranks[0].averaged.items():
+        assert shown[f"avgnorm.{name}"] == tensor_norm(value)
+
+
+def test_step_one_explains_the_single_bucket_and_both_layouts_are_listed() -> None:
+    rec = rec_of(TWO)
+    text = " ".join(frame_at(rec, 0, 0).all_text().split())
+    assert "in one bucket." in text and "rebuilds the buckets" in text
+    assert "step 1: b0 [0.w 0.b 2.w" in text and "step 2 on: b0 [6.b 6.w 4.b]" in text
+    assert "0%" in frame_at(rec, 0, 3).all_text()  # one bucket after the last gradient
+
+
+@pytest.mark.parametrize("name", [TWO, FOUR])
+@pytest.mark.parametrize(
+    ("size", "theme"),
+    [
+        ((1280, 720), "light"),
+        ((760, 430), "light"),
+        ((1100, 650), "projector"),
+        ((1341, 724), "projector"),
+        ((1800, 960), "dark"),
+    ],
+)
+def test_nothing_overlaps_or_leaves_the_stage(name: str, size, theme: str) -> None:
+    rec = rec_of(name)
+    for step in (0, 1):
+        for phase in range(4):
+            for progress in (0.5, 1.0):
+                frame = frame_at(rec, step, phase, progress, w=size[0], h=size[1], theme=theme)
+                assert_inside_and_apart(frame)
+                if theme == "projector":
+                    assert frame.smallest_px() >= 24
+
+
+def test_a_short_stage_leaves_ranks_out_and_says_so() -> None:
+    rec = rec_of(FOUR)
+    frame = frame_at(rec, 1, 3, w=1100, h=650, theme="projector")
+    assert "need a taller stage" in frame.all_text()
+    assert "rank 0" in frame.all_text()
+
+
+def test_axis_ticks_are_round_and_cover_the_span() -> None:
+    ticks = axis_ticks(4.6, 6)
+    assert [v for v, _ in ticks] == [0, 1, 2, 3, 4] and ticks[1][1] == "1 ms"
+    assert len(axis_ticks(4.6, 20)) <= 20 and axis_ticks(0.0, 5) == [(0.0, "0")]
+
+
+def test_names_sizes_and_layout_lines() -> None:
+    assert short_name("4.weight") == "4.w" and short_name("bias") == "b"
+    assert size_label(8) == "8 B" and size_label(262144) == "256 KiB"
+    lines = layout_text(
+        "step 2 on", [["6.bias", "6.weight"], ["4.weight"]], [1028, 262144], 200, *_font()
+    )
+    assert lines[0].startswith("step 2 on:") and all(
+        estimate_width(x, _font()[0]) <= 200 for x in lines
+    )
+    assert any("b1 [4.w] 256 KiB" in x for x in lines)  # a bucket stays on one line when it fits
+
+
+def _font():  # type: ignore[no-untyped-def]
+    from ddp_viz.model.frame import Font
+
+    return Font(11), estimate_width
