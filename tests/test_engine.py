@@ -306,3 +306,47 @@ def test_big_tensors_travel_as_summaries_and_the_checks_stay_exact(engine, world
             else float(torch.tensor(averaged[name]).norm())
         )
         assert got == pytest.approx(float(p.grad.norm()), rel=1e-6), name
+
+
+@pytest.mark.parametrize(("cap", "buckets"), [(0.001, 4), (0.25, 3), (25.0, 1)])
+def test_the_buckets_lesson_gets_the_bucket_counts_its_text_names(engine, cap, buckets) -> None:
+    """The lesson says 4 buckets at its default cap, 3 at 0.25 MiB and 1 at DDP's default."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.overlap import layouts, overlap, ready_order
+
+    scenario = load_lesson("buckets").scenario()
+    scenario = scenario.with_changes(steps=4, ddp={"bucket_cap_mb": cap})
+    rec = run(engine, scenario)
+    assert rec.status == "finished", rec.reason
+    per_step = layouts(rec)
+    assert len(per_step[0]) == 1  # step 1: every gradient in one bucket
+    assert all(len(layout) == buckets for layout in per_step[1:])
+    early = 0
+    for st in rec.steps:
+        for rs in st.ranks.values():
+            assert ready_order(rs)[:2] == ["6.bias", "6.weight"]
+            assert ready_order(rs)[-2:] == ["0.bias", "0.weight"]
+            o = overlap(rs)
+            early += min(b["launched"] for b in rs.bucket_spans) < o.last_ready
+    assert (early > 0) == (buckets > 1)  # with one bucket nothing can start early
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 4])
+def test_the_buckets_lesson_averages_equal_the_full_batch(engine, world_size) -> None:
+    from ddp_viz.engine.models import build_model
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.tensors import tensor_norm
+
+    scenario = load_lesson("buckets").scenario().with_changes(world_size=world_size, steps=3)
+    rec = run(engine, scenario)
+    assert rec.status == "finished", rec.reason
+    for st in rec.steps:
+        assert st.averaged_agree() and st.ranks_agree() and st.average_is_full_batch()
+        assert max(st.ranks[0].vs_full_batch.values()) <= 1e-6  # every value, by rank 0
+    model = build_model(scenario).double()  # independent: one process, float64, no DDP
+    x = torch.tensor(scenario.x, dtype=torch.float64).unsqueeze(1)
+    y = torch.tensor(scenario.y, dtype=torch.float64).unsqueeze(1)
+    nn.functional.mse_loss(model(x), y).backward()
+    for name, p in model.named_parameters():
+        got = tensor_norm(rec.steps[0].ranks[0].averaged[name])
+        assert got == pytest.approx(float(p.grad.norm()), rel=1e-6), name

@@ -205,3 +205,32 @@ def test_an_mlp_lesson_runs_in_the_window_at_1_2_and_4_ranks(qtbot, window):
         xs, _ = window.plots._curves[f"p3:{world_size - 1}"].getData()
         assert len(xs) == 21  # the start and 20 steps of the last parameter, last rank
         assert "✓ average = full batch" in window.status.text()
+
+
+def test_the_buckets_lesson_grades_its_prediction_against_a_live_run(qtbot, window):
+    """A learner sets bucket_cap_mb to 0.25, predicts the bucket count, runs, and is graded
+    by what DDP really did; the stage and the code show the run's buckets and cap."""
+    window.set_lesson("buckets")
+    quiz = window.quiz_view
+    qid = "predict-buckets-quarter-mib"
+    start_engine(qtbot, window)
+    window.form.bucket_cap.setText("0.25")
+    window.form.steps.setValue(3)
+    quiz.prediction_edit.setText("3")
+    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
+    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    assert "Locked in: 3" in quiz.feedback[qid].text()
+    window.follow.setChecked(True)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished"
+    window.player.seek_step(1)  # step 2: the rebuilt buckets
+    qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
+    assert "the ranks computed 3" in quiz.feedback[qid].text()
+    assert quiz.score.first[qid] is True
+    assert len(rec.steps[1].ranks[0].bucket_spans) == 3  # what the grade was read from
+    window.player.seek_step(1)  # its last phase: the overlap, measured
+    text = " ".join(window.stage.frame().all_text().split())
+    assert "All-reduce time hidden behind backward" in text and "b2 [0.b 0.w]" in text
+    assert "DDP(model, bucket_cap_mb=0.25)" in window.code_view.toPlainText()
