@@ -190,11 +190,11 @@ def single_process_sgd(scenario: Scenario) -> list[dict[str, list[float]]]:
 def test_a_long_run_has_the_reference_at_the_steps_the_policy_names(engine) -> None:
     from ddp_viz.model.reference import reference_due
 
-    rec = run(engine, default_scenario().with_changes(steps=55))
+    rec = run(engine, default_scenario().with_changes(steps=205))
     assert rec.status == "finished", rec.reason
     with_reference = [st.step for st in rec.steps if st.reference is not None]
-    assert with_reference == [s for s in range(55) if reference_due(s)]
-    assert with_reference[-3:] == [19, 24, 49]  # steps 20, 25 and 50 as the window counts
+    assert with_reference == [s for s in range(205) if reference_due(s)]
+    assert with_reference[-3:] == [19, 99, 199]  # steps 20, 100 and 200 as the window counts
     for st in rec.steps:
         assert st.ranks_agree()
         if st.reference is not None:

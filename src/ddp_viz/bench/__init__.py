@@ -22,7 +22,7 @@ from ddp_viz.client import EngineClient
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
 
-ALL = ("cold", "warm", "gui", "stream", "memory", "overhead")
+ALL = ("cold", "warm", "gui", "stream", "memory", "overhead", "pipeline", "window")
 TARGETS = {
     "cold_ratio_8": ("cold 8 ranks ÷ naive", "≤ 0.35"),
     "warm_2_s": ("warm Run → first averaged gradient, 2 ranks", "< 0.15 s"),
@@ -30,6 +30,13 @@ TARGETS = {
     "gui_ratio": ("GUI first paint ÷ bare window", "≤ 1.3"),
     "stream_p99_ms": ("streaming p99 frame interval", "< 25 ms"),
     "overhead_ratio": ("DDP step with capture hook ÷ without", "≤ 2"),
+    "pipeline_ratio_2": ("run --json ÷ bare DDP loop, Linear, 2 ranks", "≤ 1.5"),
+    "pipeline_ratio_4": ("run --json ÷ bare DDP loop, Linear, 4 ranks", "≤ 1.5"),
+    "pipeline_ratio_8": ("run --json ÷ bare DDP loop, Linear, 8 ranks", "≤ 1.5"),
+    "mlp_ratio_2": ("run --json ÷ bare DDP loop, buckets MLP, 2 ranks", "≤ 1.2"),
+    "mlp_ratio_4": ("run --json ÷ bare DDP loop, buckets MLP, 4 ranks", "≤ 1.2"),
+    "window_ratio": ("window run ÷ headless, per step", "≤ 1.2"),
+    "window_p99_ratio": ("window frame p99 ÷ bare Qt timer p99", "≤ 2"),
 }
 
 
@@ -151,11 +158,11 @@ def stream() -> dict[str, Any]:
 
 
 # --- 5. memory ------------------------------------------------------------------------------
-def memory(world_size: int) -> dict[str, float]:
+def memory(world_size: int, scenario: Scenario | None = None) -> dict[str, float]:
     import psutil
 
     with EngineClient() as client:
-        for _ in client.run(scenario_for(world_size, steps=10)):
+        for _ in client.run(scenario or scenario_for(world_size, steps=10)):
             pass
         root = psutil.Process(client.proc.pid)
         procs = [root, *root.children(recursive=True)]
@@ -180,6 +187,61 @@ def overhead(steps: int) -> dict[str, float]:
         "captured_step_ms": data["captured_step_s"] * 1000,
         "overhead_ratio": data["ratio"],
     }
+
+
+def _lesson_mlp(world_size: int, steps: int) -> Scenario:
+    from ddp_viz.model.course import load_lesson
+
+    return load_lesson("buckets").scenario().with_changes(world_size=world_size, steps=steps)
+
+
+def _pipeline(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
+    """500 steps of ``ddp-viz run --json`` against the bare loop, per step in steady state."""
+    from ddp_viz.bench.pipeline import compare
+
+    cases = [(f"pipeline_ratio_{n}", "Linear", scenario_for(n, steps=500)) for n in (2, 4, 8)]
+    cases += [(f"mlp_ratio_{n}", "buckets MLP", _lesson_mlp(n, 500)) for n in (2, 4)]
+    for key, what, scenario in cases:
+        c = compare(scenario, reps)
+        fig[key] = c["ratio"]
+        fig[key.replace("ratio", "ms")] = c["ours_ms"]
+        fig[key.replace("ratio", "bare_ms")] = c["bare_ms"]
+        row(
+            f"run --json per step, {what}, {scenario.world_size} ranks",
+            f"{c['ours_ms']:.2f} ms",
+            f"bare DDP loop {c['bare_ms']:.2f} ms, ratio {c['ratio']:.2f}",
+        )
+
+
+def _window(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
+    """A 500-step run in the window against the same run headless, and the window's frame
+    p99 against a bare Qt window's timer over the same seconds."""
+    from ddp_viz.bench.pipeline import ours, window_run
+
+    scenario = scenario_for(2, steps=500)
+    ratios, p99s, floors, runs = [], [], [], []
+    for _ in range(reps):
+        w = window_run(500, 2)
+        h = ours(scenario)["per_step_s"]
+        ratios.append(w["per_step_s"] / h)
+        runs.append((w["per_step_s"], h))
+        p99s.append(w["frame_p99_ms"])
+        floors.append(w["bare_timer_p99_ms"])
+    fig["window_ratio"] = statistics.median(ratios)
+    fig["window_p99_ms"] = statistics.median(p99s)
+    fig["window_bare_p99_ms"] = statistics.median(floors)
+    fig["window_p99_ratio"] = statistics.median(p / f for p, f in zip(p99s, floors, strict=True))
+    window_ms, headless_ms = (statistics.median(v) * 1000 for v in zip(*runs, strict=True))
+    row(
+        "window run per step, Linear, 2 ranks",
+        f"{window_ms:.2f} ms",
+        f"headless {headless_ms:.2f} ms, ratio {fig['window_ratio']:.2f}",
+    )
+    row(
+        "window frame p99 during that run",
+        f"{fig['window_p99_ms']:.1f} ms",
+        f"bare Qt timer {fig['window_bare_p99_ms']:.1f} ms, ratio {fig['window_p99_ratio']:.2f}",
+    )
 
 
 def main(quick: bool = False, only: str | None = None) -> int:
@@ -247,6 +309,14 @@ def main(quick: bool = False, only: str | None = None) -> int:
                 f"{m['pss_mib']:.0f} MiB",
                 f"RSS sum {m['rss_mib']:.0f} MiB over {m['processes']} processes",
             )
+    if "memory" in chosen:
+        m = memory(4, _lesson_mlp(4, 10))
+        fig["pss_mlp_4_mib"] = m["pss_mib"]
+        row("memory: buckets MLP, 4 ranks (PSS)", f"{m['pss_mib']:.0f} MiB", "")
+    if "pipeline" in chosen:
+        _pipeline(fig, row, max(1, reps - 2))
+    if "window" in chosen:
+        _window(fig, row, max(1, reps - 2))
     if "overhead" in chosen:
         fig.update(overhead(100 if quick else 400))
         row(

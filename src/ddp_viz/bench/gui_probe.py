@@ -1,7 +1,8 @@
 """GUI probes for the benchmark, each run in a fresh process.
 
     python -m ddp_viz.bench.gui_probe bare     # bare PySide6 + pyqtgraph window; prints PAINTED t
-    python -m ddp_viz.bench.gui_probe stream   # 1,000-step 4-rank run in fast mode; prints JSON
+    python -m ddp_viz.bench.gui_probe stream [STEPS WORLD [LESSON]]  # a run in the window; JSON
+    python -m ddp_viz.bench.gui_probe timer SECONDS  # a bare window's 16 ms timer; prints JSON
 
 The app's own first paint is probed through ``ddp-viz --probe-first-paint``, so the real start
 path is measured.
@@ -9,6 +10,7 @@ path is measured.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -30,19 +32,71 @@ def bare() -> None:
     del probe
 
 
-def stream(steps: int = 1000, world_size: int = 4) -> None:
+def _percentiles(intervals: list[float]) -> dict[str, float | None]:
     import numpy as np
+
+    iv = np.array(intervals) * 1000
+    return {
+        "frame_p50_ms": float(np.percentile(iv, 50)) if len(iv) else None,
+        "frame_p99_ms": float(np.percentile(iv, 99)) if len(iv) else None,
+        "frames": len(iv),
+    }
+
+
+def timer(seconds: float) -> None:
+    """A bare window ticking a 16 ms timer, the floor for the app's frame intervals: run beside
+    a window run, it sees the same machine load. Prints every tick's time (the system's
+    monotonic clock) when it is stopped (SIGTERM) or after ``seconds``."""
+    import signal
+
+    import pyqtgraph as pg
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    app = QApplication(sys.argv[:1])
+    win = QMainWindow()
+    win.setCentralWidget(pg.PlotWidget())
+    win.resize(640, 400)
+    win.show()
+    ticks: list[float] = []
+    tick = QTimer(interval=16)
+    tick.timeout.connect(lambda: ticks.append(time.monotonic()))
+    tick.start()
+    signal.signal(signal.SIGTERM, lambda *_: app.quit())  # runs at the next tick
+    QTimer.singleShot(int(seconds * 1000), app.quit)
+    print("TICKING", flush=True)
+    app.exec()
+    print(json.dumps({"ticks": ticks}), flush=True)
+
+
+def p99_between(ticks: list[float], start: float, end: float) -> float | None:
+    """The 99th percentile interval, in ms, of the ticks between ``start`` and ``end``."""
+    inside = [t for t in ticks if start <= t <= end]
+    intervals = [b - a for a, b in itertools.pairwise(inside)]
+    return _percentiles(intervals)["frame_p99_ms"]
+
+
+def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
+    from ddp_viz.bench.pipeline import steady_per_step
+    from ddp_viz.model import protocol
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.reference import reference_due
     from ddp_viz.model.scenario import default_scenario
     from ddp_viz.model.theme import load_theme
 
     app = QApplication(sys.argv[:1])
     apply_theme(app, load_theme("light"))
-    win = MainWindow(default_scenario().with_changes(world_size=world_size, steps=steps))
+    base = load_lesson(lesson).scenario() if lesson else default_scenario()
+    scenario = base.with_changes(world_size=world_size, steps=steps)
+    win = MainWindow(scenario)
+    if lesson:
+        win.set_lesson(lesson)
+        win.form.set_scenario(scenario)
     win.resize(1280, 800)
     win.show()
     win.start()
@@ -51,7 +105,7 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
     frames.setInterval(16)
 
     def on_frame() -> None:
-        now = time.perf_counter()
+        now = time.monotonic()
         if state["last"] is not None:
             state["intervals"].append(now - state["last"])
         state["last"] = now
@@ -62,17 +116,23 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
         workers = win.session.workers.values()
         if win.session.engine_ready and sum(w.state == "ready" for w in workers) >= world_size:
             poll.stop()
-            state["t_start"] = time.perf_counter()
+            state["t_start"] = time.monotonic()
             frames.start()
             win.start_run()
 
     def on_ended(record) -> None:
         frames.stop()
-        elapsed = time.perf_counter() - state["t_start"]
-        # run_started, rank_started and initial_params per rank, a reference per step,
+        state["t_end"] = time.monotonic()
+        elapsed = state["t_end"] - state["t_start"]
+        # run_started, rank_started and initial_params per rank, the reference at its steps,
         # four events per rank and step, run_finished
-        expected = 1 + 2 * world_size + steps + steps * world_size * 4 + 1
-        iv = np.array(state["intervals"]) * 1000
+        references = sum(reference_due(s) for s in range(steps))
+        expected = 1 + 2 * world_size + references + steps * world_size * 4 + 1
+        starts: dict[int, list[float]] = {}
+        for e in record.events:
+            if isinstance(e, protocol.Timing):
+                starts.setdefault(e.rank, []).append(e.spans["forward"][0][0])
+        per_step = max(steady_per_step(sorted(v)) for v in starts.values()) if starts else None
         print(
             json.dumps(
                 {
@@ -82,9 +142,10 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
                     "bad_lines": record.bad_lines,
                     "elapsed_s": elapsed,
                     "events_per_s": len(record.events) / elapsed,
-                    "frame_p50_ms": float(np.percentile(iv, 50)) if len(iv) else None,
-                    "frame_p99_ms": float(np.percentile(iv, 99)) if len(iv) else None,
-                    "frames": len(iv),
+                    "per_step_s": per_step,
+                    "t_start": state["t_start"],
+                    "t_end": state["t_end"],
+                    **_percentiles(state["intervals"]),
                 }
             ),
             flush=True,
@@ -102,4 +163,10 @@ def stream(steps: int = 1000, world_size: int = 4) -> None:
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "bare"
-    bare() if mode == "bare" else stream()
+    if mode == "bare":
+        bare()
+    elif mode == "timer":
+        timer(float(sys.argv[2]))
+    else:
+        args = sys.argv[2:]
+        stream(*(int(a) for a in args[:2]), *args[2:3])

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from ddp_viz.engine.pool import Pool
 from ddp_viz.model.protocol import WorkerStatus
@@ -91,3 +93,54 @@ def ours(scenario: Scenario, timeout: float = 600) -> dict[str, float]:
         "per_step_s": max(steady_per_step(sorted(s)) for s in starts.values()),
         "wall_s": wall,
     }
+
+
+def compare(scenario: Scenario, reps: int) -> dict[str, float]:
+    """``reps`` runs of each, interleaved so both see the same machine load; medians."""
+    ours_s, bare_s, ratios = [], [], []
+    for _ in range(reps):
+        b = bare(scenario)
+        o = ours(scenario)["per_step_s"]
+        bare_s.append(b)
+        ours_s.append(o)
+        ratios.append(o / b)
+    return {
+        "bare_ms": statistics.median(bare_s) * 1000,
+        "ours_ms": statistics.median(ours_s) * 1000,
+        "ratio": statistics.median(ratios),
+    }
+
+
+def window_run(steps: int, world_size: int, lesson: str = "") -> dict[str, Any]:
+    """A run in the window (offscreen) beside a bare Qt window's 16 ms timer: the window's
+    steady per-step time, and its frame p99 against the bare timer's over the same seconds."""
+    from ddp_viz.bench.gui_probe import p99_between
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", QT_QPA_PLATFORM="offscreen")
+    probe = [sys.executable, "-m", "ddp_viz.bench.gui_probe"]
+    floor = subprocess.Popen(
+        [*probe, "timer", "900"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert floor.stdout is not None
+        floor.stdout.readline()  # TICKING: the bare window is up
+        app = subprocess.run(
+            [*probe, "stream", str(steps), str(world_size), *([lesson] if lesson else [])],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+        )
+    finally:
+        floor.terminate()
+    ticks = json.loads(floor.communicate(timeout=60)[0].strip().splitlines()[-1])["ticks"]
+    line = next((ln for ln in app.stdout.splitlines() if ln.startswith("{")), None)
+    if line is None:
+        raise RuntimeError(f"window probe failed: {app.stderr[-800:]}")
+    data = json.loads(line)
+    data["bare_timer_p99_ms"] = p99_between(ticks, data["t_start"], data["t_end"])
+    return data

@@ -10,7 +10,7 @@ number alone, so every run of a scenario has it at the same steps.
 from __future__ import annotations
 
 EVERY_STEP_BELOW = 20
-THEN_EVERY = 25
+THEN_EVERY = 100
 
 
 def reference_due(step: int) -> bool:

@@ -2,8 +2,9 @@
 
 A summary is ``{"shape", "norm", "absmax", "mean", "sample", "digest"}``: ``shape`` and ``norm``
 (L2, computed in float64 from every value) are always there; ``sample`` holds the first 8 values,
-``digest`` a hash of the tensor's bytes, so two ranks holding bit-identical tensors show equal
-digests. Pure model layer: the engine builds summaries, everything else reads them here.
+``digest`` (averaged gradients and parameters) a CRC-32 of the tensor's bytes, so two ranks
+holding bit-identical tensors show equal digests. Pure model layer: the engine builds
+summaries, everything else reads them here.
 """
 
 from __future__ import annotations
