@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from ddp_viz.model.course import load_course
 from tests.conftest import load_recording
 from tests.frames import assert_inside_and_apart, linear_run
 from tests.qt_helpers import feed
@@ -158,3 +159,13 @@ def test_at_1280x800_lesson_code_and_plot_notes_are_not_cut(qtbot, make_window):
     note = plots.surface_note
     assert note.isVisible() and note.wordWrap()
     assert note.heightForWidth(note.width()) <= note.height() + 1  # every wrapped line shows
+
+
+@pytest.mark.parametrize("lesson_id", [lesson.id for lesson in load_course().lessons])
+def test_no_lesson_s_code_wraps_at_1280x800(qtbot, make_window, lesson_id):
+    window = make_window((1280, 800))
+    window.set_lesson(lesson_id)
+    window.code_view.render()
+    QApplication.processEvents()
+    assert window.code_view.wrapped_lines() == [], window.code_view.code
+    assert window.code_view.font().pixelSize() >= 11

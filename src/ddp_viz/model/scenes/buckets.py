@@ -44,7 +44,13 @@ class _Builder(Panels):
         bottom = self.ctx.height - self.pad * 0.6 - sum(x.height for x in footer)
         # Fewer ranks first (the legend says which are left out), then the caption, then
         # fewer rows of norms, then no panels under the timeline.
-        while self.timeline_rows(ranks) * self.min_row() + lower * lh + self.pad > bottom - top():
+        while (
+            self.legend_height()
+            + self.timeline_rows(ranks) * self.min_row()
+            + lower * lh
+            + self.pad
+            > bottom - top()
+        ):
             if len(ranks) > 1:
                 ranks = ranks[:-1]
             elif caption:
@@ -65,7 +71,7 @@ class _Builder(Panels):
             fy += line.height
         if self.step is None or not ranks:
             return self.frame
-        spare = bottom - top() - lower * lh - self.pad
+        spare = bottom - top() - self.legend_height() - lower * lh - self.pad
         rows = self.timeline_rows(ranks)
         self.row = min(self.small.px * MAX_ROW_EM, max(self.min_row(), spare / max(rows, 1)))
         y = self.timeline(top(), ranks)

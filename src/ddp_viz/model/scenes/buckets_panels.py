@@ -10,12 +10,13 @@ from typing import Any
 from ddp_viz.model.frame import Font, Rect, fmt, wrap_lines
 from ddp_viz.model.overlap import Overlap, layouts, overlap
 from ddp_viz.model.scenes.base import LINE, FrameBuilder
-from ddp_viz.model.scenes.buckets_parts import axis_ticks, bucket_of, layout_text, short_name
+from ddp_viz.model.scenes.buckets_parts import axis_ticks, bucket_of, short_name, size_label
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.tensors import tensor_norm
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 
 AXIS_ROWS = 1.6  # the time axis and its labels, in rows
+LEGEND_LINES = 2
 
 
 class Panels(FrameBuilder):
@@ -41,12 +42,15 @@ class Panels(FrameBuilder):
         return sorted(self.step.ranks[r].bucket_spans, key=lambda b: b["index"])
 
     def timeline_rows(self, ranks: list[int]) -> float:
-        """Rows the timeline of ``ranks`` takes: the legend, each rank and its buckets, gaps
+        """Rows the timeline of ``ranks`` takes below its legend: each rank and its buckets, gaps
         between ranks, the axis."""
         if self.step is None or not ranks:
             return 0.0
         body = sum(1 + len(self.buckets_in(r)) for r in ranks)
-        return 1 + body + 0.3 * len(ranks) + AXIS_ROWS
+        return body + 0.3 * len(ranks) + AXIS_ROWS
+
+    def legend_height(self) -> float:
+        return LEGEND_LINES * self.small.px * LINE
 
     def timeline(self, top: float, ranks: list[int]) -> float:
         """Draw it from ``top``; return where it ends."""
@@ -72,12 +76,22 @@ class Panels(FrameBuilder):
             legend += " · dark: while backward still computed"
         if len(ranks) < len(st.ranks):
             legend = f"ranks {ranks[-1] + 1}–{max(st.ranks)} need a taller stage · " + legend
-        self.text(self.pad, top, self.fit(legend, right - self.pad), self.small, t.muted)
-        y = top + h
+        for i, line in enumerate(self.legend_lines(legend)):
+            self.text(self.pad, top + i * self.small.px * LINE, line, self.small, t.muted)
+        y = top + self.legend_height()  # the same place in every phase
         for r in ranks:
             y = self.rank_rows(r, spans[r], y, x_of, sweep)
         self.axis(y, left, right, t0, span, x_of)
         return y + h * AXIS_ROWS
+
+    def legend_lines(self, legend: str) -> list[str]:
+        room = self.ctx.width - 2 * self.pad
+        lines = wrap_lines(legend, self.small, room, self.width)
+        return (
+            lines
+            if len(lines) <= LEGEND_LINES
+            else [*lines[:1], self.fit(" ".join(lines[1:]), room)]
+        )
 
     def fit(self, text: str, room: float) -> str:
         """The text, cut at a word with an ellipsis when it is wider than ``room``."""
@@ -169,39 +183,41 @@ class Panels(FrameBuilder):
 
     # --- under the timeline: the layouts and the norms --------------------------------------
     def lower_rows(self) -> int:
-        return max(4, len(self.names) + 1)
+        """Rows under the timeline: the layouts (a line per bucket) and the norms (a line per
+        tensor) take turns there, so the picture keeps its place from phase to phase."""
+        most = max((len(layout) for layout in self.layouts), default=1)
+        return max(4, len(self.names) + 1, most + 2)
 
     def lower(self, box: Rect) -> None:
-        room = box.w - self.pad
-        layout_w = min(
-            room * 0.5,
-            max(self.width("step 2 on: b0 [6.b 6.w 4.b] 2 KiB ·", self.small), room * 0.4),
-        )
-        self.layout_panel(Rect(box.x, box.y, layout_w, box.h))
         if self.phase == 3:
-            x = box.x + layout_w + self.pad
-            self.norms_panel(Rect(x, box.y, box.right - x, box.h))
+            self.norms_panel(box)
+        else:
+            self.layouts_panel(box)
 
-    def layout_panel(self, box: Rect) -> None:
+    def layouts_panel(self, box: Rect) -> None:
+        """Step 1's bucket layout beside the rebuilt one, a line per bucket."""
         t, f = self.t, self.small
         lh = f.px * LINE
-        y = box.y
-        for head in wrap_lines("Buckets of rank 0, in all-reduce order:", f, box.w, self.width):
-            self.text(box.x, y, head, f, t.text)
-            y += lh
-        for label, index in (("step 1", 0), ("step 2 on", 1)):
-            layout = self.layouts[index] if index < len(self.layouts) else []
+        head = "DDP's buckets on rank 0, in the order it all-reduces them"
+        self.text(box.x, box.y, self.fit(head, box.w), f, t.text)
+        col_w = (box.w - self.pad) / 2
+        for col, (label, index) in enumerate((("step 1", 0), ("from step 2 on", 1))):
+            x = box.x + col * (col_w + self.pad)
             current = (self.cursor.step == 0) == (index == 0)
             font = Font(f.px, bold=current)
-            lines = (
-                layout_text(label, layout, self.bucket_sizes(index), box.w, font, self.width)
-                if layout
-                else [f"{label}: not run yet"]
-            )
-            for line in lines:
+            color = t.text if current else t.muted
+            layout = self.layouts[index] if index < len(self.layouts) else []
+            lines = [label + ("" if layout else ": not run yet")]
+            sizes = self.bucket_sizes(index) if layout else []
+            for i, names in enumerate(layout):
+                size = f"  {size_label(sizes[i])}" if i < len(sizes) else ""
+                text = f"b{i}  {' '.join(short_name(n) for n in names)}{size}"
+                lines += wrap_lines(text, f, col_w, self.width)
+            y = box.y + lh
+            for i, line in enumerate(lines):
                 if y + lh > box.bottom + 0.5:
-                    return
-                self.text(box.x, y, line, font, t.text if current else t.muted)
+                    break
+                self.text(x, y, line, font if i == 0 else f, color)
                 y += lh
 
     def bucket_sizes(self, index: int) -> list[int]:
@@ -214,7 +230,9 @@ class Panels(FrameBuilder):
         st, t, f = self.step, self.t, self.small
         assert st is not None
         lh = f.px * LINE
-        head = self.fit("‖∇‖ per tensor: grey, each rank's local · blue, the average", box.w)
+        head = self.fit(
+            "‖∇‖ of each tensor: grey = each rank's local gradient, blue = the average", box.w
+        )
         self.text(box.x, box.y, head, f, t.text)
         rows = int((box.h + 0.5) // lh) - 1
         names = self.names if len(self.names) <= rows else self.names[: max(0, rows - 1)]

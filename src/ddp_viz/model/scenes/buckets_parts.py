@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ddp_viz.model.frame import Font, Measure, wrap_lines
-
 NICE_MS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
@@ -45,28 +43,3 @@ def size_label(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.3g} KiB"
     return f"{n / 1024 / 1024:.3g} MiB"
-
-
-def layout_text(
-    label: str,
-    layout: list[list[str]],
-    sizes: list[int],
-    width: float,
-    font: Font,
-    measure: Measure,
-) -> list[str]:
-    """``step 2 on: b0 [6.b 6.w 4.b] 2 KiB · b1 [4.w] 256 KiB · …`` wrapped to ``width``;
-    a bucket's description is never split across lines."""
-    parts = []
-    for i, names in enumerate(layout):
-        size = f" {size_label(sizes[i])}" if i < len(sizes) else ""
-        parts.append(f"b{i} [{' '.join(short_name(n) for n in names)}]{size}".replace(" ", KEEP))
-    out: list[str] = []
-    for line in wrap_lines(f"{label}: " + "  ·  ".join(parts), font, width, measure):
-        line = line.replace(KEEP, " ")
-        # a bucket too long for a line of its own wraps inside, like any text
-        out += [line] if measure(line, font) <= width else wrap_lines(line, font, width, measure)
-    return out
-
-
-KEEP = "\ue000"  # stands for a space that wrapping must not break at (str.split splits NBSP)
