@@ -24,10 +24,10 @@ def has_display() -> bool:
 def main(args: argparse.Namespace) -> int:
     from ddp_viz.model.lesson import LessonError
     from ddp_viz.model.scenario import ScenarioError
-    from ddp_viz.options import EXIT_USAGE, load_scenario, parse_size
+    from ddp_viz.options import EXIT_USAGE, load_scenario, parse_size, window_scenario
 
     try:
-        scenario = load_scenario(args)
+        load_scenario(args)  # checks every flag before anything starts
         size = parse_size(args.size) if args.size else (1280, 800)
     except (ScenarioError, LessonError, ValueError) as exc:
         print(f"ddp-viz: {exc}", file=sys.stderr)
@@ -66,6 +66,8 @@ def main(args: argparse.Namespace) -> int:
     scripted = bool(args.screenshot and args.quit)
     # Remembered between sessions (projector mode, theme, zoom); scripted runs leave it alone.
     settings = None if scripted else QSettings()
+    remembered = str(settings.value("course/current", "")) if settings is not None else ""
+    scenario = window_scenario(args, remembered)
     window = MainWindow(
         scenario,
         phase_ms=120 if scripted else 1100,

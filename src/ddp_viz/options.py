@@ -42,3 +42,22 @@ def load_scenario(args: argparse.Namespace):  # -> Scenario
             )
         base = course.get(lesson_id).scenario()
     return base.with_changes(world_size=args.world_size, steps=args.steps, lr=args.lr)
+
+
+def window_scenario(args: argparse.Namespace, remembered_lesson: str):  # -> Scenario | None
+    """The scenario the window opens with: what ``--scenario`` or ``--lesson`` name; with only
+    ``--world-size``/``--steps``/``--lr``, the lesson the window will open (the remembered
+    one) with those changes; with none of them, None: the window takes its lesson's own."""
+    from ddp_viz.model.course import DEFAULT_LESSON, load_course
+
+    if args.scenario or args.lesson:
+        return load_scenario(args)
+    if all(getattr(args, k, None) is None for k in ("world_size", "steps", "lr")):
+        return None
+    course = load_course()
+    lesson = remembered_lesson if remembered_lesson in course.ids else DEFAULT_LESSON
+    return (
+        course.get(lesson)
+        .scenario()
+        .with_changes(world_size=args.world_size, steps=args.steps, lr=args.lr)
+    )

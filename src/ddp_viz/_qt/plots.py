@@ -23,6 +23,7 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
 )
 from ddp_viz._qt.plot_surface import SurfaceMixin
+from ddp_viz._qt.theme import qcolor
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
@@ -134,7 +135,13 @@ class Plots(SurfaceMixin, QWidget):
         if legend is not None:
             legend.clear()
         if len(record.params) > 2 and legend is None:
-            legend = self.param_plot.addLegend(offset=(4, 4), labelTextColor=t.text)
+            # two columns on a see-through panel, so eight names cover less of the lines
+            legend = self.param_plot.addLegend(
+                offset=(4, 4),
+                labelTextColor=t.text,
+                colCount=2 if len(record.params) > 4 else 1,
+                brush=qcolor(t.panel, 170),
+            )
         if len(record.params) <= 2:
             legend = None
         # markers tell ranks apart without colour; on long runs they would hide the lines
