@@ -10,7 +10,6 @@ path is measured.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 import time
@@ -30,17 +29,6 @@ def bare() -> None:
     win.show()
     app.exec()
     del probe
-
-
-def _percentiles(intervals: list[float]) -> dict[str, float | None]:
-    import numpy as np
-
-    iv = np.array(intervals) * 1000
-    return {
-        "frame_p50_ms": float(np.percentile(iv, 50)) if len(iv) else None,
-        "frame_p99_ms": float(np.percentile(iv, 99)) if len(iv) else None,
-        "frames": len(iv),
-    }
 
 
 def timer(seconds: float) -> None:
@@ -69,20 +57,13 @@ def timer(seconds: float) -> None:
     print(json.dumps({"ticks": ticks}), flush=True)
 
 
-def p99_between(ticks: list[float], start: float, end: float) -> float | None:
-    """The 99th percentile interval, in ms, of the ticks between ``start`` and ``end``."""
-    inside = [t for t in ticks if start <= t <= end]
-    intervals = [b - a for a, b in itertools.pairwise(inside)]
-    return _percentiles(intervals)["frame_p99_ms"]
-
-
 def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.bench.pipeline import steady_per_step
+    from ddp_viz.bench.stats import percentiles, steady_per_step
     from ddp_viz.model import protocol
     from ddp_viz.model.course import load_lesson
     from ddp_viz.model.reference import reference_due
@@ -145,7 +126,7 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
                     "per_step_s": per_step,
                     "t_start": state["t_start"],
                     "t_end": state["t_end"],
-                    **_percentiles(state["intervals"]),
+                    **percentiles(state["intervals"]),
                 }
             ),
             flush=True,

@@ -17,19 +17,10 @@ import tempfile
 import time
 from typing import Any
 
+from ddp_viz.bench.stats import p99_between, steady_per_step
 from ddp_viz.engine.pool import Pool
 from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario
-
-STEADY_FROM = 10
-
-
-def steady_per_step(starts: list[float]) -> float:
-    """Seconds per step from ``STEADY_FROM`` to the last step's start."""
-    n = len(starts) - 1 - STEADY_FROM
-    if n < 1:
-        raise ValueError(f"need more than {STEADY_FROM + 1} steps, got {len(starts)}")
-    return (starts[-1] - starts[STEADY_FROM]) / n
 
 
 def bare(scenario: Scenario, timeout: float = 600) -> float:
@@ -114,8 +105,6 @@ def compare(scenario: Scenario, reps: int) -> dict[str, float]:
 def window_run(steps: int, world_size: int, lesson: str = "") -> dict[str, Any]:
     """A run in the window (offscreen) beside a bare Qt window's 16 ms timer: the window's
     steady per-step time, and its frame p99 against the bare timer's over the same seconds."""
-    from ddp_viz.bench.gui_probe import p99_between
-
     env = dict(os.environ, OMP_NUM_THREADS="1", QT_QPA_PLATFORM="offscreen")
     probe = [sys.executable, "-m", "ddp_viz.bench.gui_probe"]
     floor = subprocess.Popen(

@@ -1,0 +1,33 @@
+"""Small statistics the benchmarks share: steady per-step time, frame-interval percentiles."""
+
+from __future__ import annotations
+
+import itertools
+
+STEADY_FROM = 10
+
+
+def steady_per_step(starts: list[float]) -> float:
+    """Seconds per step from ``STEADY_FROM`` to the last step's start."""
+    n = len(starts) - 1 - STEADY_FROM
+    if n < 1:
+        raise ValueError(f"need more than {STEADY_FROM + 1} steps, got {len(starts)}")
+    return (starts[-1] - starts[STEADY_FROM]) / n
+
+
+def percentiles(intervals: list[float]) -> dict[str, float | None]:
+    import numpy as np
+
+    iv = np.array(intervals) * 1000
+    return {
+        "frame_p50_ms": float(np.percentile(iv, 50)) if len(iv) else None,
+        "frame_p99_ms": float(np.percentile(iv, 99)) if len(iv) else None,
+        "frames": len(iv),
+    }
+
+
+def p99_between(ticks: list[float], start: float, end: float) -> float | None:
+    """The 99th percentile interval, in ms, of the ticks between ``start`` and ``end``."""
+    inside = [t for t in ticks if start <= t <= end]
+    intervals = [b - a for a, b in itertools.pairwise(inside)]
+    return percentiles(intervals)["frame_p99_ms"]
