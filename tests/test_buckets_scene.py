@@ -84,7 +84,7 @@ def test_step_one_explains_the_single_bucket_and_both_layouts_are_listed() -> No
     rec = rec_of(TWO)
     text = " ".join(frame_at(rec, 0, 0).all_text().split())
     assert "in one bucket." in text and "rebuilds the buckets" in text
-    assert "step 1 b0 0.w 0.b 2.w" in text and "from step 2 on b0 6.b 6.w 4.b 2 KiB" in text
+    assert "in step 1 b0 0.w 0.b 2.w" in text and "all-reduce order b0 6.b 6.w 4.b 2 KiB" in text
     assert "0%" in frame_at(rec, 0, 3).all_text()  # one bucket after the last gradient
 
 
@@ -113,7 +113,7 @@ def test_nothing_overlaps_or_leaves_the_stage(name: str, size, theme: str) -> No
 def test_a_short_stage_leaves_ranks_out_and_says_so() -> None:
     rec = rec_of(FOUR)
     frame = frame_at(rec, 1, 3, w=1100, h=650, theme="projector")
-    assert "need a taller stage" in frame.all_text()
+    assert "ranks 1–3: stage too short" in frame.all_text()
     assert "rank 0" in frame.all_text()
 
 

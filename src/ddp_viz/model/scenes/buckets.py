@@ -36,42 +36,50 @@ class _Builder(Panels):
         title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
         ranks = self.ranks_with_timings()
         lower = self.lower_rows()
-        lh = self.small.px * LINE
 
         def top() -> float:
             return self.pad * 0.6 + sum(x.height for x in title + caption) + self.pad * 0.3
 
-        bottom = self.ctx.height - self.pad * 0.6 - sum(x.height for x in footer)
-        # Fewer ranks first (the legend says which are left out), then the caption, then
-        # fewer rows of norms, then no panels under the timeline.
-        while (
-            self.legend_height()
-            + self.timeline_rows(ranks) * self.min_row()
-            + lower * lh
-            + self.pad
-            > bottom - top()
-        ):
-            if len(ranks) > 1:
-                ranks = ranks[:-1]
-            elif caption:
-                caption = caption[:-1]
-            elif lower > 4:
+        def bottom() -> float:
+            return self.ctx.height - self.pad * 0.6 - sum(x.height for x in footer)
+
+        def need() -> float:
+            rows = self.legend_height(ranks) + self.timeline_rows(ranks) * self.min_row()
+            return rows + lower * self.small.px * LINE + self.pad
+
+        # Fewer rows of norms first (down to what the layouts need; the rest are counted), then
+        # the caption (all of it: half a sentence helps nobody), then the smallest type the
+        # theme allows, then fewer ranks (the legend says which are left out), then no panels
+        # under the timeline.
+        keep = self.lower_min_rows()
+        while need() > bottom() - top():
+            if lower > keep:
                 lower -= 1
+            elif caption:
+                caption = []
+            elif self.base > self.ctx.min_px:
+                self.base = self.ctx.min_px
+                self.small = Font(self.ctx.min_px)
+                title, footer = self.plan_title(), self.plan_footer()
+            elif len(ranks) > 1:
+                ranks = ranks[:-1]
             elif lower:
                 lower = 0
             else:
                 break
+        lh = self.small.px * LINE
+        bottom_y = bottom()
         y = self.pad * 0.6
         for line in title + caption:
             self.emit(line, y)
             y += line.height
-        fy = bottom
+        fy = bottom_y
         for line in footer:
             self.emit(line, fy)
             fy += line.height
         if self.step is None or not ranks:
             return self.frame
-        spare = bottom - top() - self.legend_height() - lower * lh - self.pad
+        spare = bottom_y - top() - self.legend_height(ranks) - lower * lh - self.pad
         rows = self.timeline_rows(ranks)
         self.row = min(self.small.px * MAX_ROW_EM, max(self.min_row(), spare / max(rows, 1)))
         y = self.timeline(top(), ranks)

@@ -16,7 +16,7 @@ from ddp_viz.model.tensors import tensor_norm
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 
 AXIS_ROWS = 1.6  # the time axis and its labels, in rows
-LEGEND_LINES = 2
+LEGEND_LINES = 2  # at most; the rest is cut with an ellipsis
 
 
 class Panels(FrameBuilder):
@@ -49,8 +49,19 @@ class Panels(FrameBuilder):
         body = sum(1 + len(self.buckets_in(r)) for r in ranks)
         return body + 0.3 * len(ranks) + AXIS_ROWS
 
-    def legend_height(self) -> float:
-        return LEGEND_LINES * self.small.px * LINE
+    def legend(self, ranks: list[int], phase: int) -> str:
+        text = "grey: backward · tick: a gradient ready · b0, b1…: a bucket's all-reduce"
+        if phase == 3:
+            text += " · dark: hidden"
+        hidden = sorted(r for r in (self.step.ranks if self.step else ()) if r not in ranks)
+        if hidden:
+            who = f"rank {hidden[0]}" if len(hidden) == 1 else f"ranks {hidden[0]}–{hidden[-1]}"
+            text = f"{who}: stage too short · " + text
+        return text
+
+    def legend_height(self, ranks: list[int]) -> float:
+        """As tall as the longest legend (the last phase's), so rows keep their place."""
+        return len(self.legend_lines(self.legend(ranks, 3))) * self.small.px * LINE
 
     def timeline(self, top: float, ranks: list[int]) -> float:
         """Draw it from ``top``; return where it ends."""
@@ -71,14 +82,9 @@ class Panels(FrameBuilder):
             return left + (at - t0) / span * (right - left)
 
         sweep = t0 + self.progress * span if self.phase in (1, 2) else t1
-        legend = "bar: loss.backward() · tick: a gradient is ready · b0, b1…: a bucket's all-reduce"
-        if self.phase == 3:
-            legend += " · dark: while backward still computed"
-        if len(ranks) < len(st.ranks):
-            legend = f"ranks {ranks[-1] + 1}–{max(st.ranks)} need a taller stage · " + legend
-        for i, line in enumerate(self.legend_lines(legend)):
+        for i, line in enumerate(self.legend_lines(self.legend(ranks, self.phase))):
             self.text(self.pad, top + i * self.small.px * LINE, line, self.small, t.muted)
-        y = top + self.legend_height()  # the same place in every phase
+        y = top + self.legend_height(ranks)  # the same place in every phase
         for r in ranks:
             y = self.rank_rows(r, spans[r], y, x_of, sweep)
         self.axis(y, left, right, t0, span, x_of)
@@ -93,11 +99,12 @@ class Panels(FrameBuilder):
             else [*lines[:1], self.fit(" ".join(lines[1:]), room)]
         )
 
-    def fit(self, text: str, room: float) -> str:
+    def fit(self, text: str, room: float, font: Font | None = None) -> str:
         """The text, cut at a word with an ellipsis when it is wider than ``room``."""
-        if self.width(text, self.small) <= room:
+        font = font or self.small
+        if self.width(text, font) <= room:
             return text
-        lines = wrap_lines(text, self.small, room - self.width(" …", self.small), self.width)
+        lines = wrap_lines(text, font, room - self.width(" …", font), self.width)
         return (lines[0] + " …") if lines else ""
 
     def rank_rows(self, r: int, o: Overlap, y: float, x_of: Any, sweep: float) -> float:
@@ -185,8 +192,11 @@ class Panels(FrameBuilder):
     def lower_rows(self) -> int:
         """Rows under the timeline: the layouts (a line per bucket) and the norms (a line per
         tensor) take turns there, so the picture keeps its place from phase to phase."""
-        most = max((len(layout) for layout in self.layouts), default=1)
-        return max(4, len(self.names) + 1, most + 2)
+        return max(self.lower_min_rows(), len(self.names) + 1)
+
+    def lower_min_rows(self) -> int:
+        """What the layouts need: a title and a line per bucket (the norms can be cut)."""
+        return max(3, 1 + max((len(layout) for layout in self.layouts), default=1))
 
     def lower(self, box: Rect) -> None:
         if self.phase == 3:
@@ -198,22 +208,21 @@ class Panels(FrameBuilder):
         """Step 1's bucket layout beside the rebuilt one, a line per bucket."""
         t, f = self.t, self.small
         lh = f.px * LINE
-        head = "DDP's buckets on rank 0, in the order it all-reduces them"
-        self.text(box.x, box.y, self.fit(head, box.w), f, t.text)
         col_w = (box.w - self.pad) / 2
-        for col, (label, index) in enumerate((("step 1", 0), ("from step 2 on", 1))):
+        columns = (("rank 0's buckets in step 1", 0), ("from step 2 on, in all-reduce order", 1))
+        for col, (label, index) in enumerate(columns):
             x = box.x + col * (col_w + self.pad)
             current = (self.cursor.step == 0) == (index == 0)
             font = Font(f.px, bold=current)
             color = t.text if current else t.muted
             layout = self.layouts[index] if index < len(self.layouts) else []
-            lines = [label + ("" if layout else ": not run yet")]
+            lines = [self.fit(label + ("" if layout else ": not run yet"), col_w, font)]
             sizes = self.bucket_sizes(index) if layout else []
             for i, names in enumerate(layout):
                 size = f"  {size_label(sizes[i])}" if i < len(sizes) else ""
                 text = f"b{i}  {' '.join(short_name(n) for n in names)}{size}"
                 lines += wrap_lines(text, f, col_w, self.width)
-            y = box.y + lh
+            y = box.y
             for i, line in enumerate(lines):
                 if y + lh > box.bottom + 0.5:
                     break
