@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddp_viz.model.frame import Align, Font, Rect, Shape, StageFrame, Text
+from ddp_viz.model.frame import Align, Font, Rect, Shape, StageFrame, Text, wrap_lines
 from ddp_viz.model.scenes.context import SceneContext
 
 LINE = 1.3  # line height in ems
@@ -67,6 +67,15 @@ class FrameBuilder:
         item = Text(box, text, font, color, align, key=key, value=value, alpha=alpha, layer=layer)
         self.frame.texts.append(item)
         return item
+
+    def caption(self, phase: str, waiting: bool, most: int) -> list[Line]:
+        """The lesson's sentence for ``phase`` (or that the step has not arrived yet), wrapped
+        to the stage's width, at most ``most`` lines."""
+        text = "Waiting for the ranks to report this step…" if waiting else ""
+        text = text or self.ctx.phase_text.get(phase, "")
+        font = Font(self.base)
+        lines = wrap_lines(text, font, self.ctx.width - 2 * self.pad, self.width)
+        return [Line(line, font, self.t.muted) for line in lines[:most]]
 
     def shape(self, **kwargs: object) -> None:
         self.frame.shapes.append(Shape(**kwargs))  # type: ignore[arg-type]

@@ -118,12 +118,7 @@ class _Builder(TableAndHub):
         return [Line(left, big, t.text, (right, small, color) if right else None)]
 
     def plan_caption(self) -> list[Line]:
-        text = self.ctx.phase_text.get(PHASES[self.phase], "")
-        if self.step is None:
-            text = "Waiting for the ranks to report this step…"
-        font = Font(self.base)
-        lines = wrap_lines(text, font, self.ctx.width - 2 * self.pad, self.width)
-        return [Line(line, font, self.t.muted) for line in lines[:3]]
+        return self.caption(PHASES[self.phase], self.step is None, 3)
 
     # --- footer: the checks ------------------------------------------------------------------
     def plan_footer(self) -> tuple[list[Line], list[Line]]:
