@@ -110,3 +110,13 @@ def test_the_buckets_lesson_code_marks_the_cap_it_runs_with() -> None:
     assert "DDP(model, bucket_cap_mb=0.25)" in other  # the listing follows the run shown
     marked = [lines[n - 1] for n in lesson.lines_for("shards")]
     assert any(f"DDP(model, bucket_cap_mb={cap:g})" in line for line in marked)
+
+
+def test_the_buckets_lesson_never_gives_away_its_prediction() -> None:
+    lesson = COURSE.get("buckets")
+    q = next(q for q in lesson.questions if q.kind == "predict")
+    assert q.quantity.what == "buckets" and q.quantity.bucket_cap_mb == 0.25
+    text = " ".join(lesson.markdown.split()).lower()
+    for telling in ("three buckets", "3 buckets", "0.25 gives"):
+        assert telling not in text
+    assert "three" not in " ".join(lesson.phase_text.values()).lower()
