@@ -364,3 +364,22 @@ def test_a_many_parameter_plot_names_its_line_styles(qtbot, window):
     window.set_lesson("ddp-pattern")
     feed(window, load_recording("default-run.jsonl"))
     assert window.plots.param_plot.getPlotItem().legend.items == []  # the title names two
+
+
+def test_the_form_keeps_a_scenario_s_sampler_and_lets_epochs_set_the_length(qtbot, window):
+    from ddp_viz.model.scenario import Scenario
+
+    s = Scenario.from_mapping(
+        {
+            "x": [1.0, 2.0, 3.0, 4.0, 5.0],
+            "y": [1.0, 2.0, 3.0, 4.0, 5.0],
+            "data": {"sampler": "distributed", "batch_size": 2, "epochs": 2},
+            "train": {"loss_reduction": "sum"},
+        }
+    )
+    window.form.set_scenario(s)
+    assert not window.form.steps.isEnabled()
+    window.form.world_size.setValue(3)  # 2 rows a rank: one batch an epoch
+    got = window.form.scenario()
+    assert got is not None and got.data == s.data and got.train == s.train
+    assert got.world_size == 3 and got.steps == 2

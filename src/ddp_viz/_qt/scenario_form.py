@@ -150,6 +150,10 @@ class ScenarioForm(QWidget):
     def set_scenario(self, s: Scenario) -> None:
         self._loading = True
         self._model = s.model
+        # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
+        self._data, self._train = s.data, s.train
+        self.steps.setEnabled(not s.data.epochs)
+        self.steps.setToolTip("Set by [data] epochs in the scenario" if s.data.epochs else "")
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")
         for w in (self.init_weight, self.init_bias):
@@ -183,7 +187,7 @@ class ScenarioForm(QWidget):
                 for r in range(self.table.rowCount())
             ]
 
-        return {
+        raw = {
             "x": col(0),
             "y": col(1),
             "world_size": self.world_size.value(),
@@ -193,7 +197,12 @@ class ScenarioForm(QWidget):
             "init_bias": self.init_bias.text(),
             "model": self._model.to_dict(),
             "ddp": {"bucket_cap_mb": _float_or_text(self.bucket_cap.text())},
+            "data": self._data.to_dict(),
+            "train": self._train.to_dict(),
         }
+        if self._data.epochs:  # the epochs decide the length, whatever the world size
+            del raw["steps"]
+        return raw
 
     def scenario(self) -> Scenario | None:
         if self.errors:
@@ -274,6 +283,8 @@ class ScenarioForm(QWidget):
         if enabled and self._model.kind != "linear":
             self.init_weight.setEnabled(False)
             self.init_bias.setEnabled(False)
+        if enabled and self._data.epochs:
+            self.steps.setEnabled(False)
 
 
 def _label(key: str) -> str:

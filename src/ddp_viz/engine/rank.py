@@ -21,6 +21,7 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from ddp_viz.engine.data import first_epoch_rows, rank_batches
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
@@ -147,7 +148,7 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     scenario = Scenario.from_mapping(job["scenario"])
     run, rank, world = int(job["run"]), int(job["rank"]), scenario.world_size
     fault = job.get("fault") or {}
-    rows = scenario.shards()[rank]
+    rows = first_epoch_rows(scenario, rank)
     outbox = Outbox(send)
     outbox.add(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows), now=True)
 
@@ -158,7 +159,7 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=PG_TIMEOUT)
     try:
         try:
-            _train(run, rank, scenario, rows, fault, outbox)
+            _train(run, rank, scenario, fault, outbox)
         finally:
             outbox.flush()  # what happened before an error reaches the window
     finally:
@@ -166,9 +167,7 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
         del store
 
 
-def _train(
-    run: int, rank: int, scenario: Scenario, rows: list[int], fault: dict, outbox: Outbox
-) -> None:
+def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox) -> None:
     model = build_model(scenario)
     oracle = Oracle(scenario, model) if rank == 0 else None
     # broadcasts rank 0's parameters to every rank
@@ -181,10 +180,13 @@ def _train(
         # copies it into its bucket): the order the gradients became ready in
         p.register_post_accumulate_grad_hook(lambda _p, n=name: capture.on_grad_ready(n))
     optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
-    loss_fn = nn.MSELoss()
+    loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
     dtype = torch_dtype(scenario)
-    x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
-    y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
+    mine = rank_batches(scenario, rank)
+    # rank 0's reference needs every rank's rows: the samplers are deterministic, so it runs
+    # one for each rank itself, in step with the ranks, without asking them
+    every = [rank_batches(scenario, r) for r in range(scenario.world_size)] if oracle else []
+    cached: tuple[list[int], torch.Tensor, torch.Tensor] | None = None
 
     completed = 0
     for step in range(scenario.steps):
@@ -193,11 +195,18 @@ def _train(
             if fault.get("kind") == "exit":
                 os._exit(17)
             raise RankFault(f"injected fault at step {step}")
+        epoch, rows = next(mine)
+        if cached is None or cached[0] != rows:
+            x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
+            y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
+            cached = (rows, x, y)
+        _, x, y = cached
+        batches = [next(it)[1] for it in every]
         ref = None
         full: dict[str, torch.Tensor] = {}
         if reference_due(step):
             if oracle is not None:
-                ref, full = oracle.step(run, step)
+                ref, full = oracle.step(run, step, batches)
             if scenario.world_size > 1:
                 # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
                 # would show our reference as a straggler; they wait here instead.
@@ -224,7 +233,7 @@ def _train(
         events = [] if ref is None else [ref]
         events += [
             protocol.LocalGrad(  # local gradients differ by design: no digest to compare
-                run, step, rank, loss_value, _encoded(capture.local, False), buckets, rows
+                run, step, rank, loss_value, _encoded(capture.local, False), buckets, rows, epoch
             ),
             protocol.AveragedGrad(run, step, rank, averaged_values, vs_full),
             protocol.Params(run, step, rank, params),

@@ -23,10 +23,10 @@ def _column(values: list[float]) -> torch.Tensor:
 
 
 def _loss_and_grads(
-    model: nn.Module, x: torch.Tensor, y: torch.Tensor
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, reduction: str
 ) -> tuple[float, dict[str, torch.Tensor]]:
     model.zero_grad(set_to_none=True)
-    loss = nn.functional.mse_loss(model(x), y)
+    loss = nn.functional.mse_loss(model(x), y, reduction=reduction)
     loss.backward()
     return loss.detach().item(), named_grad_tensors(model)
 
@@ -35,7 +35,9 @@ class Oracle:
     """Rank 0's reference for every step of one run.
 
     It keeps its own float64 copy of the model (made once) and, each step, copies the
-    parameters the ranks hold going into the step into it, instead of copying the module.
+    parameters the ranks hold going into the step into it, instead of copying the module. It
+    is told the rows every rank trains on in the step (with a sampler they change from step to
+    step): the "full batch" is all of them together, duplicates included, under the same loss.
     """
 
     def __init__(self, scenario: Scenario, module: nn.Module) -> None:
@@ -43,21 +45,25 @@ class Oracle:
         self.source = module
         # made before DDP wraps ``module`` and before any hook is registered on it
         self.model = copy.deepcopy(module).double()
-        self.shards = scenario.shards()
-        self.full = _column(list(scenario.x)), _column(list(scenario.y))
-        self.per_shard = [
-            (_column([scenario.x[i] for i in rows]), _column([scenario.y[i] for i in rows]))
-            for rows in self.shards
-        ]
+        self.x, self.y = list(scenario.x), list(scenario.y)
+        self.reduction = scenario.train.loss_reduction
 
-    def step(self, run: int, step: int) -> tuple[Reference, dict[str, torch.Tensor]]:
+    def _rows(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        return _column([self.x[i] for i in rows]), _column([self.y[i] for i in rows])
+
+    def step(
+        self, run: int, step: int, batches: list[list[int]]
+    ) -> tuple[Reference, dict[str, torch.Tensor]]:
         """The event, and the full-batch gradient tensors (float64) for the rank to compare
-        DDP's average against."""
+        DDP's average against. ``batches``: each rank's rows in this step."""
         with torch.no_grad():
             for mine, theirs in zip(self.model.parameters(), self.source.parameters(), strict=True):
                 mine.copy_(theirs)
-        loss, full = _loss_and_grads(self.model, *self.full)
-        per_shard = [_loss_and_grads(self.model, x, y)[1] for x, y in self.per_shard]
+        everything = [i for rows in batches for i in rows]
+        loss, full = _loss_and_grads(self.model, *self._rows(everything), self.reduction)
+        per_shard = [
+            _loss_and_grads(self.model, *self._rows(rows), self.reduction)[1] for rows in batches
+        ]
         manual = {name: sum(g[name] for g in per_shard) / len(per_shard) for name in full}
         event = Reference(
             run=run,
@@ -65,6 +71,6 @@ class Oracle:
             full_batch_grads={n: encode(t) for n, t in full.items()},
             manual_average={n: encode(t) for n, t in manual.items()},
             full_batch_loss=loss,
-            shard_sizes=[len(rows) for rows in self.shards],
+            shard_sizes=[len(rows) for rows in batches],
         )
         return event, full

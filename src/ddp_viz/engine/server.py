@@ -209,7 +209,8 @@ class Engine:
                 world_size=pending.scenario.world_size,
                 steps=pending.scenario.steps,
                 scenario=pending.scenario.to_dict(),
-                shards=pending.scenario.shards(),
+                # a shuffling sampler's shares are known only in the ranks: they report them
+                shards=[] if pending.scenario.data.distributed else pending.scenario.shards(),
                 params=[
                     {"name": p.name, "shape": list(p.shape)}
                     for p in pending.scenario.model.parameters()

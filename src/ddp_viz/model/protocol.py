@@ -104,6 +104,7 @@ class LocalGrad(Event):
     grads: Grads
     buckets: list[list[str]] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # 0-based data rows this rank trained on
+    epoch: int = 0  # with a sampler: the epoch this step's batch came from (0-based)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
     lines = [f"step {st.step + 1}", head, "-" * len(head)]
     for r in sorted(st.ranks):
         rs = st.ranks[r]
-        rows = rec.shards[r] if r < len(rec.shards) else []
+        rows = rs.rows or (rec.shards[r] if r < len(rec.shards) else [])
         for i, n in enumerate(names):
             lead = f"{r:>4}  {rows_label(rows):<7} {fmt(rs.loss):>10}" if i == 0 else " " * 24
             lines.append(

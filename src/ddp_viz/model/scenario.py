@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ddp_viz.model.dataspec import DataSpec, TrainSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import DDPSpec, ModelSpec
 
@@ -20,7 +21,8 @@ MAX_WORLD_SIZE = 8
 MAX_STEPS = 100_000
 MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
-TABLES = ("model", "ddp")  # [model] and [ddp]: see ddp_viz.model.modelspec
+# [model] and [ddp]: see ddp_viz.model.modelspec; [data] and [train]: ddp_viz.model.dataspec
+TABLES = ("model", "ddp", "data", "train")
 KEYS = FIELDS + TABLES
 
 
@@ -38,6 +40,8 @@ class Scenario:
     init_bias: float = 0.0
     model: ModelSpec = field(default_factory=ModelSpec)
     ddp: DDPSpec = field(default_factory=DDPSpec)
+    data: DataSpec = field(default_factory=DataSpec)
+    train: TrainSpec = field(default_factory=TrainSpec)
     # Not a TOML key: where the scenario came from, for messages.
     source: str = field(default="", compare=False)
 
@@ -54,6 +58,21 @@ class Scenario:
         for key in KEYS:
             if key in data:
                 values[key] = _coerce(key, data[key])
+        spec: DataSpec = values.get("data", DataSpec())
+        if spec.epochs:
+            # [data] epochs fixes the length: epochs × the sampler's batches per epoch
+            rows = len(values.get("x", cls.x))
+            world = values.get("world_size", cls.world_size)
+            if isinstance(world, int) and 1 <= world <= rows:
+                steps = spec.epochs * spec.steps_per_epoch(rows, world)
+                if "steps" in values and values["steps"] != steps:
+                    raise ScenarioError(
+                        "steps",
+                        f"[data] epochs = {spec.epochs} makes this run {steps} steps long "
+                        f"({spec.steps_per_epoch(rows, world)} per epoch); leave steps out or "
+                        "change epochs",
+                    )
+                values["steps"] = steps
         return cls(**values, source=source)
 
     @classmethod
@@ -102,6 +121,8 @@ class Scenario:
         d["y"] = list(self.y)
         d["model"] = self.model.to_dict()
         d["ddp"] = self.ddp.to_dict()
+        d["data"] = self.data.to_dict()
+        d["train"] = self.train.to_dict()
         return d
 
     def to_toml(self) -> str:
@@ -118,11 +139,15 @@ class Scenario:
             f"init_bias = {num(self.init_bias)}\n"
             f"\n[model]\n{_toml_table(self.model.to_dict())}"
             f"\n[ddp]\n{_toml_table(self.ddp.to_dict())}"
+            f"\n[data]\n{_toml_table(self.data.to_dict())}"
+            f"\n[train]\n{_toml_table(self.train.to_dict())}"
         )
 
 
 def _toml_table(d: dict[str, Any]) -> str:
     def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
         if isinstance(v, str):
             return f'"{v}"'
         if isinstance(v, list):
@@ -172,9 +197,10 @@ def _coerce(key: str, value: Any) -> Any:
     if key in ("lr", "init_weight", "init_bias"):
         return _number(key, value)
     if key in TABLES:
-        if isinstance(value, ModelSpec | DDPSpec):
+        kind = {"model": ModelSpec, "ddp": DDPSpec, "data": DataSpec, "train": TrainSpec}[key]
+        if isinstance(value, kind):
             return value
-        return (ModelSpec if key == "model" else DDPSpec).from_mapping(value)
+        return kind.from_mapping(value)
     raise ScenarioError(key, f"unknown key; allowed keys are {', '.join(FIELDS)}")
 
 
@@ -203,6 +229,12 @@ def validate(s: Scenario) -> None:
             "world_size",
             f"{s.world_size} ranks need at least {s.world_size} data rows "
             f"(every rank needs a shard); there are {len(s.x)}",
+        )
+    if s.data.batch_size and not s.data.distributed:
+        raise ScenarioError(
+            "data.batch_size",
+            'batches come from a sampler: set [data] sampler = "distributed" (contiguous blocks '
+            "train on the whole block every step)",
         )
 
 

@@ -74,6 +74,8 @@ class RankStep:
     ready: list[list[Any]] = field(default_factory=list)  # [name, time] in the order it happened
     vs_full_batch: dict[str, float] = field(default_factory=dict)  # rank 0's max |avg - ref|
     bucket_spans: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # the rows this rank trained on in this step
+    epoch: int = 0
 
     @property
     def complete(self) -> bool:
@@ -193,6 +195,7 @@ class RunRecord:
             case protocol.LocalGrad(step=s, rank=r, loss=loss, grads=g, buckets=b):
                 rs = self._step(s).rank(r)
                 rs.loss, rs.local, rs.buckets = loss, g, b
+                rs.rows, rs.epoch = event.rows, event.epoch
             case protocol.AveragedGrad(step=s, rank=r, grads=g, vs_full_batch=vs):
                 rs = self._step(s).rank(r)
                 rs.averaged, rs.vs_full_batch = g, vs

@@ -1,0 +1,134 @@
+"""Who gives each rank its rows (``[data]``) and how the loss adds them up (``[train]``).
+
+Pure model layer. DDP never splits data: the training script does, usually through
+``torch.utils.data.DistributedSampler``. ``contiguous`` is this app's own choice for the first
+lessons (rank r takes the r-th block, the whole block every step); ``distributed`` runs a real
+``DistributedSampler`` and ``DataLoader`` in every rank, and the rows each rank received in
+each step are what the events report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ddp_viz.model.errors import ScenarioError
+
+SAMPLERS = ("contiguous", "distributed")
+REDUCTIONS = ("mean", "sum")
+DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
+TRAIN_KEYS = ("loss_reduction",)
+MAX_EPOCHS = 1000
+
+
+def _table(data: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        raise ScenarioError(name, f"must be a table ([{name}])")
+    unknown = sorted(set(data) - set(keys))
+    if unknown:
+        raise ScenarioError(f"{name}.{unknown[0]}", f"unknown key; allowed: {', '.join(keys)}")
+    return data
+
+
+def _flag(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ScenarioError(key, f"must be true or false, got {value!r}")
+
+
+def _whole(key: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ScenarioError(key, f"must be a whole number, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ScenarioError(key, f"must be a whole number, got {value!r}") from None
+    if not number.is_integer() or not low <= number <= high:
+        raise ScenarioError(key, f"must be a whole number from {low} to {high:,}, got {value}")
+    return int(number)
+
+
+def _choice(key: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ScenarioError(key, f"must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """``sampler``: ``contiguous`` (blocks, the whole block each step) or ``distributed``
+    (``DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle, seed,
+    drop_last)`` feeding a ``DataLoader(batch_size)``). ``batch_size`` 0 means the rank's whole
+    share in one batch. ``epochs``, when set, fixes the run's length in steps; ``set_epoch``
+    calls ``sampler.set_epoch(epoch)`` at the start of every epoch (without it every epoch
+    repeats the first one's order)."""
+
+    sampler: str = "contiguous"
+    shuffle: bool = True
+    seed: int = 0
+    drop_last: bool = False
+    batch_size: int = 0
+    epochs: int = 0  # 0: the scenario's `steps` decides the length
+    set_epoch: bool = True
+
+    @classmethod
+    def from_mapping(cls, data: Any) -> DataSpec:
+        table = _table(data, "data", DATA_KEYS)
+        values: dict[str, Any] = {}
+        if "sampler" in table:
+            values["sampler"] = _choice("data.sampler", table["sampler"], SAMPLERS)
+        for key in ("shuffle", "drop_last", "set_epoch"):
+            if key in table:
+                values[key] = _flag(f"data.{key}", table[key])
+        if "seed" in table:
+            values["seed"] = _whole("data.seed", table["seed"], 0, 2**31 - 1)
+        if "batch_size" in table:
+            values["batch_size"] = _whole("data.batch_size", table["batch_size"], 0, 10_000)
+        if "epochs" in table:
+            values["epochs"] = _whole("data.epochs", table["epochs"], 0, MAX_EPOCHS)
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in DATA_KEYS}
+
+    @property
+    def distributed(self) -> bool:
+        return self.sampler == "distributed"
+
+    def per_rank(self, rows: int, world_size: int) -> int:
+        """How many rows each rank gets per epoch: ``DistributedSampler.num_samples`` (padded
+        up to equal shares, or cut down with ``drop_last``); contiguous blocks are uneven."""
+        if self.distributed:
+            if self.drop_last and rows % world_size:
+                return math.ceil((rows - world_size) / world_size)
+            return math.ceil(rows / world_size)
+        return math.ceil(rows / world_size)
+
+    def steps_per_epoch(self, rows: int, world_size: int) -> int:
+        share = self.per_rank(rows, world_size)
+        if self.batch_size == 0 or share == 0:
+            return 1
+        return math.ceil(share / self.batch_size)
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """``loss_reduction``: ``nn.MSELoss(reduction=…)``. DDP averages the ranks' gradients either
+    way, so with ``sum`` the result is the global sum's gradient divided by the world size."""
+
+    loss_reduction: str = "mean"
+
+    @classmethod
+    def from_mapping(cls, data: Any) -> TrainSpec:
+        table = _table(data, "train", TRAIN_KEYS)
+        if "loss_reduction" in table:
+            reduction = _choice("train.loss_reduction", table["loss_reduction"], REDUCTIONS)
+            return cls(loss_reduction=reduction)
+        return cls()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"loss_reduction": self.loss_reduction}
