@@ -120,3 +120,16 @@ def test_the_buckets_lesson_never_gives_away_its_prediction() -> None:
     for telling in ("three buckets", "3 buckets", "0.25 gives"):
         assert telling not in text
     assert "three" not in " ".join(lesson.phase_text.values()).lower()
+
+
+def test_the_installed_distributed_sampler_does_what_the_data_lesson_says() -> None:
+    from importlib.util import find_spec
+
+    spec = find_spec("torch")
+    source = (Path(spec.origin).parent / "utils/data/distributed.py").read_text()
+    assert "g.manual_seed(self.seed + self.epoch)" in source  # set_epoch reshuffles
+    assert "indices += indices[:padding_size]" in source  # pads by repeating the first rows
+    assert "indices[self.rank : self.total_size : self.num_replicas]" in source  # interleaves
+    text = " ".join(COURSE.get("who-splits-the-data").markdown.split())
+    assert "seed + epoch" in text and "indices[rank::num_replicas]" in text
+    assert "repeats the first two indices" in text

@@ -239,3 +239,27 @@ def test_the_buckets_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     text = " ".join(window.stage.frame().all_text().split())
     assert "b0 6.b 6.w 4.b" in text and "b2 0.b 0.w" in text, text
     assert "DDP(model, bucket_cap_mb=0.25)" in window.code_view.toPlainText()
+
+
+def test_the_data_lesson_grades_its_prediction_against_a_live_run(qtbot, window):
+    """Four ranks on ten rows: the learner predicts rank 3's rows in step 1; a real
+    DistributedSampler decides, and the stage's grid shows the padding it added."""
+    window.set_lesson("who-splits-the-data")
+    quiz = window.quiz_view
+    qid = "predict-rows-four-ranks"
+    start_engine(qtbot, window)
+    window.form.world_size.setValue(4)
+    assert not window.form.steps.isEnabled()  # [data] epochs decides the length
+    quiz.prediction_edit.setText("3")
+    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
+    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    window.follow.setChecked(True)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished" and rec.world_size == 4 and len(rec.steps) == 3
+    window.player.seek_step(0)
+    qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
+    assert len(rec.steps[0].ranks[3].rows) == 3  # what the grade was read from
+    text = " ".join(window.stage.frame().all_text().split())
+    assert "epoch 1" in text and "went to two ranks" in text

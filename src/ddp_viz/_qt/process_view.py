@@ -134,7 +134,9 @@ class ProcessView(QWidget):
                         str(r),
                         str(pid or "—"),
                         self._rank_state(rec, r),
-                        rows_label(rec.shards[r]) if r < len(rec.shards) else "—",
+                        rows_label(rec.shards[r] if r < len(rec.shards) else rec.rank_rows[r])
+                        if r < len(rec.shards) or r in rec.rank_rows
+                        else "—",
                     )
                 )
             return out

@@ -37,7 +37,7 @@ class Oracle:
     It keeps its own float64 copy of the model (made once) and, each step, copies the
     parameters the ranks hold going into the step into it, instead of copying the module. It
     is told the rows every rank trains on in the step (with a sampler they change from step to
-    step): the "full batch" is all of them together, duplicates included, under the same loss.
+    step): the "full batch" is those rows, each once, under the same loss.
     """
 
     def __init__(self, scenario: Scenario, module: nn.Module) -> None:
@@ -59,7 +59,9 @@ class Oracle:
         with torch.no_grad():
             for mine, theirs in zip(self.model.parameters(), self.source.parameters(), strict=True):
                 mine.copy_(theirs)
-        everything = [i for rows in batches for i in rows]
+        # the rows of this step once each: what one process would train on (a row that a
+        # padding sampler gave to two ranks counts twice in DDP's average, once here)
+        everything = list(dict.fromkeys(i for rows in batches for i in rows))
         loss, full = _loss_and_grads(self.model, *self._rows(everything), self.reduction)
         per_shard = [
             _loss_and_grads(self.model, *self._rows(rows), self.reduction)[1] for rows in batches

@@ -24,6 +24,7 @@ REVEALED_IN = {
     "averaged": "allreduce",
     "params": "step",
     "buckets": "shards",
+    "rows": "local",  # how many rows the rank trained on in that step
 }
 
 
@@ -85,6 +86,8 @@ class Quantity:
             return rs.loss
         if self.what == "buckets":
             return float(len(rs.bucket_spans)) if rs.bucket_spans else None
+        if self.what == "rows":
+            return float(len(rs.rows)) if rs.loss is not None else None
         tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[self.what]
         if tensors is None or self.param not in tensors:
             return None
@@ -118,7 +121,7 @@ def _quantity(qid: str, raw: Any) -> Quantity:
     q = Quantity(**{k: raw[k] for k in keys if k in raw})
     if q.what not in REVEALED_IN:
         raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
-    if q.what not in ("loss", "buckets") and not q.param:
+    if q.what not in ("loss", "buckets", "rows") and not q.param:
         raise ValueError(f"question {qid}: quantity.param names the parameter")
     if q.step < 1:
         raise ValueError(f"question {qid}: quantity.step counts from 1")

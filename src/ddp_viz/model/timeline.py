@@ -160,6 +160,8 @@ class RunRecord:
     params: list[ParamInfo] = field(default_factory=list)
     initial: dict[int, Grads] = field(default_factory=dict)  # rank -> params after DDP(model)
     pids: dict[int, int] = field(default_factory=dict)
+    # rank -> the rows it reported at the start (with a sampler: its first epoch's share)
+    rank_rows: dict[int, list[int]] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
     status: RunStatus = RunStatus.IDLE
     reason: str = ""
@@ -188,8 +190,9 @@ class RunRecord:
             return False
         self.events.append(event)
         match event:
-            case protocol.RankStarted(rank=r, pid=pid):
+            case protocol.RankStarted(rank=r, pid=pid, rows=rows):
                 self.pids[r] = pid
+                self.rank_rows[r] = rows
             case protocol.InitialParams(rank=r, params=p):
                 self.initial[r] = p
             case protocol.LocalGrad(step=s, rank=r, loss=loss, grads=g, buckets=b):

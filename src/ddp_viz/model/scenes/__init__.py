@@ -11,13 +11,18 @@ from collections.abc import Callable
 from ddp_viz.model.frame import StageFrame
 from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
 
-SCENES: dict[str, SceneBuilder] = {"ddp_step": build_ddp_step, "buckets": build_buckets}
-PHASES_OF: dict[str, tuple[str, ...]] = {"ddp_step": PHASES, "buckets": PHASES}
+SCENES: dict[str, SceneBuilder] = {
+    "ddp_step": build_ddp_step,
+    "buckets": build_buckets,
+    "data_split": build_data_split,
+}
+PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 
 
 def stage_frame(
