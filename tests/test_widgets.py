@@ -383,3 +383,22 @@ def test_the_form_keeps_a_scenario_s_sampler_and_lets_epochs_set_the_length(qtbo
     got = window.form.scenario()
     assert got is not None and got.data == s.data and got.train == s.train
     assert got.world_size == 3 and got.steps == 2
+
+
+def test_the_sampler_knobs_show_for_a_data_lesson_and_change_the_run(qtbot, window):
+    form = window.form
+    assert not form.shuffle.isVisible()  # the first lesson has no sampler
+    window.set_lesson("who-splits-the-data")
+    assert form.shuffle.isVisible() and not form.bucket_cap.isVisible()
+    form.drop_last.setChecked(True)
+    form.set_epoch.setChecked(False)
+    form.reduction.setCurrentText("sum")
+    form.batch_size.setValue(2)
+    s = form.scenario()
+    assert s is not None
+    assert (s.data.drop_last, s.data.set_epoch, s.data.batch_size) == (True, False, 2)
+    assert s.train.loss_reduction == "sum"
+    # ten rows, three ranks, drop_last: three rows each, batches of two: 2 steps, 3 epochs
+    assert s.steps == 6 and form.steps.value() == 6
+    window.set_lesson("ddp-pattern")
+    assert not form.shuffle.isVisible() and form.bucket_cap.isVisible()

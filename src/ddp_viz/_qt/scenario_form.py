@@ -12,12 +12,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -25,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz.model.dataspec import MAX_EPOCHS, REDUCTIONS
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
 from ddp_viz.model.theme import Theme
 
@@ -50,6 +54,25 @@ class ScenarioForm(QWidget):
         self.init_bias = QLineEdit()
         self.bucket_cap = QLineEdit()
         self.bucket_cap.setToolTip("DistributedDataParallel(bucket_cap_mb=…): size of a bucket")
+        # a sampler's knobs: shown for a scenario with [data] sampler = "distributed"
+        self.shuffle = QCheckBox("shuffle")
+        self.drop_last = QCheckBox("drop_last")
+        self.set_epoch = QCheckBox("set_epoch")
+        self.batch_size = QSpinBox()
+        self.batch_size.setRange(0, 10_000)
+        self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
+        self.epochs = QSpinBox()
+        self.epochs.setRange(1, MAX_EPOCHS)
+        self.reduction = QComboBox()
+        self.reduction.addItems(list(REDUCTIONS))
+        self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
+        self.drop_last.setToolTip(
+            "DistributedSampler(drop_last=…): cut the tail instead of padding"
+        )
+        self.set_epoch.setToolTip("call sampler.set_epoch(epoch) at the start of every epoch")
+        self.batch_size.setToolTip("DataLoader(batch_size=…): rows per rank per step")
+        self.epochs.setToolTip("epochs; the run is epochs × batches per epoch steps long")
+        self.reduction.setToolTip("nn.MSELoss(reduction=…)")
         self.model_label = QLabel("")
         self.model_label.setWordWrap(True)
         self.model_label.setObjectName("model_label")
@@ -57,6 +80,10 @@ class ScenarioForm(QWidget):
             w.setObjectName(name)
             w.setAccessibleName(name)
             w.setMinimumWidth(fm.horizontalAdvance("0.0001") + 24)  # fields shrink, data stays
+        for box in (self.shuffle, self.drop_last, self.set_epoch):
+            # never narrower than its label, in whatever type the theme sets later
+            box.setMinimumWidth(0)
+            box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
         # spin boxes show 100,000 whole, beside their arrows
         for spin in (self.world_size, self.steps):
             spin.setMinimumWidth(fm.horizontalAdvance("100,000") + 40)
@@ -89,6 +116,18 @@ class ScenarioForm(QWidget):
         form.addRow("Initial weight", self.init_weight)
         form.addRow("Initial bias", self.init_bias)
         form.addRow("Bucket (MiB)", self.bucket_cap)
+        flags = QVBoxLayout()  # one above the other: side by side they widen the column
+        flags.setContentsMargins(0, 0, 0, 0)
+        flags.setSpacing(2)
+        for box in (self.shuffle, self.drop_last, self.set_epoch):
+            flags.addWidget(box)
+        form.addRow("Sampler", flags)
+        form.addRow("Batch", self.batch_size)
+        form.addRow("Epochs", self.epochs)
+        form.addRow("Loss", self.reduction)
+        self._form = form
+        self._sampler_rows = tuple(range(form.rowCount() - 4, form.rowCount()))
+        self._bucket_row = form.rowCount() - 5
         # the row buttons sit under the rows they change; the fields column can then shrink
         row_buttons = QHBoxLayout()
         row_buttons.addWidget(self.add_row)
@@ -117,6 +156,11 @@ class ScenarioForm(QWidget):
         for spin in (self.world_size, self.steps):
             spin.lineEdit().returnPressed.connect(self._on_return_pressed)
         self.table.itemChanged.connect(self._on_field_changed)
+        for box in (self.shuffle, self.drop_last, self.set_epoch):
+            box.toggled.connect(self._on_field_changed)
+        for spin in (self.batch_size, self.epochs):
+            spin.valueChanged.connect(self._on_field_changed)
+        self.reduction.currentIndexChanged.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
         self._lesson = scenario
@@ -131,6 +175,12 @@ class ScenarioForm(QWidget):
             "init_weight": self.init_weight,
             "init_bias": self.init_bias,
             "ddp.bucket_cap_mb": self.bucket_cap,
+            "data.shuffle": self.shuffle,
+            "data.drop_last": self.drop_last,
+            "data.set_epoch": self.set_epoch,
+            "data.batch_size": self.batch_size,
+            "data.epochs": self.epochs,
+            "train.loss_reduction": self.reduction,
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -152,6 +202,16 @@ class ScenarioForm(QWidget):
         self._model = s.model
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
+        sampler = s.data.distributed
+        for row in self._sampler_rows:
+            self._form.setRowVisible(row, sampler)
+        self._form.setRowVisible(self._bucket_row, not sampler)  # room: one bucket anyway
+        self.shuffle.setChecked(s.data.shuffle)
+        self.drop_last.setChecked(s.data.drop_last)
+        self.set_epoch.setChecked(s.data.set_epoch)
+        self.batch_size.setValue(s.data.batch_size)
+        self.epochs.setValue(max(1, s.data.epochs))
+        self.reduction.setCurrentText(s.train.loss_reduction)
         self.steps.setEnabled(not s.data.epochs)
         self.steps.setToolTip("Set by [data] epochs in the scenario" if s.data.epochs else "")
         linear = s.model.kind == "linear"
@@ -197,12 +257,24 @@ class ScenarioForm(QWidget):
             "init_bias": self.init_bias.text(),
             "model": self._model.to_dict(),
             "ddp": {"bucket_cap_mb": _float_or_text(self.bucket_cap.text())},
-            "data": self._data.to_dict(),
-            "train": self._train.to_dict(),
+            "data": self._data_table(),
+            "train": {"loss_reduction": self.reduction.currentText()},
         }
         if self._data.epochs:  # the epochs decide the length, whatever the world size
             del raw["steps"]
         return raw
+
+    def _data_table(self) -> dict[str, Any]:
+        table = self._data.to_dict()
+        if self._data.distributed:
+            table.update(
+                shuffle=self.shuffle.isChecked(),
+                drop_last=self.drop_last.isChecked(),
+                set_epoch=self.set_epoch.isChecked(),
+                batch_size=self.batch_size.value(),
+                epochs=self.epochs.value() if self._data.epochs else 0,
+            )
+        return table
 
     def scenario(self) -> Scenario | None:
         if self.errors:
@@ -220,6 +292,10 @@ class ScenarioForm(QWidget):
         was_valid = self.valid
         self.errors = field_errors(self.raw())
         self._show_errors()
+        if not self.errors and self._data.epochs:  # the epochs' length, for the world size
+            self.steps.blockSignals(True)
+            self.steps.setValue(Scenario.from_mapping(self.raw()).steps)
+            self.steps.blockSignals(False)
         if self.valid != was_valid:
             self.validity_changed.emit(self.valid)
         self.scenario_changed.emit(self.scenario())

@@ -93,6 +93,16 @@ class Scenario:
     def with_changes(self, **changes: Any) -> Scenario:
         """A copy with some fields replaced; values may be text (from a form or a CLI flag)."""
         coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
+        if "steps" in coerced and self.data.epochs and "data" not in coerced:
+            # an explicit step count (--steps) wins over [data] epochs
+            coerced["data"] = replace(self.data, epochs=0)
+        elif self.data.epochs and "steps" not in coerced:
+            # world size or rows changed: the same epochs make a different number of steps
+            data = coerced.get("data", self.data)
+            rows = len(coerced.get("x", self.x))
+            world = coerced.get("world_size", self.world_size)
+            if data.epochs and 1 <= world <= rows:
+                coerced["steps"] = data.epochs * data.steps_per_epoch(rows, world)
         return replace(self, **coerced)
 
     # --- derived -----------------------------------------------------------------------------
@@ -230,6 +240,14 @@ def validate(s: Scenario) -> None:
             f"{s.world_size} ranks need at least {s.world_size} data rows "
             f"(every rank needs a shard); there are {len(s.x)}",
         )
+    if s.data.epochs and s.world_size <= len(s.x):
+        steps = s.data.epochs * s.data.steps_per_epoch(len(s.x), s.world_size)
+        if s.steps != steps:
+            raise ScenarioError(
+                "steps",
+                f"[data] epochs = {s.data.epochs} makes this run {steps} steps long; leave "
+                "steps out or change epochs",
+            )
     if s.data.batch_size and not s.data.distributed:
         raise ScenarioError(
             "data.batch_size",
