@@ -82,3 +82,11 @@ def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
                 assert_inside_and_apart(f)
                 if theme == "projector":
                     assert f.smallest_px() >= 24
+
+
+def test_an_epoch_s_dropped_row_is_crossed_out_as_soon_as_its_last_step_is_shown() -> None:
+    rec, f = frame(DROPPED, 0, 0)  # one step an epoch: epoch 1 is over after step 1
+    first = epochs(rec)[0]
+    assert {t.key for t in f.texts if t.key.startswith("dropped.")} == {
+        f"dropped.0.{row}" for row in first.missing(10)
+    }

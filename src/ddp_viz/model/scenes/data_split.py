@@ -10,6 +10,8 @@ Every number is recorded; nothing here re-runs a sampler.
 
 from __future__ import annotations
 
+from ddp_viz.model.dataspec import DataSpec
+from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
 from ddp_viz.model.scenes.context import SceneContext
@@ -87,8 +89,9 @@ class _Builder(FrameBuilder):
             self.text(x0 + (i + 0.5) * cell, top, str(i + 1), f, t.muted, Align.CENTER)
         y = top + lh
         last_epoch = shares[-1].epoch if shares else 0
-        # an epoch is over once a later one started, or at the end of a finished run
-        at_end = self.rec.done and self.cursor.step == len(self.rec.steps) - 1
+        # an epoch is over once a later one started, or once it has had all its steps
+        per_epoch = self.steps_per_epoch()
+        at_end = bool(shares) and len(shares[-1].steps) >= per_epoch
         for share in shares:
             self.text(self.pad, y, f"epoch {share.epoch + 1}", f, t.text)
             over = share.epoch < last_epoch or at_end
@@ -123,6 +126,13 @@ class _Builder(FrameBuilder):
             self.text(self.pad, y, line, f, t.muted)
             y += lh
         return y
+
+    def steps_per_epoch(self) -> int:
+        try:
+            spec = DataSpec.from_mapping(self.rec.scenario.get("data", {}))
+        except ScenarioError:
+            return 1
+        return spec.steps_per_epoch(self.rows, max(1, self.rec.world_size))
 
     # --- the numbers -------------------------------------------------------------------------
     def values(self, grads: dict | None) -> str:
