@@ -10,26 +10,17 @@ each step are what the events report.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ddp_viz.model.errors import ScenarioError
+from ddp_viz.model.modelspec import spec_table
 
 SAMPLERS = ("contiguous", "distributed")
 REDUCTIONS = ("mean", "sum")
 DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
 TRAIN_KEYS = ("loss_reduction",)
 MAX_EPOCHS = 1000
-
-
-def _table(data: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping):
-        raise ScenarioError(name, f"must be a table ([{name}])")
-    unknown = sorted(set(data) - set(keys))
-    if unknown:
-        raise ScenarioError(f"{name}.{unknown[0]}", f"unknown key; allowed: {', '.join(keys)}")
-    return data
 
 
 def _flag(key: str, value: Any) -> bool:
@@ -77,7 +68,7 @@ class DataSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> DataSpec:
-        table = _table(data, "data", DATA_KEYS)
+        table = spec_table(data, "data", DATA_KEYS)
         values: dict[str, Any] = {}
         if "sampler" in table:
             values["sampler"] = _choice("data.sampler", table["sampler"], SAMPLERS)
@@ -124,7 +115,7 @@ class TrainSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> TrainSpec:
-        table = _table(data, "train", TRAIN_KEYS)
+        table = spec_table(data, "train", TRAIN_KEYS)
         if "loss_reduction" in table:
             reduction = _choice("train.loss_reduction", table["loss_reduction"], REDUCTIONS)
             return cls(loss_reduction=reduction)

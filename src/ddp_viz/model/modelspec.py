@@ -25,7 +25,7 @@ MAX_WIDTH = 512
 MAX_PARAMETER_VALUES = 300_000
 
 
-def _table(data: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+def spec_table(data: Any, name: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
     """A ``[name]`` table with only known keys, or ScenarioError naming the first bad one."""
     if not isinstance(data, Mapping):
         raise SpecError(name, f"must be a table ([{name}])")
@@ -64,7 +64,7 @@ class ModelSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> ModelSpec:
-        data = _table(data, "model", MODEL_KEYS)
+        data = spec_table(data, "model", MODEL_KEYS)
         kind = data.get("kind", "linear")
         if kind not in KINDS:
             raise SpecError("model.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -142,7 +142,7 @@ class DDPSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> DDPSpec:
-        data = _table(data, "ddp", DDP_KEYS)
+        data = spec_table(data, "ddp", DDP_KEYS)
         cap = data.get("bucket_cap_mb", 25.0)
         if isinstance(cap, bool) or not isinstance(cap, int | float) or not 0 < cap <= 1024:
             raise SpecError("ddp.bucket_cap_mb", f"must be a number in (0, 1024], got {cap!r}")

@@ -33,6 +33,8 @@ def stage_frame(
     scene: str = "ddp_step",
 ) -> StageFrame:
     """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase)."""
+    if record is None or record.world_size == 0:  # no run yet: the same message for every scene
+        return build_ddp_step(record, cursor, progress, context)
     return SCENES[scene](record, cursor, progress, context)
 
 

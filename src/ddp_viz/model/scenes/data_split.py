@@ -201,8 +201,5 @@ class _Builder(FrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
-    if record is None or record.world_size == 0:
-        from ddp_viz.model.scenes.ddp_step import build as empty
-
-        return empty(record, cursor, progress, ctx)
+    assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()
