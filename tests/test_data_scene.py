@@ -90,3 +90,10 @@ def test_an_epoch_s_dropped_row_is_crossed_out_as_soon_as_its_last_step_is_shown
     assert {t.key for t in f.texts if t.key.startswith("dropped.")} == {
         f"dropped.0.{row}" for row in first.missing(10)
     }
+
+
+def test_the_headless_report_gives_the_same_reason() -> None:
+    from ddp_viz.model.report import run_report
+
+    text = run_report(record(load_recording(PADDED)))
+    assert "✗ average = full batch" in text and "why: rows" in text and "two ranks" in text

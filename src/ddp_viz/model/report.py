@@ -7,6 +7,7 @@ One line per rank and parameter; a tensor of more than one value shows its L2 no
 from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
+from ddp_viz.model.sharing import why_average_differs
 from ddp_viz.model.timeline import RunRecord, StepRecord, display_value, uneven_note
 
 TICK, CROSS = "✓", "✗"
@@ -80,7 +81,7 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
         f"{mark(st.average_is_full_batch())} average = full batch"
     )
     if ref is not None and st.average_is_full_batch() is False:
-        note = uneven_note(ref.shard_sizes)
+        note = uneven_note(ref.shard_sizes) or why_average_differs(rec, st)
         if note:
             lines.append(f"  why: {note}")
     return "\n".join(lines)
