@@ -99,6 +99,10 @@ class DataSpec:
             return math.ceil(rows / world_size)
         return math.ceil(rows / world_size)
 
+    def run_steps(self, rows: int, world_size: int) -> int:
+        """The run's length when ``epochs`` sets it: epochs × batches per epoch."""
+        return self.epochs * self.steps_per_epoch(rows, world_size)
+
     def steps_per_epoch(self, rows: int, world_size: int) -> int:
         share = self.per_rank(rows, world_size)
         if self.batch_size == 0 or share == 0:

@@ -59,20 +59,10 @@ class Scenario:
             if key in data:
                 values[key] = _coerce(key, data[key])
         spec: DataSpec = values.get("data", DataSpec())
-        if spec.epochs:
-            # [data] epochs fixes the length: epochs × the sampler's batches per epoch
-            rows = len(values.get("x", cls.x))
-            world = values.get("world_size", cls.world_size)
-            if isinstance(world, int) and 1 <= world <= rows:
-                steps = spec.epochs * spec.steps_per_epoch(rows, world)
-                if "steps" in values and values["steps"] != steps:
-                    raise ScenarioError(
-                        "steps",
-                        f"[data] epochs = {spec.epochs} makes this run {steps} steps long "
-                        f"({spec.steps_per_epoch(rows, world)} per epoch); leave steps out or "
-                        "change epochs",
-                    )
-                values["steps"] = steps
+        rows = len(values.get("x", cls.x))
+        world = values.get("world_size", cls.world_size)
+        if spec.epochs and "steps" not in values and isinstance(world, int) and 1 <= world <= rows:
+            values["steps"] = spec.run_steps(rows, world)  # epochs fix the length; validate checks
         return cls(**values, source=source)
 
     @classmethod
@@ -102,7 +92,7 @@ class Scenario:
             rows = len(coerced.get("x", self.x))
             world = coerced.get("world_size", self.world_size)
             if data.epochs and 1 <= world <= rows:
-                coerced["steps"] = data.epochs * data.steps_per_epoch(rows, world)
+                coerced["steps"] = data.run_steps(rows, world)
         return replace(self, **coerced)
 
     # --- derived -----------------------------------------------------------------------------
@@ -241,12 +231,13 @@ def validate(s: Scenario) -> None:
             f"(every rank needs a shard); there are {len(s.x)}",
         )
     if s.data.epochs and s.world_size <= len(s.x):
-        steps = s.data.epochs * s.data.steps_per_epoch(len(s.x), s.world_size)
+        steps = s.data.run_steps(len(s.x), s.world_size)
         if s.steps != steps:
+            per_epoch = s.data.steps_per_epoch(len(s.x), s.world_size)
             raise ScenarioError(
                 "steps",
-                f"[data] epochs = {s.data.epochs} makes this run {steps} steps long; leave "
-                "steps out or change epochs",
+                f"[data] epochs = {s.data.epochs} makes this run {steps} steps long "
+                f"({per_epoch} per epoch); leave steps out or change epochs",
             )
     if s.data.batch_size and not s.data.distributed:
         raise ScenarioError(

@@ -3,6 +3,7 @@ on a :class:`StageFrame`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ddp_viz.model.frame import Align, Font, Rect, Shape, StageFrame, Text, wrap_lines
@@ -67,6 +68,19 @@ class FrameBuilder:
         item = Text(box, text, font, color, align, key=key, value=value, alpha=alpha, layer=layer)
         self.frame.texts.append(item)
         return item
+
+    def title(self, left: str, rights: Sequence[str], color: str) -> list[Line]:
+        """The title line: ``left`` in large type and the first of ``rights`` that still fits
+        beside it (none if none does); ``left`` shrinks rather than leave the stage."""
+        big, small = Font(self.base * 1.2, bold=True), Font(self.base)
+        room = self.ctx.width - 2 * self.pad
+        right = next(
+            (r for r in rights if self.width(left, big) + self.width(r, small) + self.base <= room),
+            "",
+        )
+        if self.width(left, big) > room:
+            big = Font(big.px * room / self.width(left, big), bold=True)
+        return [Line(left, big, self.t.text, (right, small, color) if right else None)]
 
     def caption(self, phase: str, waiting: bool, most: int) -> list[Line]:
         """The lesson's sentence for ``phase`` (or that the step has not arrived yet), wrapped

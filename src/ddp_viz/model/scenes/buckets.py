@@ -96,18 +96,12 @@ class _Builder(Panels):
 
     # --- text around the picture -----------------------------------------------------------
     def plan_title(self) -> list[Line]:
-        t, rec = self.t, self.rec
-        big, small = Font(self.base * 1.2, bold=True), Font(self.base)
+        rec = self.rec
         total = max(rec.steps_planned, len(rec.steps))
         left = f"Step {self.cursor.step + 1} of {total}  ·  {TITLES[PHASES[self.phase]]}"
         cap = rec.scenario.get("ddp", {}).get("bucket_cap_mb")
         right = f"bucket_cap_mb = {cap:g}" if isinstance(cap, (int, float)) else ""
-        room = self.ctx.width - 2 * self.pad
-        if self.width(left, big) + self.width(right, small) + self.base > room:
-            right = ""
-        if self.width(left, big) > room:
-            big = Font(big.px * room / self.width(left, big), bold=True)
-        return [Line(left, big, t.text, (right, small, t.muted) if right else None)]
+        return self.title(left, [right], self.t.muted)
 
     def plan_caption(self) -> list[Line]:
         return self.caption(PHASES[self.phase], self.step is None, 2)

@@ -53,9 +53,8 @@ class _Builder(FrameBuilder):
         return self.frame
 
     def plan_title(self) -> list[Line]:
-        rec, t = self.rec, self.t
-        big, small = Font(self.base * 1.2, bold=True), Font(self.base)
-        epoch = self.step.ranks[min(self.step.ranks)].epoch if self.step and self.step.ranks else 0
+        rec, st = self.rec, self.step
+        epoch = st.ranks[min(st.ranks)].epoch if st and st.ranks else 0
         total = max(rec.steps_planned, len(rec.steps))
         phase = TITLES[PHASES[self.phase]]
         left = f"Step {self.cursor.step + 1} of {total} · epoch {epoch + 1} · {phase}"
@@ -68,12 +67,7 @@ class _Builder(FrameBuilder):
             )
         else:
             right = "contiguous blocks"
-        room = self.ctx.width - 2 * self.pad
-        if self.width(left, big) + self.width(right, small) + self.base > room:
-            right = ""
-        if self.width(left, big) > room:
-            big = Font(big.px * room / self.width(left, big), bold=True)
-        return [Line(left, big, t.text, (right, small, t.muted) if right else None)]
+        return self.title(left, [right], self.t.muted)
 
     # --- the grid ----------------------------------------------------------------------------
     def grid(self, top: float, shares: list[EpochShare]) -> float:

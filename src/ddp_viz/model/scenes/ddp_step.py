@@ -94,8 +94,6 @@ class _Builder(TableAndHub):
 
     def plan_title(self) -> list[Line]:
         t, rec = self.t, self.rec
-        big = Font(self.base * 1.2, bold=True)
-        small = Font(self.base)
         total = max(rec.steps_planned, len(rec.steps))
         if rec.done and rec.status != "finished":  # cancelled or failed: the steps it made
             total = max(1, rec.complete_prefix())
@@ -106,16 +104,9 @@ class _Builder(TableAndHub):
             "failed": "run failed",
             "cancelled": "run cancelled",
         }.get(rec.status, "")
-        right = f"{status} · {rec.world_size} rank(s), gloo"
-        room = self.ctx.width - 2 * self.pad
-        if self.width(left, big) + self.width(right, small) + self.base > room:
-            right = status  # the phase title matters more than the rank count
-        if self.width(left, big) + self.width(right, small) + self.base > room:
-            right = ""
-        if self.width(left, big) > room:
-            big = Font(big.px * room / self.width(left, big), bold=True)  # never off the stage
         color = t.bad if rec.status in ("failed", "cancelled") else t.muted
-        return [Line(left, big, t.text, (right, small, color) if right else None)]
+        # the phase title matters more than the rank count, which goes first
+        return self.title(left, [f"{status} · {rec.world_size} rank(s), gloo", status], color)
 
     def plan_caption(self) -> list[Line]:
         return self.caption(PHASES[self.phase], self.step is None, 3)
