@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -29,7 +30,11 @@ def test_every_lesson_is_complete(lesson) -> None:
     code_lines = lesson.code.splitlines()
     assert lesson.title and lesson.summary and lesson.markdown.strip()
     assert set(lesson.highlight) == set(PHASES_OF[lesson.scene])
-    assert all(1 <= n <= len(code_lines) for ns in lesson.highlight.values() for n in ns)
+    marks = [n for ns in lesson.highlight.values() for n in ns]
+    assert all(1 <= n <= len(code_lines) for n in marks if isinstance(n, int))
+    shown = lesson.code_with(None)
+    assert all(n in shown for n in marks if isinstance(n, str))
+    assert all(lesson.lines_for(phase) for phase in PHASES_OF[lesson.scene])
     assert set(lesson.phase_text) == set(PHASES_OF[lesson.scene])
     assert lesson.scenario().world_size >= 1
     kinds = [q.kind for q in lesson.questions]
@@ -71,6 +76,40 @@ def test_a_broken_lesson_folder_says_what_is_wrong(tmp_path, change, words) -> N
         match="lesson broken: .*"
         + words.replace("[", r"\[").replace("]", r"\]").replace("(", r"\("),
     ):
+        load_lesson_folder(folder)
+
+
+def test_a_listing_shows_the_code_of_the_run_s_own_settings() -> None:
+    lesson = load_course().get("accumulate-with-no-sync")
+    base = lesson.scenario().to_dict()
+
+    def shown(**train):
+        sc = {**base, "train": {**base["train"], **train}}
+        return lesson.code_with(sc).splitlines(), sc
+
+    def where(lines, start):
+        return next(i for i, line in enumerate(lines) if line.strip().startswith(start))
+
+    lines, _ = shown(no_sync="forward_and_backward")
+    assert where(lines, "with ctx") < where(lines, "loss = loss_fn")  # the forward inside
+    lines, sc = shown(no_sync="backward_only")
+    assert where(lines, "loss = loss_fn") < where(lines, "with ctx") < where(lines, "loss.back")
+    marked = [lines[n - 1].strip() for n in lesson.lines_for("step", sc)]
+    assert marked == ["if last:", "optimizer.step()", "optimizer.zero_grad()"]
+    assert [lines[n - 1].split("#")[0].strip() for n in lesson.lines_for("allreduce", sc)] == [
+        "loss.backward()"
+    ]
+    lines, _ = shown(no_sync="none", scale_loss=False)
+    assert not any("model.no_sync()" in line for line in lines)
+    assert "    loss = loss_fn(model(x), y)" in lines  # no "/ k"
+
+
+def test_a_choice_in_the_listing_needs_its_texts(tmp_path) -> None:
+    folder = tmp_path / "broken"
+    shutil.copytree(asset("lessons", "accumulate-with-no-sync"), folder)
+    toml = (folder / "lesson.toml").read_text()
+    (folder / "lesson.toml").write_text(toml.replace('[code.choose."train.no_sync"]', "[other]"))
+    with pytest.raises(LessonError, match=re.escape('no [code.choose."train.no_sync"]')):
         load_lesson_folder(folder)
 
 

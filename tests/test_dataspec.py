@@ -26,6 +26,19 @@ def load(**tables) -> Scenario:
         ({"data": {"batch_size": 2}}, "data.batch_size"),  # contiguous blocks have no batches
         ({"train": {"loss_reduction": "max"}}, "train.loss_reduction"),
         ({"data": {"sampler": "distributed", "epochs": 2}, "steps": 5}, "steps"),
+        ({"train": {"accumulate": 0}}, "train.accumulate"),
+        ({"train": {"accumulate": 65}}, "train.accumulate"),
+        ({"train": {"accumulate": 2.5}}, "train.accumulate"),
+        ({"train": {"no_sync": "forward"}}, "train.no_sync"),
+        ({"train": {"scale_loss": "sometimes"}}, "train.scale_loss"),
+        # 3 batches an epoch, 2 epochs: six micro-batches do not make steps of four
+        (
+            {
+                "data": {"sampler": "distributed", "batch_size": 1, "epochs": 2},
+                "train": {"accumulate": 4},
+            },
+            "train.accumulate",
+        ),
     ],
 )
 def test_bad_values_name_their_field(tables, field) -> None:
@@ -45,10 +58,21 @@ def test_epochs_fix_the_length_from_the_sampler_s_arithmetic() -> None:
     assert load(data={"sampler": "distributed", "epochs": 2}).steps == 2  # whole share a step
 
 
+def test_with_accumulation_every_k_batches_make_one_step() -> None:
+    # 5 rows on 2 ranks: 3 rows each, batches of 1: 3 batches an epoch; 2 epochs: 6 batches
+    data = {"sampler": "distributed", "batch_size": 1, "epochs": 2}
+    assert load(data=data).steps == 6
+    s = load(data=data, train={"accumulate": 3, "no_sync": "backward_only"})
+    assert s.steps == 2 and s.train.loss_scale == pytest.approx(1 / 3)
+    assert load(data=data, train={"accumulate": 3, "scale_loss": False}).train.loss_scale == 1
+    # a new world size keeps the epochs: 5 rows on 1 rank are 5 batches an epoch, 10 in all
+    assert s.with_changes(world_size=1, train={**s.train.to_dict(), "accumulate": 5}).steps == 2
+
+
 def test_the_tables_round_trip_through_toml_and_the_event_form(tmp_path) -> None:
     s = load(
         data={"sampler": "distributed", "batch_size": 2, "epochs": 2, "set_epoch": False},
-        train={"loss_reduction": "sum"},
+        train={"loss_reduction": "sum", "accumulate": 2, "no_sync": "backward_only"},
     )
     path = tmp_path / "s.toml"
     path.write_text(s.to_toml())

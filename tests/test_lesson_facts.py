@@ -31,7 +31,7 @@ def test_dimmed_lines_are_ddp_vizs_own_instrumentation(lesson) -> None:
 
 @pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda lesson: lesson.id)
 def test_the_backward_line_is_what_the_all_reduce_highlights(lesson) -> None:
-    lines = lesson.code.splitlines()
+    lines = lesson.code_with(None).splitlines()
     assert [lines[n - 1].strip().split("#")[0].strip() for n in lesson.lines_for("allreduce")] == [
         "loss.backward()"
     ]
@@ -133,3 +133,20 @@ def test_the_installed_distributed_sampler_does_what_the_data_lesson_says() -> N
     text = " ".join(COURSE.get("who-splits-the-data").markdown.split())
     assert "seed + epoch" in text and "indices[rank::num_replicas]" in text
     assert "repeats the first two indices" in text
+
+
+def test_the_installed_ddp_decides_in_the_forward_as_the_no_sync_lesson_says() -> None:
+    import inspect
+
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    doc = " ".join(inspect.getdoc(DDP.no_sync).split())
+    assert "The forward pass should be included inside the context manager" in doc
+    assert "require_backward_grad_sync = False" in inspect.getsource(DDP.no_sync)
+    # the reducer is prepared in the forward, and only while the flag is set
+    post = inspect.getsource(DDP._post_forward)
+    guard = post.index("if torch.is_grad_enabled() and self.require_backward_grad_sync:")
+    assert guard < post.index("self.reducer.prepare_for_backward")
+    text = " ".join(COURSE.get("accumulate-with-no-sync").markdown.split())
+    assert "require_backward_grad_sync" in text and "reads that flag **in the forward**" in text
+    assert "reducer.prepare_for_backward" in text

@@ -392,7 +392,7 @@ def test_the_sampler_knobs_show_for_a_data_lesson_and_change_the_run(qtbot, wind
     assert form.shuffle.isVisible() and not form.bucket_cap.isVisible()
     form.drop_last.setChecked(True)
     form.set_epoch.setChecked(False)
-    form.reduction.setCurrentText("sum")
+    form.train.reduction.setCurrentText("sum")
     form.batch_size.setValue(2)
     s = form.scenario()
     assert s is not None
@@ -402,3 +402,25 @@ def test_the_sampler_knobs_show_for_a_data_lesson_and_change_the_run(qtbot, wind
     assert s.steps == 6 and form.steps.value() == 6
     window.set_lesson("ddp-pattern")
     assert not form.shuffle.isVisible() and form.bucket_cap.isVisible()
+
+
+def test_the_accumulation_knobs_show_for_the_no_sync_lesson_and_change_the_run(qtbot, window):
+    form = window.form
+    window.set_lesson("who-splits-the-data")
+    assert not form.train.no_sync.isVisible()  # a sampler lesson without accumulation
+    window.set_lesson("accumulate-with-no-sync")
+    assert form.train.no_sync.isVisible() and form.train.scale_loss.isChecked()
+    assert form.steps.value() == 3  # 3 epochs of 3 batches, 3 batches a step
+    form.train.no_sync.setCurrentIndex(form.train.no_sync.findData("none"))
+    form.train.scale_loss.setChecked(False)
+    form.batch_size.setValue(1)  # 6 batches an epoch: 2 optimizer steps each
+    s = form.scenario()
+    assert s is not None and (s.train.no_sync, s.train.scale_loss) == ("none", False)
+    assert s.steps == 6 and form.steps.value() == 6
+    form.train.accumulate.setValue(4)  # 18 batches do not make steps of 4: said, not run
+    assert form.scenario() is None and "Micro-batches" in form.error_label.text()
+    assert window.run_action.isEnabled() is False
+    form.train.accumulate.setValue(3)
+    assert form.scenario() is not None
+    window.set_lesson("ddp-pattern")
+    assert not form.train.no_sync.isVisible()

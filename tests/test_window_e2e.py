@@ -263,3 +263,29 @@ def test_the_data_lesson_grades_its_prediction_against_a_live_run(qtbot, window)
     assert len(rec.steps[0].ranks[3].rows) == 3  # what the grade was read from
     text = " ".join(window.stage.frame().all_text().split())
     assert "epoch 1" in text and "went to two ranks" in text
+
+
+def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, window):
+    """The learner moves no_sync() to around backward only and predicts the all-reduces of
+    step 1; the real ranks' comm hook counts them, and the listing shows the code that ran."""
+    window.set_lesson("accumulate-with-no-sync")
+    quiz = window.quiz_view
+    qid = "predict-backward-only"
+    start_engine(qtbot, window)
+    placement = window.form.train.no_sync
+    assert placement.isVisible() and window.form.train.accumulate.value() == 3
+    placement.setCurrentIndex(placement.findData("backward_only"))
+    quiz.prediction_edit.setText("3")
+    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
+    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    window.follow.setChecked(True)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished" and rec.scenario["train"]["no_sync"] == "backward_only"
+    window.player.seek_step(0)
+    qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
+    assert rec.steps[0].ranks[0].allreduces() == 3  # what the grade was read from
+    assert "with ctx:  # backward only" in window.code_view.code
+    text = " ".join(window.stage.frame().all_text().split())
+    assert "3 all-reduces per rank" in text

@@ -34,6 +34,7 @@ class CodeView(QTextEdit):
         self.scenario: dict | None = None  # the values the listing shows (the lesson's default)
         self.code = lesson.code_with(None)
         self.current_lines: list[int] = []
+        self.phase = ""  # the phase whose lines are marked
         self.setReadOnly(True)
         self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.setAccessibleName("Training loop code")
@@ -47,7 +48,7 @@ class CodeView(QTextEdit):
         self.lesson = lesson
         self.scenario = None
         self.code = lesson.code_with(None)
-        self.current_lines = []
+        self.current_lines, self.phase = [], ""
         self._render()
 
     def set_scenario(self, scenario: dict | None) -> None:
@@ -56,6 +57,8 @@ class CodeView(QTextEdit):
         self.scenario = scenario
         if code != self.code:
             self.code = code
+            if self.phase:  # a ${choose:…} text of another length moves the marked lines
+                self.current_lines = self.lesson.lines_for(self.phase, self.scenario)
             self._render()
 
     def set_theme(self, theme: Theme) -> None:
@@ -100,7 +103,7 @@ class CodeView(QTextEdit):
         dim = QTextCharFormat()
         dim.setForeground(QColor(self.theme.muted))
         dim.setFontItalic(True)
-        for line in self.lesson.dim:
+        for line in self.lesson.dim_lines(self.scenario):
             block = self.document().findBlockByNumber(line - 1)
             if block.isValid():
                 cursor = QTextCursor(block)
@@ -125,7 +128,8 @@ class CodeView(QTextEdit):
             self._render()
 
     def highlight_phase(self, phase: str) -> None:
-        self.highlight_phase_lines(self.lesson.lines_for(phase))
+        self.phase = phase
+        self.highlight_phase_lines(self.lesson.lines_for(phase, self.scenario))
 
     def highlight_phase_lines(self, lines: list[int], force: bool = False) -> None:
         if list(lines) == self.current_lines and not force:

@@ -13,7 +13,6 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -28,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz.model.dataspec import MAX_EPOCHS, REDUCTIONS
+from ddp_viz._qt.train_fields import TrainFields
+from ddp_viz.model.dataspec import MAX_EPOCHS
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
 from ddp_viz.model.theme import Theme
 
@@ -63,8 +63,7 @@ class ScenarioForm(QWidget):
         self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
         self.epochs = QSpinBox()
         self.epochs.setRange(1, MAX_EPOCHS)
-        self.reduction = QComboBox()
-        self.reduction.addItems(list(REDUCTIONS))
+        self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip(
             "DistributedSampler(drop_last=…): cut the tail instead of padding"
@@ -72,7 +71,6 @@ class ScenarioForm(QWidget):
         self.set_epoch.setToolTip("call sampler.set_epoch(epoch) at the start of every epoch")
         self.batch_size.setToolTip("DataLoader(batch_size=…): rows per rank per step")
         self.epochs.setToolTip("epochs; the run is epochs × batches per epoch steps long")
-        self.reduction.setToolTip("nn.MSELoss(reduction=…)")
         self.model_label = QLabel("")
         self.model_label.setWordWrap(True)
         self.model_label.setObjectName("model_label")
@@ -80,7 +78,7 @@ class ScenarioForm(QWidget):
             w.setObjectName(name)
             w.setAccessibleName(name)
             w.setMinimumWidth(fm.horizontalAdvance("0.0001") + 24)  # fields shrink, data stays
-        for box in (self.shuffle, self.drop_last, self.set_epoch):
+        for box in (self.shuffle, self.drop_last, self.set_epoch, self.train.scale_loss):
             # never narrower than its label, in whatever type the theme sets later
             box.setMinimumWidth(0)
             box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
@@ -124,10 +122,11 @@ class ScenarioForm(QWidget):
         form.addRow("Sampler", flags)
         form.addRow("Batch", self.batch_size)
         form.addRow("Epochs", self.epochs)
-        form.addRow("Loss", self.reduction)
+        self.train.add_to(form)
         self._form = form
-        self._sampler_rows = tuple(range(form.rowCount() - 4, form.rowCount()))
-        self._bucket_row = form.rowCount() - 5
+        self._sampler_rows = (form.rowCount() - 6, form.rowCount() - 5, form.rowCount() - 4)
+        self._sampler_rows += (self.train.loss_row,)
+        self._bucket_row = form.rowCount() - 7
         # the row buttons sit under the rows they change; the fields column can then shrink
         row_buttons = QHBoxLayout()
         row_buttons.addWidget(self.add_row)
@@ -160,7 +159,7 @@ class ScenarioForm(QWidget):
             box.toggled.connect(self._on_field_changed)
         for spin in (self.batch_size, self.epochs):
             spin.valueChanged.connect(self._on_field_changed)
-        self.reduction.currentIndexChanged.connect(self._on_field_changed)
+        self.train.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
         self._lesson = scenario
@@ -180,7 +179,7 @@ class ScenarioForm(QWidget):
             "data.set_epoch": self.set_epoch,
             "data.batch_size": self.batch_size,
             "data.epochs": self.epochs,
-            "train.loss_reduction": self.reduction,
+            **self.train.fields(),
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -206,12 +205,15 @@ class ScenarioForm(QWidget):
         for row in self._sampler_rows:
             self._form.setRowVisible(row, sampler)
         self._form.setRowVisible(self._bucket_row, not sampler)  # room: one bucket anyway
+        accumulating = s.train.accumulate > 1 or s.train.no_sync != "none"
+        for row in self.train.accumulation_rows:
+            self._form.setRowVisible(row, accumulating)
         self.shuffle.setChecked(s.data.shuffle)
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
         self.batch_size.setValue(s.data.batch_size)
         self.epochs.setValue(max(1, s.data.epochs))
-        self.reduction.setCurrentText(s.train.loss_reduction)
+        self.train.load(s.train)
         self.steps.setEnabled(not s.data.epochs)
         self.steps.setToolTip("Set by [data] epochs in the scenario" if s.data.epochs else "")
         linear = s.model.kind == "linear"
@@ -258,7 +260,7 @@ class ScenarioForm(QWidget):
             "model": self._model.to_dict(),
             "ddp": {"bucket_cap_mb": _float_or_text(self.bucket_cap.text())},
             "data": self._data_table(),
-            "train": {"loss_reduction": self.reduction.currentText()},
+            "train": self.train.table(),
         }
         if self._data.epochs:  # the epochs decide the length, whatever the world size
             del raw["steps"]
@@ -371,6 +373,7 @@ def _label(key: str) -> str:
         "init_weight": "Initial weight",
         "init_bias": "Initial bias",
         "ddp.bucket_cap_mb": "Bucket cap (MiB)",
+        "train.accumulate": "Micro-batches",
         "x": "x (data)",
         "y": "y (data)",
     }

@@ -21,6 +21,7 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from ddp_viz.engine.accumulate import micro_rows, run_micro_batches, take
 from ddp_viz.engine.data import first_epoch_rows, rank_batches
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
@@ -56,6 +57,8 @@ class Capture:
     ready: list[list[Any]] = field(default_factory=list)
     # per bucket: index, parameter names, bytes, when the hook launched it and when it came back
     bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # the buckets the hook ran for since the last clear (one micro-batch's backward)
+    fired: list[int] = field(default_factory=list)
 
     def reset(self) -> None:
         self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
@@ -95,6 +98,7 @@ class Capture:
         index = bucket.index()
         buffer = bucket.buffer()
         self.buckets[index] = [self.names[id(p)] for p in params]
+        self.fired.append(index)
         self.bucket_spans[index] = {
             "index": index,
             "params": self.buckets[index],
@@ -188,6 +192,15 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
     every = [rank_batches(scenario, r) for r in range(scenario.world_size)] if oracle else []
     cached: tuple[list[int], torch.Tensor, torch.Tensor] | None = None
 
+    def tensors(rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        nonlocal cached
+        if cached is None or cached[0] != rows:
+            x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
+            y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
+            cached = (rows, x, y)
+        return cached[1], cached[2]
+
+    k = scenario.train.accumulate
     completed = 0
     for step in range(scenario.steps):
         if fault.get("rank") == rank and fault.get("step") == step:
@@ -195,33 +208,46 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
             if fault.get("kind") == "exit":
                 os._exit(17)
             raise RankFault(f"injected fault at step {step}")
-        epoch, rows = next(mine)
-        if cached is None or cached[0] != rows:
-            x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
-            y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
-            cached = (rows, x, y)
-        _, x, y = cached
-        batches = [next(it)[1] for it in every]
+        micro = take(mine, k)  # k micro-batches make one optimizer step
+        epoch, rows = micro[0][0], micro_rows(micro)
+        theirs = [take(it, k) for it in every]
         ref = None
         full: dict[str, torch.Tensor] = {}
         if reference_due(step):
             if oracle is not None:
-                ref, full = oracle.step(run, step, batches)
+                ref, full = oracle.step(run, step, theirs)
             if scenario.world_size > 1:
                 # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
                 # would show our reference as a straggler; they wait here instead.
                 dist.barrier()
         capture.reset()
         optimizer.zero_grad()
-        t0 = time.monotonic()
-        loss = loss_fn(ddp(x), y)
-        t1 = time.monotonic()
-        loss.backward()  # DDP's all-reduce runs in here, through the capture hook
+        if k == 1:
+            x, y = tensors(rows)
+            t0 = time.monotonic()
+            loss = loss_fn(ddp(x), y)
+            t1 = time.monotonic()
+            loss.backward()  # DDP's all-reduce runs in here, through the capture hook
+            spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
+            loss_value, micro_events = loss.detach().item(), []
+        else:
+            acc = run_micro_batches(
+                run=run,
+                step=step,
+                rank=rank,
+                scenario=scenario,
+                ddp=ddp,
+                model=model,
+                loss_fn=loss_fn,
+                tensors=tensors,
+                micro=micro,
+                fired=capture.fired,
+            )
+            loss_value, micro_events, spans = acc.loss, acc.events, acc.spans
         t2 = time.monotonic()
         optimizer.step()
         t3 = time.monotonic()
         params = named_values(model)
-        loss_value = loss.detach().item()
         buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
         averaged = capture.averaged
         # rank 0 compares every value of DDP's average with the reference, so the check stays
@@ -230,7 +256,8 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
             n: float((averaged[n].double() - full[n]).abs().max()) for n in full if n in averaged
         }
         averaged_values = _encoded(averaged)
-        events = [] if ref is None else [ref]
+        events: list[protocol.Event] = [] if ref is None else [ref]
+        events += micro_events
         events += [
             protocol.LocalGrad(  # local gradients differ by design: no digest to compare
                 run, step, rank, loss_value, _encoded(capture.local, False), buckets, rows, epoch
@@ -241,12 +268,7 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
                 run,
                 step,
                 rank,
-                {
-                    "forward": [[t0, t1]],
-                    "backward": [[t1, t2]],
-                    "allreduce": capture.allreduce_spans,
-                    "step": [[t2, t3]],
-                },
+                {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
                 ready=capture.ready,
                 buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
             ),

@@ -52,27 +52,38 @@ class Oracle:
         return _column([self.x[i] for i in rows]), _column([self.y[i] for i in rows])
 
     def step(
-        self, run: int, step: int, batches: list[list[int]]
+        self, run: int, step: int, batches: list[list[tuple[int, list[int]]]]
     ) -> tuple[Reference, dict[str, torch.Tensor]]:
         """The event, and the full-batch gradient tensors (float64) for the rank to compare
-        DDP's average against. ``batches``: each rank's rows in this step."""
+        DDP's average against. ``batches``: each rank's micro-batches in this step as (epoch,
+        rows), one per rank unless the scenario accumulates gradients."""
         with torch.no_grad():
             for mine, theirs in zip(self.model.parameters(), self.source.parameters(), strict=True):
                 mine.copy_(theirs)
-        # the rows of this step once each: what one process would train on (a row that a
-        # padding sampler gave to two ranks counts twice in DDP's average, once here)
-        everything = list(dict.fromkeys(i for rows in batches for i in rows))
+        # the rows of this step once per epoch: what one process would train on (a row that a
+        # padding sampler gave to two ranks counts twice in DDP's average, once here; a row met
+        # again in the next epoch, by a step of micro-batches that spans two, counts again)
+        seen = dict.fromkeys((e, i) for micro in batches for e, rows in micro for i in rows)
+        everything = [i for _, i in seen]
         loss, full = _loss_and_grads(self.model, *self._rows(everything), self.reduction)
-        per_shard = [
-            _loss_and_grads(self.model, *self._rows(rows), self.reduction)[1] for rows in batches
-        ]
-        manual = {name: sum(g[name] for g in per_shard) / len(per_shard) for name in full}
+        # what DDP should make of it, by hand: each micro-batch's gradient (its loss scaled as
+        # the script scales it), added up over the micro-batches as .grad does, then averaged
+        # over the ranks as the all-reduce does
+        scale = self.scenario.train.loss_scale  # 1 without accumulation
+        per_rank = []
+        for micro in batches:
+            grads = [
+                _loss_and_grads(self.model, *self._rows(rows), self.reduction)[1]
+                for _, rows in micro
+            ]
+            per_rank.append({name: scale * sum(g[name] for g in grads) for name in full})
+        manual = {name: sum(g[name] for g in per_rank) / len(per_rank) for name in full}
         event = Reference(
             run=run,
             step=step,
             full_batch_grads={n: encode(t) for n, t in full.items()},
             manual_average={n: encode(t) for n, t in manual.items()},
             full_batch_loss=loss,
-            shard_sizes=[len(rows) for rows in batches],
+            shard_sizes=[sum(len(rows) for _, rows in micro) for micro in batches],
         )
         return event, full

@@ -19,7 +19,7 @@ from ddp_viz.model.modelspec import spec_table
 SAMPLERS = ("contiguous", "distributed")
 REDUCTIONS = ("mean", "sum")
 DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
-TRAIN_KEYS = ("loss_reduction",)
+TRAIN_KEYS = ("loss_reduction", "accumulate", "no_sync", "scale_loss")
 MAX_EPOCHS = 1000
 
 
@@ -110,20 +110,49 @@ class DataSpec:
         return math.ceil(share / self.batch_size)
 
 
+PLACEMENTS = ("none", "forward_and_backward", "backward_only")
+MAX_ACCUMULATE = 64
+
+
 @dataclass(frozen=True)
 class TrainSpec:
     """``loss_reduction``: ``nn.MSELoss(reduction=…)``. DDP averages the ranks' gradients either
-    way, so with ``sum`` the result is the global sum's gradient divided by the world size."""
+    way, so with ``sum`` the result is the global sum's gradient divided by the world size.
+
+    ``accumulate``: micro-batches per optimizer step (each a fresh batch from the rank's
+    loader; ``.grad`` adds them up). ``no_sync``: where the script puts ``with
+    model.no_sync():`` on every micro-batch but the last: ``none`` (nowhere),
+    ``forward_and_backward`` (around both, as the docstring asks) or ``backward_only`` (around
+    ``loss.backward()`` alone, the classic mistake). ``scale_loss``: divide each micro-batch's
+    loss by ``accumulate`` before backward."""
 
     loss_reduction: str = "mean"
+    accumulate: int = 1
+    no_sync: str = "none"
+    scale_loss: bool = True
 
     @classmethod
     def from_mapping(cls, data: Any) -> TrainSpec:
         table = spec_table(data, "train", TRAIN_KEYS)
+        values: dict[str, Any] = {}
         if "loss_reduction" in table:
-            reduction = _choice("train.loss_reduction", table["loss_reduction"], REDUCTIONS)
-            return cls(loss_reduction=reduction)
-        return cls()
+            values["loss_reduction"] = _choice(
+                "train.loss_reduction", table["loss_reduction"], REDUCTIONS
+            )
+        if "accumulate" in table:
+            values["accumulate"] = _whole(
+                "train.accumulate", table["accumulate"], 1, MAX_ACCUMULATE
+            )
+        if "no_sync" in table:
+            values["no_sync"] = _choice("train.no_sync", table["no_sync"], PLACEMENTS)
+        if "scale_loss" in table:
+            values["scale_loss"] = _flag("train.scale_loss", table["scale_loss"])
+        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"loss_reduction": self.loss_reduction}
+        return {k: getattr(self, k) for k in TRAIN_KEYS}
+
+    @property
+    def loss_scale(self) -> float:
+        """What each micro-batch's loss is multiplied by before backward."""
+        return 1.0 / self.accumulate if self.scale_loss else 1.0

@@ -4,7 +4,8 @@ scenario it runs. Pure model layer; a lecturer adds a lesson by adding a folder.
 ``lesson.toml`` holds the title, the lesson's place in the course (``order``), a one-line
 ``summary``, ``prerequisites`` (lesson ids), the default ``scenario`` file, the stage ``scene``,
 the code listing with the lines to highlight per phase (``[code]``; ``${ddp.bucket_cap_mb}`` in
-the listing shows the value of the run on screen), one sentence per phase
+the listing shows the value of the run on screen; ``${choose:train.no_sync}`` puts in the text
+that ``[code.choose."train.no_sync"]`` gives for the run's value), one sentence per phase
 (``[phase_text]``) and the quiz (``[[question]]``).
 """
 
@@ -27,6 +28,19 @@ class LessonError(ValueError):
 
 
 PLACEHOLDER = re.compile(r"\$\{([a-z_]+(?:\.[a-z_]+)*)\}")
+CHOOSE = re.compile(r"\$\{choose:([a-z_]+(?:\.[a-z_]+)*)\}")
+
+
+def _lookup(scenario: Mapping[str, Any], path: str) -> Any:
+    found: Any = scenario
+    for part in path.split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return found
+
+
+def _word(value: Any) -> str:
+    """A scenario value as a ``[code.choose]`` key: TOML's true/false for flags."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 @dataclass(frozen=True)
@@ -40,28 +54,73 @@ class Lesson:
     prerequisites: tuple[str, ...] = ()
     scene: str = "ddp_step"
     scenario_file: Path | None = None
-    highlight: dict[str, list[int]] = field(default_factory=dict)
+    # per phase: listing line numbers as written, or texts (every shown line holding one)
+    highlight: dict[str, list[int | str]] = field(default_factory=dict)
     dim: tuple[int, ...] = ()  # listing lines that are ddp-viz's instrumentation, not the lesson
     phase_text: dict[str, str] = field(default_factory=dict)
     questions: tuple[Question, ...] = ()
+    # ``${choose:key}`` in the listing: scenario key -> the key's value -> text to put in
+    choose: dict[str, dict[str, str]] = field(default_factory=dict)
 
-    def lines_for(self, phase: str) -> list[int]:
-        """1-based code lines to highlight while ``phase`` plays."""
-        return self.highlight.get(phase, [])
+    def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:
+        """1-based code lines to highlight while ``phase`` plays, in the listing as shown for
+        ``scenario``: a ``${choose:…}`` line highlights every line its text fills, and a text
+        (``"loss.backward()"``) every line that holds it, whichever text was chosen."""
+        marks = self.highlight.get(phase, [])
+        lines = self._mapped([m for m in marks if isinstance(m, int)], scenario)
+        texts = [m for m in marks if isinstance(m, str)]
+        if texts:
+            shown = self.code_with(scenario).splitlines()
+            lines += [i for i, line in enumerate(shown, 1) if any(t in line for t in texts)]
+        return sorted(set(lines))
+
+    def dim_lines(self, scenario: Mapping[str, Any] | None = None) -> list[int]:
+        return self._mapped(list(self.dim), scenario)
+
+    def _mapped(self, lines: list[int], scenario: Mapping[str, Any] | None) -> list[int]:
+        if not self.choose:
+            return list(lines)
+        where = self._expand(self._values(scenario))[1]
+        return [n for line in lines if 0 < line <= len(where) for n in where[line - 1]]
+
+    def _values(self, scenario: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        return self.scenario().to_dict() if scenario is None else scenario
+
+    def _expand(self, scenario: Mapping[str, Any]) -> tuple[list[str], list[list[int]]]:
+        """The listing's lines with every ``${choose:…}`` filled in (texts may hold more), and
+        for each line as written the 1-based lines it became."""
+        out: list[str] = []
+        where: list[list[int]] = []
+        for line in self.code.splitlines():
+            filled = self._fill(line, scenario, depth=0)
+            where.append(list(range(len(out) + 1, len(out) + 1 + len(filled))))
+            out += filled
+        return out, where
+
+    def _fill(self, line: str, scenario: Mapping[str, Any], depth: int) -> list[str]:
+        match = CHOOSE.search(line)
+        if match is None or depth > 4:
+            return [line]
+        key = match.group(1)
+        word = _word(_lookup(scenario, key))
+        text = self.choose.get(key, {}).get(word, f"# (no listing for {key} = {word})")
+        parts = text.strip("\n").splitlines() or [""]
+        indent = line[: len(line) - len(line.lstrip())]
+        filled = [line[: match.start()] + parts[0]] + [indent + p for p in parts[1:]]
+        filled[-1] += line[match.end() :]
+        return [done for part in filled for done in self._fill(part, scenario, depth + 1)]
 
     def code_with(self, scenario: Mapping[str, Any] | None) -> str:
         """The listing with ``${key}`` / ``${table.key}`` filled from a scenario (its
         ``to_dict()`` form), so the code shows the values the run on screen used."""
-        if scenario is None:
-            scenario = self.scenario().to_dict()
+        values = self._values(scenario)
 
         def value(match: re.Match[str]) -> str:
-            found: Any = scenario
-            for part in match.group(1).split("."):
-                found = found.get(part) if isinstance(found, Mapping) else None
+            found = _lookup(values, match.group(1))
             return f"{found:g}" if isinstance(found, float) else str(found)
 
-        return PLACEHOLDER.sub(value, self.code)
+        code = "\n".join(self._expand(values)[0]) if self.choose else self.code
+        return PLACEHOLDER.sub(value, code)
 
     def scenario(self) -> Scenario:
         """The lesson's default scenario (a fresh, validated copy)."""
@@ -93,7 +152,10 @@ def load_lesson_folder(folder: Path) -> Lesson:
     if scene not in SCENES:
         raise LessonError(f"{where}: unknown scene {scene!r}; known: {', '.join(SCENES)}")
     code = meta.get("code", {})
-    highlight = {k: [int(n) for n in v] for k, v in code.get("phases", {}).items()}
+    highlight = {
+        k: [n if isinstance(n, str) else int(n) for n in v]
+        for k, v in code.get("phases", {}).items()
+    }
     unknown = set(highlight) - set(PHASES_OF[scene])
     if unknown:
         raise LessonError(f"{where}: [code.phases] names unknown phases {sorted(unknown)}")
@@ -118,7 +180,21 @@ def load_lesson_folder(folder: Path) -> Lesson:
         dim=tuple(int(n) for n in code.get("dim", ())),
         phase_text=dict(meta.get("phase_text", {})),
         questions=tuple(questions),
+        choose=_choose(code.get("choose", {}), code.get("listing", ""), where),
     )
+
+
+def _choose(table: Any, listing: str, where: str) -> dict[str, dict[str, str]]:
+    """``[code.choose."table.key"]`` tables; every ``${choose:…}`` in the listing needs one."""
+    if not isinstance(table, Mapping) or not all(isinstance(v, Mapping) for v in table.values()):
+        raise LessonError(f"{where}: [code.choose] holds one table of texts per scenario key")
+    missing = sorted(set(CHOOSE.findall(str(listing))) - set(table))
+    if missing:
+        raise LessonError(
+            f"{where}: the listing uses ${{choose:{missing[0]}}} but there is no "
+            f'[code.choose."{missing[0]}"]'
+        )
+    return {key: {str(k): str(v) for k, v in texts.items()} for key, texts in table.items()}
 
 
 def highlight_python(code: str, style: str = "default", pre_style: str = "margin:0") -> str:

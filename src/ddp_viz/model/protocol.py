@@ -108,6 +108,26 @@ class LocalGrad(Event):
 
 
 @dataclass(frozen=True)
+class MicroStep(Event):
+    """One micro-batch of an optimizer step with gradient accumulation (``[train] accumulate``
+    above 1; runs without accumulation send none). ``grads`` is the rank's ``.grad`` right
+    after this micro-batch's backward: a running sum, averaged by DDP whenever it synced.
+    ``allreduced`` lists the buckets DDP's comm hook ran for in this backward (empty: the
+    backward was skipped by ``no_sync``). ``loss`` is the loss before any 1/k scaling."""
+
+    kind: ClassVar[str] = "micro_step"
+    run: int
+    step: int
+    rank: int
+    micro: int
+    loss: float
+    grads: Grads
+    allreduced: list[int] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+    epoch: int = 0
+
+
+@dataclass(frozen=True)
 class AveragedGrad(Event):
     """The same bucket after DDP's all-reduce (sum ÷ world size), read inside backward."""
 
@@ -154,8 +174,10 @@ class Timing(Event):
 class Reference(Event):
     """Single-process reference at the parameters the ranks held going into ``step``.
 
-    ``full_batch_grads`` is the gradient of the mean loss over all rows; ``manual_average``
-    averages per-shard gradients by hand (what a lesson without DDP can only simulate).
+    ``full_batch_grads`` is the gradient of the loss over all the step's rows, each once;
+    ``manual_average`` averages per-shard gradients by hand (what a lesson without DDP can only
+    simulate); with gradient accumulation each shard's gradient is its micro-batches' scaled
+    gradients added up, as ``.grad`` adds them.
     """
 
     kind: ClassVar[str] = "reference"
@@ -207,6 +229,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         RankStarted,
         InitialParams,
         LocalGrad,
+        MicroStep,
         AveragedGrad,
         Params,
         Timing,

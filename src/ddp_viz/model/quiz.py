@@ -25,14 +25,40 @@ REVEALED_IN = {
     "params": "step",
     "buckets": "shards",
     "rows": "local",  # how many rows the rank trained on in that step
+    # how many times DDP's comm hook ran in that optimizer step (gradient accumulation)
+    "allreduces": "allreduce",
 }
+
+
+def _setting(scenario: Mapping[str, Any], path: str) -> Any:
+    found: Any = scenario
+    for part in path.split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+    return a == b
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return f'"{value}"' if isinstance(value, str) else str(value)
 
 
 @dataclass(frozen=True)
 class Quantity:
     """One recorded number: ``what`` of parameter ``param`` (element ``index``) at ``step``
     (1-based, as every view counts steps) on ``rank``, in a run of ``world_size`` ranks (any
-    world size when None) and, when set, with ``bucket_cap_mb``."""
+    world size when None) and, when set, with ``bucket_cap_mb`` and the scenario settings in
+    ``when`` (dotted keys: ``("train.no_sync", "backward_only")``)."""
 
     what: str = "averaged"
     param: str = ""
@@ -41,23 +67,24 @@ class Quantity:
     index: int = 0
     world_size: int | None = None
     bucket_cap_mb: float | None = None
+    when: tuple[tuple[str, Any], ...] = ()
+
+    def settings(self) -> tuple[tuple[str, Any], ...]:
+        cap = () if self.bucket_cap_mb is None else (("ddp.bucket_cap_mb", self.bucket_cap_mb),)
+        return cap + self.when
 
     def matches(self, record: RunRecord) -> bool:
         """Is ``record`` a run this quantity is about?"""
         if self.world_size is not None and record.world_size != self.world_size:
             return False
-        if self.bucket_cap_mb is None:
-            return True
-        cap = record.scenario.get("ddp", {}).get("bucket_cap_mb")
-        return isinstance(cap, (int, float)) and abs(cap - self.bucket_cap_mb) <= 1e-12
+        return all(_same(_setting(record.scenario, k), v) for k, v in self.settings())
 
     def conditions(self) -> str:
         """`` with 4 ranks``, `` with bucket_cap_mb = 0.25``, both, or nothing."""
         parts = []
         if self.world_size is not None:
             parts.append(f"{self.world_size} ranks")
-        if self.bucket_cap_mb is not None:
-            parts.append(f"bucket_cap_mb = {self.bucket_cap_mb:g}")
+        parts += [f"{k.split('.')[-1]} = {_shown(v)}" for k, v in self.settings()]
         return (" with " + " and ".join(parts)) if parts else ""
 
     def mismatch(self, record: RunRecord) -> str:
@@ -65,9 +92,11 @@ class Quantity:
         out = []
         if self.world_size is not None and record.world_size != self.world_size:
             out.append(f"{record.world_size} ranks")
-        if self.bucket_cap_mb is not None:
-            cap = record.scenario.get("ddp", {}).get("bucket_cap_mb")
-            out.append(f"bucket_cap_mb = {cap:g}" if isinstance(cap, (int, float)) else "no cap")
+        for key, wanted in self.settings():
+            have = _setting(record.scenario, key)
+            if not _same(have, wanted):
+                name = key.split(".")[-1]
+                out.append(f"{name} = {_shown(have)}" if have is not None else f"no {name}")
         return " and ".join(out)
 
     @property
@@ -88,6 +117,9 @@ class Quantity:
             return float(len(rs.bucket_spans)) if rs.bucket_spans else None
         if self.what == "rows":
             return float(len(rs.rows)) if rs.loss is not None else None
+        if self.what == "allreduces":
+            n = rs.allreduces() if rs.loss is not None else None
+            return None if n is None else float(n)
         tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[self.what]
         if tensors is None or self.param not in tensors:
             return None
@@ -118,10 +150,13 @@ def _quantity(qid: str, raw: Any) -> Quantity:
     if not isinstance(raw, Mapping):
         raise ValueError(f"question {qid}: predict questions need a [question.quantity] table")
     keys = ("what", "param", "step", "rank", "index", "world_size", "bucket_cap_mb")
-    q = Quantity(**{k: raw[k] for k in keys if k in raw})
+    when = raw.get("when", {})
+    if not isinstance(when, Mapping):
+        raise ValueError(f"question {qid}: quantity.when is a table of scenario settings")
+    q = Quantity(**{k: raw[k] for k in keys if k in raw}, when=tuple(when.items()))
     if q.what not in REVEALED_IN:
         raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
-    if q.what not in ("loss", "buckets", "rows") and not q.param:
+    if q.what not in ("loss", "buckets", "rows", "allreduces") and not q.param:
         raise ValueError(f"question {qid}: quantity.param names the parameter")
     if q.step < 1:
         raise ValueError(f"question {qid}: quantity.step counts from 1")

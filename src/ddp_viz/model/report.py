@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.sharing import why_average_differs
-from ddp_viz.model.timeline import RunRecord, StepRecord, display_value, uneven_note
+from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value, uneven_note
 
 TICK, CROSS = "✓", "✗"
 
@@ -45,23 +45,49 @@ def value(g: Grads | None, name: str) -> str:
     return fmt(display_value(g.get(name))) if g else "—"
 
 
+def _rows_of(rec: RunRecord, r: int, rows: list[int]) -> list[int]:
+    return rows or (rec.shards[r] if r < len(rec.shards) else [])
+
+
+def micro_lines(rec: RunRecord, rs: RankStep, indent: int) -> list[str]:
+    """A rank's micro-batches: rows, loss, ``.grad`` after each backward, and whether DDP's
+    comm hook all-reduced in it (accumulating runs only)."""
+    out = []
+    for m in rs.micro:
+        grads = "  ".join(f"{param_label(rec, n)} {value(m.grads, n)}" for n in rec.param_names)
+        n = len(m.allreduced)
+        synced = ("all-reduced" + (f" ({n} buckets)" if n > 1 else "")) if n else "no all-reduce"
+        out.append(
+            f"{'':>{indent}}micro-batch {m.micro + 1}: rows {rows_label(m.rows)}, loss "
+            f"{fmt(m.loss)}, .grad after backward: {grads}; {synced}"
+        )
+    return out
+
+
 def step_table(rec: RunRecord, st: StepRecord) -> str:
     names = rec.param_names
     width = max([len(param_label(rec, n)) for n in names] + [9])
+    rw = max([7] + [len(rows_label(_rows_of(rec, r, rs.rows))) for r, rs in st.ranks.items()])
+    k = int(rec.scenario.get("train", {}).get("accumulate", 1))
+    # with accumulation the bucket holds .grad, a running sum, when the hook copies it
+    local = "to all-reduce" if k > 1 else "local grad"
+    lw = max(11, len(local))
     head = (
-        f"{'rank':>4}  {'rows':<7} {'loss':>10}   {'parameter':<{width}}  "
-        f"{'local grad':>11}  {'averaged':>11}  {'after step':>11}"
+        f"{'rank':>4}  {'rows':<{rw}} {'loss':>10}   {'parameter':<{width}}  "
+        f"{local:>{lw}}  {'averaged':>11}  {'after step':>11}"
     )
     lines = [f"step {st.step + 1}", head, "-" * len(head)]
+    lead_w = 4 + 2 + rw + 1 + 10
     for r in sorted(st.ranks):
         rs = st.ranks[r]
-        rows = rs.rows or (rec.shards[r] if r < len(rec.shards) else [])
+        rows = _rows_of(rec, r, rs.rows)
         for i, n in enumerate(names):
-            lead = f"{r:>4}  {rows_label(rows):<7} {fmt(rs.loss):>10}" if i == 0 else " " * 24
+            lead = f"{r:>4}  {rows_label(rows):<{rw}} {fmt(rs.loss):>10}" if i == 0 else ""
             lines.append(
-                f"{lead}   {param_label(rec, n):<{width}}  {value(rs.local, n):>11}  "
+                f"{lead:<{lead_w}}   {param_label(rec, n):<{width}}  {value(rs.local, n):>{lw}}  "
                 f"{value(rs.averaged, n):>11}  {value(rs.params, n):>11}"
             )
+        lines += micro_lines(rec, rs, 6)
     ref = st.reference
     if ref is not None:
         for label, grads in (
@@ -71,10 +97,11 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
             if label.startswith("shard") and st.average_is_full_batch() is not False:
                 continue
             loss = fmt(ref.full_batch_loss) if label.startswith("full") else ""
-            lines.append(f"{'':>4}  {'all' if loss else '':<7} {loss:>10}   {label}:")
+            lines.append(f"{'':>4}  {'all' if loss else '':<{rw}} {loss:>10}   {label}:")
             for n in names:
                 lines.append(
-                    f"{'':>24}   {param_label(rec, n):<{width}}  {'':>11}  {value(grads, n):>11}"
+                    f"{'':>{lead_w}}   {param_label(rec, n):<{width}}  {'':>{lw}}  "
+                    f"{value(grads, n):>11}"
                 )
     lines.append(
         f"checks: {mark(st.ranks_agree())} ranks agree   "

@@ -59,10 +59,12 @@ class Scenario:
             if key in data:
                 values[key] = _coerce(key, data[key])
         spec: DataSpec = values.get("data", DataSpec())
+        train: TrainSpec = values.get("train", TrainSpec())
         rows = len(values.get("x", cls.x))
         world = values.get("world_size", cls.world_size)
         if spec.epochs and "steps" not in values and isinstance(world, int) and 1 <= world <= rows:
-            values["steps"] = spec.run_steps(rows, world)  # epochs fix the length; validate checks
+            # epochs fix the length; validate checks
+            values["steps"] = max(1, epoch_steps(spec, train, rows, world))
         return cls(**values, source=source)
 
     @classmethod
@@ -89,10 +91,11 @@ class Scenario:
         elif self.data.epochs and "steps" not in coerced:
             # world size or rows changed: the same epochs make a different number of steps
             data = coerced.get("data", self.data)
+            train = coerced.get("train", self.train)
             rows = len(coerced.get("x", self.x))
             world = coerced.get("world_size", self.world_size)
             if data.epochs and 1 <= world <= rows:
-                coerced["steps"] = data.run_steps(rows, world)
+                coerced["steps"] = max(1, epoch_steps(data, train, rows, world))
         return replace(self, **coerced)
 
     # --- derived -----------------------------------------------------------------------------
@@ -218,6 +221,12 @@ def _range(key: str, value: Any) -> None:
         raise ScenarioError(key, f"at most {MAX_ROWS} rows, got {len(value)}")
 
 
+def epoch_steps(data: DataSpec, train: TrainSpec, rows: int, world: int) -> int:
+    """Optimizer steps in a run whose length ``[data] epochs`` sets: every ``accumulate``
+    batches make one step."""
+    return data.run_steps(rows, world) // train.accumulate
+
+
 def validate(s: Scenario) -> None:
     """Raise :class:`ScenarioError` naming the first offending field."""
     for key in FIELDS:
@@ -231,13 +240,23 @@ def validate(s: Scenario) -> None:
             f"(every rank needs a shard); there are {len(s.x)}",
         )
     if s.data.epochs and s.world_size <= len(s.x):
-        steps = s.data.run_steps(len(s.x), s.world_size)
+        micro = s.data.run_steps(len(s.x), s.world_size)
+        if micro % s.train.accumulate:
+            raise ScenarioError(
+                "train.accumulate",
+                f"[data] epochs = {s.data.epochs} give each rank {micro} batches, which do not "
+                f"make whole optimizer steps of {s.train.accumulate} micro-batches",
+            )
+        steps = micro // s.train.accumulate
         if s.steps != steps:
             per_epoch = s.data.steps_per_epoch(len(s.x), s.world_size)
+            how = f"{per_epoch} batches per epoch"
+            if s.train.accumulate > 1:
+                how += f", {s.train.accumulate} per optimizer step"
             raise ScenarioError(
                 "steps",
                 f"[data] epochs = {s.data.epochs} makes this run {steps} steps long "
-                f"({per_epoch} per epoch); leave steps out or change epochs",
+                f"({how}); leave steps out or change epochs",
             )
     if s.data.batch_size and not s.data.distributed:
         raise ScenarioError(

@@ -43,16 +43,35 @@ def epochs(record: RunRecord, upto: int | None = None) -> list[EpochShare]:
     return [out[e] for e in sorted(out)]
 
 
+def step_rows(st: StepRecord) -> list[tuple[int, int]]:
+    """(epoch, row) for every row a rank trained on in this step, in order, repeats kept.
+    With gradient accumulation a step's micro-batches may span two epochs."""
+    out = []
+    for _, rs in sorted(st.ranks.items()):
+        if rs.micro:
+            out += [(m.epoch, row) for m in rs.micro for row in m.rows]
+        else:
+            out += [(rs.epoch, row) for row in rs.rows]
+    return out
+
+
 def step_repeats(st: StepRecord) -> list[int]:
-    """Rows that more than one rank (or one rank twice) trained on in this step."""
-    counts = Counter(row for rs in st.ranks.values() for row in rs.rows)
-    return sorted(row for row, n in counts.items() if n > 1)
+    """Rows that more than one rank (or one rank twice) trained on in one epoch of this step."""
+    counts = Counter(step_rows(st))
+    return sorted({row for (_, row), n in counts.items() if n > 1})
 
 
 def why_average_differs(record: RunRecord, st: StepRecord) -> str:
     """In words, why DDP's average is not the gradient over this step's rows, or ""."""
     reasons = []
-    if record.scenario.get("train", {}).get("loss_reduction") == "sum":
+    train = record.scenario.get("train", {})
+    k = int(train.get("accumulate", 1))
+    if k > 1 and not train.get("scale_loss", True):
+        reasons.append(
+            f"each rank added up {k} micro-batches' gradients in .grad without dividing the "
+            f"loss by {k}, so the step's gradient is {k}× what one process gets from these rows"
+        )
+    if train.get("loss_reduction") == "sum":
         reasons.append(
             "the loss is a sum, so each rank's gradient is a sum over its rows; DDP still "
             f"divides by the world size, so the average is the sum's gradient ÷ {record.world_size}"

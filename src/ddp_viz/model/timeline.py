@@ -76,6 +76,15 @@ class RankStep:
     bucket_spans: list[dict[str, Any]] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # the rows this rank trained on in this step
     epoch: int = 0
+    # with gradient accumulation: the step's micro-batches, in order
+    micro: list[protocol.MicroStep] = field(default_factory=list)
+
+    def allreduces(self) -> int | None:
+        """How many times DDP's comm hook ran in this optimizer step, over all its
+        micro-batches (None for a run without accumulation, which sends no micro-steps)."""
+        if not self.micro:
+            return None
+        return sum(len(m.allreduced) for m in self.micro)
 
     @property
     def complete(self) -> bool:
@@ -199,6 +208,8 @@ class RunRecord:
                 rs = self._step(s).rank(r)
                 rs.loss, rs.local, rs.buckets = loss, g, b
                 rs.rows, rs.epoch = event.rows, event.epoch
+            case protocol.MicroStep(step=s, rank=r):
+                self._step(s).rank(r).micro.append(event)
             case protocol.AveragedGrad(step=s, rank=r, grads=g, vs_full_batch=vs):
                 rs = self._step(s).rank(r)
                 rs.averaged, rs.vs_full_batch = g, vs

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ddp_viz.model.frame import StageFrame
+from ddp_viz.model.scenes.accumulate import build as build_accumulate
 from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.data_split import build as build_data_split
@@ -21,6 +22,7 @@ SCENES: dict[str, SceneBuilder] = {
     "ddp_step": build_ddp_step,
     "buckets": build_buckets,
     "data_split": build_data_split,
+    "accumulate": build_accumulate,
 }
 PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 

@@ -1,0 +1,329 @@
+"""The accumulation scene: one optimizer step's micro-batches, ``.grad`` after each backward,
+and whether DDP's comm hook all-reduced in it.
+
+A table per rank (lines: the rows, ``.grad`` of each parameter, "all-reduced?"; columns: the
+micro-batches), revealed micro-batch by micro-batch as the backward passes happened. Below it:
+how many all-reduces the hook counted this step, DDP's ``.grad`` at ``optimizer.step()``
+against one process taking the step's rows as one batch, and the parameters after the step.
+Every number is a recorded one; the counts come from the hook, never from the scenario.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.sharing import step_rows, why_average_differs
+from ddp_viz.model.tensors import tensor_norm
+from ddp_viz.model.timeline import PHASES, Cursor, RankStep, RunRecord, StepRecord, display_value
+
+TITLES = {
+    "shards": "1 · each rank's micro-batches",
+    "local": "2 · backward after backward",
+    "allreduce": "3 · what DDP synchronised",
+    "step": "4 · one optimizer.step()",
+}
+SHORT = {  # the same on a narrow stage in large type
+    "shards": "micro-batches",
+    "local": "backward × k",
+    "allreduce": "all-reduces",
+    "step": "optimizer.step()",
+}
+PLACEMENT = {
+    "none": "no no_sync()",
+    "forward_and_backward": "no_sync() around forward + backward",
+    "backward_only": "no_sync() around backward only",
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of the scene fits: caption lines, the rows line, the note's lines."""
+
+    caption: int
+    rows: bool
+    note: int
+
+
+PLANS = (Plan(2, True, 2), Plan(1, True, 2), Plan(0, True, 1), Plan(0, False, 1))
+MIN_BELOW = 3  # lines the table must leave below it: the count, the verdict, the parameters
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A line (wrapped) below the table; when space runs out the lowest ``priority`` goes."""
+
+    text: str
+    font: Font
+    color: str
+    priority: int
+    key: str = ""
+    value: float | None = None
+    most: int = 4  # at most this many lines
+
+
+def visible_micro(k: int, fit: int) -> list[int | None]:
+    """Which micro-batch columns to draw when only ``fit`` fit: the first ones, a gap (None)
+    and the last, which is the one that synchronises."""
+    if k <= fit:
+        return list(range(k))
+    head = max(1, fit - 2)
+    return [*range(head), None, k - 1]
+
+
+class _Builder(FrameBuilder):
+    def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
+        super().__init__(ctx)
+        self.rec, self.cursor, self.phase = rec, cursor, cursor.phase
+        self.progress = min(1.0, max(0.0, progress))
+        self.step: StepRecord | None = (
+            rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
+        )
+        self.small = Font(max(ctx.min_px, self.base * 0.9))
+        self.names = [p.name for p in rec.params]
+        train = rec.scenario.get("train", {})
+        self.k = int(train.get("accumulate", 1))
+        self.placement = str(train.get("no_sync", "none"))
+        self.scaled = bool(train.get("scale_loss", True))
+        # a big model: one line with the norm over every parameter instead of one per tensor
+        self.lines = self.names if len(self.names) <= 3 else ["‖all‖"]
+
+    # --- plan --------------------------------------------------------------------------------
+    def build(self) -> StageFrame:
+        title = self.plan_title()
+        if self.step is None:
+            self.place(title + self.caption(PHASES[self.phase], True, 2))
+            return self.frame
+        room = self.ctx.height - MIN_BELOW * self.small.px * LINE
+        plan = next((p for p in PLANS if self.height(title, p) <= room), PLANS[-1])
+        self.grow(title, plan)
+        caption = self.caption(PHASES[self.phase], False, 9)
+        y = self.place(title + (caption if len(caption) <= plan.caption else []))
+        y = self.table(y + self.pad * 0.4, plan)
+        self.bottom(y + self.pad * 0.4, plan)
+        return self.frame
+
+    def grow(self, title: list[Line], plan: Plan) -> None:
+        """On a big stage, larger type for the table and what is below it, as long as the
+        table and seven lines below it still fit."""
+        base = self.small
+        for scale in (1.4, 1.25, 1.1):
+            self.small = Font(base.px * scale)
+            lines_below = 7 * self.small.px * LINE
+            wide = self.table_width() <= self.ctx.width - 2 * self.pad
+            if wide and self.height(title, plan) + lines_below <= self.ctx.height:
+                return
+        self.small = base
+
+    def table_width(self) -> float:
+        f = self.small
+        labels = [self.label(n) for n in self.lines] + ["all-reduced", "rank 0 · rows"]
+        cell = max(self.width("−000.0", f), self.width("micro 00", f)) + f.px
+        return max(self.width(text, f) for text in labels) + f.px + min(self.k, 4) * cell
+
+    def place(self, lines: list[Line]) -> float:
+        y = self.pad * 0.6
+        for line in lines:
+            self.emit(line, y)
+            y += line.height
+        return y
+
+    def height(self, title: list[Line], plan: Plan) -> float:
+        lh = self.small.px * LINE
+        caption = self.caption(PHASES[self.phase], False, plan.caption)
+        top = self.pad * 0.6 + sum(line.height for line in title + caption) + self.pad * 0.8
+        per_rank = len(self.lines) + 2
+        table = lh * (1 + per_rank * len(self.step.ranks if self.step else []))
+        return top + table
+
+    def plan_title(self) -> list[Line]:
+        total = max(self.rec.steps_planned, len(self.rec.steps))
+        phase, n = PHASES[self.phase], self.cursor.step + 1
+        left = f"Step {n} of {total} · {TITLES[phase]}"
+        if self.width(left, Font(self.base * 1.2, bold=True)) > self.ctx.width - 2 * self.pad:
+            left = f"Step {n}/{total} · {SHORT[phase]}"
+        scale = f"loss ÷ {self.k}" if self.scaled else "loss not scaled"
+        where = PLACEMENT.get(self.placement, self.placement)
+        rights = [
+            f"{self.k} micro-batches · {where} · {scale}",
+            f"{self.k} micro-batches · {where}",
+        ]
+        return self.title(left, rights, self.t.muted)
+
+    # --- the table ---------------------------------------------------------------------------
+    def shown(self, j: int) -> bool:
+        """Has micro-batch ``j``'s backward happened yet at this point of the animation?"""
+        if self.phase >= 2:
+            return True
+        if self.phase == 1:
+            return self.progress >= j / max(1, self.k)
+        return False
+
+    def table(self, top: float, plan: Plan) -> float:
+        t, f = self.t, self.small
+        st = self.step
+        assert st is not None
+        lh = f.px * LINE
+        labels = [self.label(n) for n in self.lines] + ["all-reduced", "rank 0 · rows"]
+        label_w = max(self.width(text, f) for text in labels) + f.px
+        cell = max(self.width("−000.0", f), self.width("micro 00", f)) + f.px
+        room = self.ctx.width - 2 * self.pad - label_w
+        columns = visible_micro(self.k, max(3, int(room // cell)))
+        cell = min(cell * 1.8, room / len(columns))
+        x0 = self.pad + label_w
+        for c, j in enumerate(columns):
+            label = "…" if j is None else f"micro {j + 1}"
+            self.text(x0 + (c + 0.5) * cell, top, label, f, t.muted, Align.CENTER)
+        y = top + lh
+        block = len(self.lines) + 2
+        current = min(self.k - 1, int(self.progress * self.k)) if self.phase == 1 else None
+        if current is not None and current in columns:
+            c = columns.index(current)
+            box = Rect(x0 + c * cell, top, cell, lh * (1 + block * len(st.ranks)))
+            self.shape(kind="rect", box=box, fill=t.highlight, key=f"now.micro{current}")
+        for r, rs in sorted(st.ranks.items()):
+            self.text(
+                self.pad, y, f"rank {r} · rows" if plan.rows else f"rank {r}", f, t.rank_color(r)
+            )
+            for i, what in enumerate([*self.lines, "all-reduced"]):
+                self.text(self.pad, y + (i + 1) * lh, self.label(what), f, t.muted)
+            for c, j in enumerate(columns):
+                if j is not None and j < len(rs.micro):
+                    self.cells(rs, j, x0 + (c + 0.5) * cell, y, plan)
+            y += block * lh
+        return y
+
+    def label(self, what: str) -> str:
+        return what if what in ("all-reduced", "‖all‖") else f"{what}.grad"
+
+    def cells(self, rs: RankStep, j: int, cx: float, y: float, plan: Plan) -> None:
+        t, f = self.t, self.small
+        lh = f.px * LINE
+        m = rs.micro[j]
+        r = m.rank
+        if plan.rows:
+            rows = ", ".join(str(i + 1) for i in m.rows)
+            self.text(cx, y, rows, f, t.text, Align.CENTER)
+        y += lh
+        if not self.shown(j):
+            return
+        for name in self.lines:
+            if name == "‖all‖":
+                v = math.sqrt(sum(tensor_norm(g) ** 2 for g in m.grads.values()))
+            else:
+                v = display_value(m.grads.get(name))
+            key = f"rank{r}.micro{j}.grad.{name}"
+            self.text(cx, y, fmt(v), f, t.text, Align.CENTER, key=key, value=v)
+            y += lh
+        synced = bool(m.allreduced)
+        self.text(
+            cx,
+            y,
+            "yes" if synced else "no",
+            Font(f.px, bold=synced),
+            t.accent if synced else t.muted,
+            Align.CENTER,
+            key=f"rank{r}.micro{j}.allreduced",
+            value=float(len(m.allreduced)),
+        )
+
+    # --- below the table ---------------------------------------------------------------------
+    def counts(self) -> tuple[str, float | None]:
+        assert self.step is not None
+        counts = {r: rs.allreduces() for r, rs in sorted(self.step.ranks.items())}
+        values = set(counts.values())
+        if len(values) == 1:
+            n = values.pop()
+            return f"{n} all-reduce{'' if n == 1 else 's'} per rank in {self.k} backward passes", n
+        each = " · ".join(f"rank {r}: {n}" for r, n in counts.items())
+        return f"all-reduces: {each}, in {self.k} backward passes", None
+
+    def note(self, count: float | None) -> str:
+        k = self.k
+        if count is None:
+            return ""
+        if self.placement == "backward_only" and count >= k:
+            return (
+                "no_sync() wrapped only loss.backward(): the forward ran outside it, and DDP "
+                "decides in the forward whether the next backward synchronises. Every backward "
+                "all-reduced, as if there were no no_sync()."
+            )
+        if count < k:
+            return (
+                f"no_sync() skipped {k - int(count)} of {k} all-reduces: .grad added up the "
+                "local gradients, and the last backward averaged the sum across the ranks."
+            )
+        return (
+            "Every backward all-reduced: .grad after each is the running sum of the averages. "
+            "The result is the same as with no_sync(); only the traffic differs."
+        )
+
+    def values(self, grads: dict | None) -> str:
+        if not grads:
+            return "—"
+        return "  ".join(f"{n} {fmt(display_value(grads.get(n)))}" for n in self.names)
+
+    def paragraphs(self, plan: Plan) -> list[Paragraph]:
+        """The lines below the table for this phase, in reading order."""
+        st, t, f = self.step, self.t, self.small
+        if st is None or self.phase < 2:
+            return []
+        bold = Font(f.px, bold=True)
+        text, count = self.counts()
+        out = [
+            Paragraph(text + " (counted by DDP's comm hook)", bold, t.text, 5, "allreduces", count),
+            Paragraph(self.note(count), f, t.muted, 2, most=plan.note),
+        ]
+        avg = st.ranks[min(st.ranks)].averaged
+        out.append(Paragraph(f"DDP's .grad at optimizer.step(): {self.values(avg)}", f, t.text, 3))
+        ref = st.reference
+        if ref is not None:
+            rows = len(set(step_rows(st)))
+            one = f"one process, these {rows} rows as one batch: "
+            out.append(Paragraph(one + self.values(ref.full_batch_grads), f, t.text, 3))
+            same = st.average_is_full_batch()
+            why = why_average_differs(self.rec, st)
+            verdict = "✓ equal" if same else "✗ different: " + (why or "rounding")
+            out.append(Paragraph(verdict, bold, t.ok if same else t.bad, 4, "full_batch"))
+        if self.phase >= 3 and self.progress >= 1.0:
+            agree = st.ranks_agree()
+            ok = "✓ all ranks equal" if agree else "✗ ranks differ"
+            params = st.ranks[min(st.ranks)].params
+            line = f"after optimizer.step(): {self.values(params)}  ·  {ok}"
+            out.append(Paragraph(line, f, t.ok if agree else t.bad, 6, "agree"))
+        return out
+
+    def bottom(self, top: float, plan: Plan) -> None:
+        """The paragraphs that fit, the most important first, drawn in reading order."""
+        room = self.ctx.width - 2 * self.pad
+        wrapped = [
+            (p, wrap_lines(p.text, p.font, room, self.width)[: p.most])
+            for p in self.paragraphs(plan)
+        ]
+        left = self.ctx.height - top
+        keep: set[int] = set()
+        for i in sorted(range(len(wrapped)), key=lambda i: -wrapped[i][0].priority):
+            p, lines = wrapped[i]
+            need = len(lines) * p.font.px * LINE
+            if lines and need <= left:
+                keep.add(i)
+                left -= need
+        y = top
+        for i, (p, lines) in enumerate(wrapped):
+            if i not in keep:
+                continue
+            for n, line in enumerate(lines):
+                key = p.key if n == 0 else ""
+                value = p.value if key else None
+                self.text(self.pad, y, line, p.font, p.color, key=key, value=value)
+                y += p.font.px * LINE
+
+
+def build(
+    record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
+) -> StageFrame:
+    assert record is not None  # an empty stage is drawn by stage_frame for every scene
+    return _Builder(record, cursor, progress, ctx).build()

@@ -1,0 +1,118 @@
+"""The accumulation scene from recorded runs: .grad after every micro-batch's backward, the
+all-reduces the comm hook counted, and DDP's result against one process, as recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz.model.course import load_lesson
+from ddp_viz.model.frame import estimate_width, fmt
+from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.scenes.accumulate import visible_micro
+from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, display_value, record
+from tests.conftest import load_recording
+from tests.frames import assert_inside_and_apart
+
+DEFAULT = "accumulate-3-micro.jsonl"  # no_sync around forward and backward, loss / 3
+BACKWARD_ONLY = "accumulate-backward-only.jsonl"
+UNSCALED = "accumulate-unscaled.jsonl"  # no no_sync, loss not divided by 3
+
+
+def frame(name, step, phase, progress=1.0, w=1280, h=720, theme="light"):
+    rec = record(load_recording(name))
+    lesson = load_lesson("accumulate-with-no-sync")
+    ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
+    return rec, stage_frame(rec, Cursor(step, phase), progress, ctx, "accumulate")
+
+
+@pytest.mark.parametrize(("name", "synced"), [(DEFAULT, [0, 0, 1]), (BACKWARD_ONLY, [1, 1, 1])])
+def test_each_cell_is_the_recorded_grad_and_whether_the_hook_ran(name, synced) -> None:
+    rec, f = frame(name, 0, 2)
+    numbers = f.numbers()
+    for r, rs in rec.steps[0].ranks.items():
+        assert [len(m.allreduced) for m in rs.micro] == synced
+        for j, m in enumerate(rs.micro):
+            assert numbers[f"rank{r}.micro{j}.allreduced"] == len(m.allreduced)
+            text = f.text_with_key(f"rank{r}.micro{j}.allreduced").text
+            assert text == ("yes" if m.allreduced else "no")
+            for n in ("weight", "bias"):
+                key = f"rank{r}.micro{j}.grad.{n}"
+                assert numbers[key] == display_value(m.grads[n])
+                assert f.text_with_key(key).text == fmt(m.grads[n][0])
+    assert numbers["allreduces"] == sum(synced)
+
+
+def test_the_micro_batches_appear_as_their_backward_passes_happen() -> None:
+    _, before = frame(DEFAULT, 0, 0)
+    assert not any(".grad." in k for k in before.numbers())  # phase 1: rows only
+    shown = []
+    for progress in (0.0, 0.34, 0.67, 1.0):
+        _, f = frame(DEFAULT, 0, 1, progress)
+        shown.append({int(k.split(".")[1][5:]) for k in f.numbers() if ".grad." in k})
+    assert shown == [{0}, {0, 1}, {0, 1, 2}, {0, 1, 2}]
+    _, f = frame(DEFAULT, 0, 1, 0.5)
+    assert {s.key for s in f.shapes if s.key.startswith("now.")} == {"now.micro1"}
+
+
+def test_the_count_and_the_note_come_from_the_hook_not_the_scenario() -> None:
+    _, f = frame(DEFAULT, 0, 2)
+    text = " ".join(f.all_text().split())
+    assert "1 all-reduce per rank in 3 backward passes" in text and "skipped 2 of 3" in text
+    _, f = frame(BACKWARD_ONLY, 0, 2)
+    text = " ".join(f.all_text().split())
+    assert "3 all-reduces per rank in 3 backward passes" in text
+    assert "wrapped only loss.backward()" in text
+
+
+def test_without_the_scale_the_stage_says_the_step_is_k_times_the_large_batch() -> None:
+    rec, f = frame(UNSCALED, 0, 2)
+    st = rec.steps[0]
+    assert st.average_is_full_batch() is False
+    text = " ".join(f.all_text().split())
+    assert "✗ different:" in text and "without dividing the loss by 3" in text and "3×" in text
+    _, f = frame(DEFAULT, 0, 2)
+    assert "✓ equal" in f.all_text()
+
+
+def test_the_step_shows_the_parameters_every_rank_holds() -> None:
+    rec, f = frame(DEFAULT, 2, 3)
+    params = rec.steps[2].ranks[0].params
+    text = f.all_text()
+    assert f"weight {fmt(params['weight'][0])}" in text and "✓ all ranks equal" in text
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "theme"),
+    [(1280, 720, "light"), (560, 480, "light"), (560, 480, "projector"), (1341, 700, "projector")],
+)
+def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
+    for name in (DEFAULT, BACKWARD_ONLY, UNSCALED):
+        for step in range(3):
+            for phase in range(4):
+                _, f = frame(name, step, phase, 1.0, w, h, theme)
+                assert_inside_and_apart(f)
+                if theme == "projector":
+                    assert f.smallest_px() >= 24
+                if phase >= 2:  # the count is what the lesson is about: it always fits
+                    assert "allreduces" in f.numbers() or phase == 3
+
+
+def test_many_micro_batches_keep_the_first_ones_and_the_last() -> None:
+    assert visible_micro(3, 5) == [0, 1, 2]
+    assert visible_micro(10, 5) == [0, 1, 2, None, 9]
+    assert visible_micro(64, 3) == [0, None, 63]
+
+
+def test_the_prediction_is_about_a_backward_only_run_and_reads_the_hook_s_count() -> None:
+    lesson = load_lesson("accumulate-with-no-sync")
+    q = next(q for q in lesson.questions if q.kind == "predict").quantity
+    assert q.what == "allreduces" and q.phase == "allreduce"
+    default, wrong = record(load_recording(DEFAULT)), record(load_recording(BACKWARD_ONLY))
+    assert not q.matches(default)
+    assert q.mismatch(default) == 'no_sync = "forward_and_backward"'
+    assert q.conditions() == ' with no_sync = "backward_only" and accumulate = 3'
+    assert q.matches(wrong) and q.read(wrong) == 3.0
+    assert q.read(default) == 1.0  # what the question would read, were it asked of this run
+    table = lesson.markdown.split("| placement")[1].split("\n\n")[0]
+    assert "alone | ? |" in table  # the text leaves the prediction to the learner
