@@ -17,6 +17,7 @@ from tests.frames import assert_inside_and_apart
 DEFAULT = "accumulate-3-micro.jsonl"  # no_sync around forward and backward, loss / 3
 BACKWARD_ONLY = "accumulate-backward-only.jsonl"
 UNSCALED = "accumulate-unscaled.jsonl"  # no no_sync, loss not divided by 3
+FOUR, EIGHT = "accumulate-4-ranks.jsonl", "accumulate-8-ranks.jsonl"  # short micro-batches
 
 
 def frame(name, step, phase, progress=1.0, w=1280, h=720, theme="light"):
@@ -82,13 +83,22 @@ def test_the_step_shows_the_parameters_every_rank_holds() -> None:
     assert f"weight {fmt(params['weight'][0])}" in text and "✓ all ranks equal" in text
 
 
+@pytest.mark.parametrize(("name", "same"), [(DEFAULT, True), (UNSCALED, False)])
+def test_the_last_step_sets_ddp_against_a_whole_single_process_run(name, same) -> None:
+    rec, f = frame(name, 2, 3)
+    solo = rec.steps[2].reference.one_process_params
+    line = " ".join(f.all_text().split())
+    assert f"after 3 steps: weight {fmt(solo['weight'][0])} bias {fmt(solo['bias'][0])}" in line
+    assert ("✓ the same" in line) is same and ("✗ not the same" in line) is not same
+
+
 @pytest.mark.parametrize(
     ("w", "h", "theme"),
     [(1280, 720, "light"), (560, 480, "light"), (560, 480, "projector"), (1341, 700, "projector")],
 )
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
-    for name in (DEFAULT, BACKWARD_ONLY, UNSCALED):
-        for step in range(3):
+    for name in (DEFAULT, BACKWARD_ONLY, UNSCALED, FOUR, EIGHT):
+        for step in range(len(record(load_recording(name)).steps)):
             for phase in range(4):
                 _, f = frame(name, step, phase, 1.0, w, h, theme)
                 assert_inside_and_apart(f)
@@ -96,6 +106,16 @@ def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
                     assert f.smallest_px() >= 24
                 if phase >= 2:  # the count is what the lesson is about: it always fits
                     assert "allreduces" in f.numbers() or phase == 3
+
+
+def test_ranks_that_do_not_fit_are_counted_and_short_micro_batches_explained() -> None:
+    _, f = frame(EIGHT, 0, 2, 1.0, 560, 480)
+    shown = {k.split(".")[0] for k in f.numbers() if k.startswith("rank")}
+    assert 1 <= len(shown) < 8 and f.numbers()["more_ranks"] == 8 - len(shown)
+    assert "allreduces" in f.numbers()
+    _, f = frame(FOUR, 0, 2)
+    text = " ".join(f.all_text().split())
+    assert "micro-batches hold 1 or 2 rows" in text and "from 2 epochs" in text
 
 
 def test_many_micro_batches_keep_the_first_ones_and_the_last() -> None:

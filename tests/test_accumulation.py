@@ -112,8 +112,11 @@ def test_the_hook_counts_the_all_reduces_each_placement_really_makes(
             assert rs.allreduces() == sum(counts)
             assert [m.rows for m in rs.micro] == plan[st.step][r]
     close_to(rec.steps[-1].ranks[world_size - 1].params, what_ddp_should_do(s, plan))
-    # with the 1/k scale and equal micro-batches: one process on the large batch
-    close_to(rec.steps[-1].ranks[0].params, one_process_large_batch(s, plan))
+    # with the 1/k scale and equal micro-batches: one process on the large batch, which rank 0
+    # also ran beside the ranks and reported
+    solo = one_process_large_batch(s, plan)
+    close_to(rec.steps[-1].ranks[0].params, solo)
+    close_to(rec.steps[-1].reference.one_process_params, solo)
     assert all(st.average_is_full_batch() for st in rec.steps)
 
 
@@ -141,6 +144,7 @@ def test_without_the_1_over_k_scale_the_step_is_k_times_the_large_batch(engine) 
     rec = record(engine.run(s))
     plan = planned(s)
     close_to(rec.steps[-1].ranks[1].params, what_ddp_should_do(s, plan))
+    close_to(rec.steps[-1].reference.one_process_params, one_process_large_batch(s, plan))
     st = rec.steps[0]
     full, avg = st.reference.full_batch_grads, st.ranks[0].averaged
     for n in full:

@@ -213,6 +213,10 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
         theirs = [take(it, k) for it in every]
         ref = None
         full: dict[str, torch.Tensor] = {}
+        if oracle is not None:
+            oracle.solo_step(
+                theirs
+            )  # every step: the single-process run beside an accumulating one
         if reference_due(step):
             if oracle is not None:
                 ref, full = oracle.step(run, step, theirs)

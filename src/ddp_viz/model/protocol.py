@@ -187,6 +187,9 @@ class Reference(Event):
     manual_average: Grads
     full_batch_loss: float = float("nan")
     shard_sizes: list[int] = field(default_factory=list)
+    # with gradient accumulation: the parameters, after this step, of a separate single-process
+    # SGD run that takes each step's rows as one batch (never copying DDP's parameters)
+    one_process_params: Grads = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,13 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
                     f"{'':>{lead_w}}   {param_label(rec, n):<{width}}  {'':>{lw}}  "
                     f"{value(grads, n):>11}"
                 )
+        if ref.one_process_params:  # gradient accumulation: a whole single-process run
+            lines.append(f"{'':>4}  {'':<{rw}} {'':>10}   one process, one batch a step:")
+            for n in names:
+                lines.append(
+                    f"{'':>{lead_w}}   {param_label(rec, n):<{width}}  {'':>{lw}}  {'':>11}  "
+                    f"{value(ref.one_process_params, n):>11}"
+                )
     lines.append(
         f"checks: {mark(st.ranks_agree())} ranks agree   "
         f"{mark(st.average_is_full_batch())} average = full batch"

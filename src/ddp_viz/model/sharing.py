@@ -89,6 +89,14 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             f"{rows} went to two ranks (the sampler repeats rows so every rank gets as many), "
             f"so DDP counts {them} twice"
         )
+    micro = sorted({len(m.rows) for rs in st.ranks.values() for m in rs.micro})
+    if len(micro) > 1 and train.get("loss_reduction", "mean") == "mean":
+        held = ", ".join(str(n) for n in micro[:-1]) + f" or {micro[-1]}"
+        reasons.append(
+            f"the micro-batches hold {held} rows (the loader's last batch of an epoch is "
+            "short), and each micro-batch's mean counts the same, so a row in a short one "
+            "weighs more"
+        )
     sizes = [len(rs.rows) for _, rs in sorted(st.ranks.items()) if rs.rows]
     if len(set(sizes)) > 1:
         reasons.append(

@@ -18,7 +18,15 @@ from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import step_rows, why_average_differs
 from ddp_viz.model.tensors import tensor_norm
-from ddp_viz.model.timeline import PHASES, Cursor, RankStep, RunRecord, StepRecord, display_value
+from ddp_viz.model.timeline import (
+    PHASES,
+    Cursor,
+    RankStep,
+    RunRecord,
+    StepRecord,
+    display_value,
+    grads_close,
+)
 
 TITLES = {
     "shards": "1 · each rank's micro-batches",
@@ -179,21 +187,38 @@ class _Builder(FrameBuilder):
             self.text(x0 + (c + 0.5) * cell, top, label, f, t.muted, Align.CENTER)
         y = top + lh
         block = len(self.lines) + 2
+        ranks = sorted(st.ranks.items())
+        below = (MIN_BELOW if self.phase >= 2 else 0) * lh
+        fit = int((self.ctx.height - y - below) // (block * lh))
+        if fit < len(ranks):  # many ranks on a small stage: the first ones and a count
+            ranks = ranks[: max(1, int((self.ctx.height - y - below - lh) // (block * lh)))]
         current = min(self.k - 1, int(self.progress * self.k)) if self.phase == 1 else None
         if current is not None and current in columns:
             c = columns.index(current)
-            box = Rect(x0 + c * cell, top, cell, lh * (1 + block * len(st.ranks)))
+            box = Rect(x0 + c * cell, top, cell, lh * (1 + block * len(ranks)))
             self.shape(kind="rect", box=box, fill=t.highlight, key=f"now.micro{current}")
-        for r, rs in sorted(st.ranks.items()):
-            self.text(
-                self.pad, y, f"rank {r} · rows" if plan.rows else f"rank {r}", f, t.rank_color(r)
-            )
+        for r, rs in ranks:
+            if r != ranks[0][0]:
+                edge = ((self.pad, y - lh * 0.08), (self.ctx.width - self.pad, y - lh * 0.08))
+                self.shape(kind="line", points=edge, stroke=t.muted, stroke_alpha=160)
+            name = f"rank {r} · rows" if plan.rows else f"rank {r}"
+            self.text(self.pad, y, name, f, t.rank_color(r))
             for i, what in enumerate([*self.lines, "all-reduced"]):
                 self.text(self.pad, y + (i + 1) * lh, self.label(what), f, t.muted)
             for c, j in enumerate(columns):
                 if j is not None and j < len(rs.micro):
                     self.cells(rs, j, x0 + (c + 0.5) * cell, y, plan)
             y += block * lh
+        hidden = len(st.ranks) - len(ranks)
+        if hidden:
+            more = f"+ {hidden} more rank{'s' if hidden > 1 else ''}"
+            if (
+                self.width(more + " (all in ddp-viz run's report)", f)
+                <= self.ctx.width - 2 * self.pad
+            ):
+                more += " (all in ddp-viz run's report)"
+            self.text(self.pad, y, more, f, t.muted, key="more_ranks", value=float(hidden))
+            y += lh
         return y
 
     def label(self, what: str) -> str:
@@ -274,15 +299,25 @@ class _Builder(FrameBuilder):
         bold = Font(f.px, bold=True)
         text, count = self.counts()
         out = [
-            Paragraph(text + " (counted by DDP's comm hook)", bold, t.text, 5, "allreduces", count),
+            # the count is this phase's point; at the step, the parameters are
+            Paragraph(
+                text + " (counted by DDP's comm hook)",
+                bold,
+                t.text,
+                5 if self.phase == 2 else 3,
+                "allreduces",
+                count,
+            ),
             Paragraph(self.note(count), f, t.muted, 2, most=plan.note),
         ]
         avg = st.ranks[min(st.ranks)].averaged
         out.append(Paragraph(f"DDP's .grad at optimizer.step(): {self.values(avg)}", f, t.text, 3))
         ref = st.reference
         if ref is not None:
-            rows = len(set(step_rows(st)))
-            one = f"one process, these {rows} rows as one batch: "
+            seen = set(step_rows(st))
+            spans = len({e for e, _ in seen})
+            source = f" from {spans} epochs" if spans > 1 else ""
+            one = f"one process, these {len(seen)} rows{source} as one batch: "
             out.append(Paragraph(one + self.values(ref.full_batch_grads), f, t.text, 3))
             same = st.average_is_full_batch()
             why = why_average_differs(self.rec, st)
@@ -293,7 +328,17 @@ class _Builder(FrameBuilder):
             ok = "✓ all ranks equal" if agree else "✗ ranks differ"
             params = st.ranks[min(st.ranks)].params
             line = f"after optimizer.step(): {self.values(params)}  ·  {ok}"
-            out.append(Paragraph(line, f, t.ok if agree else t.bad, 6, "agree"))
+            out.append(Paragraph(line, f, t.ok if agree else t.bad, 7, "agree"))
+            solo = ref.one_process_params if ref is not None else {}
+            if solo and params:
+                n = self.cursor.step + 1
+                same = grads_close(params, solo, 1e-5)
+                verdict = "✓ the same" if same else "✗ not the same"
+                line = (
+                    f"one process, one batch a step, after {n} step{'s' if n > 1 else ''}: "
+                    f"{self.values(solo)}  ·  {verdict}"
+                )
+                out.append(Paragraph(line, f, t.ok if same else t.bad, 6, "one_process"))
         return out
 
     def bottom(self, top: float, plan: Plan) -> None:
