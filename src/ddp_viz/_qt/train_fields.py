@@ -14,7 +14,7 @@ from ddp_viz.model.dataspec import MAX_ACCUMULATE, PLACEMENTS, REDUCTIONS, Train
 
 PLACEMENT_LABELS = {
     "none": "none",
-    "forward_and_backward": "forward+backward",
+    "forward_and_backward": "fwd + backward",  # short: the form's column is narrow
     "backward_only": "backward only",
 }
 
