@@ -3,12 +3,15 @@ all-reduces the comm hook counted, and DDP's result against one process, as reco
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width, fmt
 from ddp_viz.model.scenes import SceneContext, stage_frame
-from ddp_viz.model.scenes.accumulate import visible_micro
+from ddp_viz.model.scenes.accumulate_parts import visible_micro
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, display_value, record
 from tests.conftest import load_recording
@@ -18,6 +21,7 @@ DEFAULT = "accumulate-3-micro.jsonl"  # no_sync around forward and backward, los
 BACKWARD_ONLY = "accumulate-backward-only.jsonl"
 UNSCALED = "accumulate-unscaled.jsonl"  # no no_sync, loss not divided by 3
 FOUR, EIGHT = "accumulate-4-ranks.jsonl", "accumulate-8-ranks.jsonl"  # short micro-batches
+MLP = "accumulate-mlp-buckets.jsonl"  # 321 values in two buckets: summaries, 2 all-reduces
 
 
 def frame(name, step, phase, progress=1.0, w=1280, h=720, theme="light"):
@@ -59,11 +63,49 @@ def test_the_micro_batches_appear_as_their_backward_passes_happen() -> None:
 def test_the_count_and_the_note_come_from_the_hook_not_the_scenario() -> None:
     _, f = frame(DEFAULT, 0, 2)
     text = " ".join(f.all_text().split())
-    assert "1 all-reduce per rank in 3 backward passes" in text and "skipped 2 of 3" in text
+    assert "1 of 3 backward passes all-reduced on every rank" in text
+    assert "skipped 2 of 3" in text
     _, f = frame(BACKWARD_ONLY, 0, 2)
     text = " ".join(f.all_text().split())
-    assert "3 all-reduces per rank in 3 backward passes" in text
-    assert "wrapped only loss.backward()" in text
+    assert "3 of 3 backward passes all-reduced" in text
+    # the flag the ranks recorded: off during those backward passes, and they synced anyway
+    assert "require_backward_grad_sync was False in 2 of these backward passes" in text
+
+
+def test_a_count_the_scenario_does_not_predict_is_shown_as_recorded() -> None:
+    """The default run's scenario puts no_sync() around forward and backward; pretend the hook
+    had run in every backward: the stage must say 3, as recorded, not the 1 the code implies."""
+    events = load_recording(DEFAULT)
+    forged = [
+        replace(e, allreduced=[0]) if isinstance(e, protocol.MicroStep) else e for e in events
+    ]
+    rec = record(forged)
+    lesson = load_lesson("accumulate-with-no-sync")
+    ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
+    f = stage_frame(rec, Cursor(0, 2), 1.0, ctx, "accumulate")
+    text = " ".join(f.all_text().split())
+    assert "3 of 3 backward passes all-reduced" in text and "skipped" not in text
+    assert f.numbers()["allreduces"] == 3
+
+
+def test_several_buckets_count_backward_passes_and_big_tensors_compare_by_value() -> None:
+    rec, f = frame(MLP, 1, 3)
+    st = rec.steps[1]
+    assert all(len(m.allreduced) == 2 for rs in st.ranks.values() for m in rs.micro[-1:])
+    text = " ".join(f.all_text().split())
+    assert "1 of 2 backward passes all-reduced on every rank (2 bucket all-reduces)" in text
+    assert "skipped 1 of 2" in text and "‖0.weight‖" in text
+    # float32 DDP against the float64 single-process run: equal in value, never in digest
+    assert "✓ the same" in text
+
+
+def test_one_micro_batch_a_step_says_what_to_change() -> None:
+    events = [e for e in load_recording(DEFAULT) if not isinstance(e, protocol.MicroStep)]
+    rec = record(events)
+    lesson = load_lesson("accumulate-with-no-sync")
+    ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
+    f = stage_frame(rec, Cursor(0, 2), 1.0, ctx, "accumulate")
+    assert "set Micro-batches above 1" in f.all_text() and "None" not in f.all_text()
 
 
 def test_without_the_scale_the_stage_says_the_step_is_k_times_the_large_batch() -> None:
@@ -97,7 +139,7 @@ def test_the_last_step_sets_ddp_against_a_whole_single_process_run(name, same) -
     [(1280, 720, "light"), (560, 480, "light"), (560, 480, "projector"), (1341, 700, "projector")],
 )
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
-    for name in (DEFAULT, BACKWARD_ONLY, UNSCALED, FOUR, EIGHT):
+    for name in (DEFAULT, BACKWARD_ONLY, UNSCALED, FOUR, EIGHT, MLP):
         for step in range(len(record(load_recording(name)).steps)):
             for phase in range(4):
                 _, f = frame(name, step, phase, 1.0, w, h, theme)

@@ -82,6 +82,13 @@ def planned(s: Scenario) -> list[list[list[list[int]]]]:
     ]
 
 
+FLAGS = {  # (at forward, at backward) for a micro-batch that is not the step's last
+    "none": (True, True),
+    "forward_and_backward": (False, False),
+    "backward_only": (True, False),
+}
+
+
 def close_to(got: dict, want: dict) -> None:
     for n, p in want.items():
         assert got[n] == pytest.approx(p.detach().flatten().tolist(), abs=1e-6), n
@@ -109,6 +116,12 @@ def test_the_hook_counts_the_all_reduces_each_placement_really_makes(
         for r, rs in st.ranks.items():
             # per micro-batch, the buckets the hook ran for (one bucket: nn.Linear's two values)
             assert [len(m.allreduced) for m in rs.micro] == counts, (st.step, r)
+            # DDP's flag as each forward and backward began: no_sync() really ran where
+            # the placement puts it (False inside the block), and nowhere else
+            assert [(m.sync_at_forward, m.sync_at_backward) for m in rs.micro] == [
+                FLAGS[placement],
+                (True, True),
+            ]
             assert rs.allreduces() == sum(counts)
             assert [m.rows for m in rs.micro] == plan[st.step][r]
     close_to(rec.steps[-1].ranks[world_size - 1].params, what_ddp_should_do(s, plan))
@@ -168,3 +181,12 @@ def test_each_lesson_s_own_run_ends_where_ddp_should(engine, lesson) -> None:
             assert rs.rows == [i for micro in plan[st.step][r] for i in micro], (st.step, r)
     for r in range(s.world_size):
         close_to(rec.steps[-1].ranks[r].params, what_ddp_should_do(s, plan))
+
+
+def test_one_micro_batch_with_no_sync_set_still_reports_its_backward(engine) -> None:
+    """accumulate = 1 with a placement: the only micro-batch is the last, so it syncs."""
+    rec = record(engine.run(scenario(2, accumulate=1, no_sync="backward_only")))
+    assert rec.status == "finished", rec.reason
+    for st in rec.steps:
+        for rs in st.ranks.values():
+            assert [len(m.allreduced) for m in rs.micro] == [1]

@@ -91,9 +91,9 @@ def test_a_listing_shows_the_code_of_the_run_s_own_settings() -> None:
         return next(i for i, line in enumerate(lines) if line.strip().startswith(start))
 
     lines, _ = shown(no_sync="forward_and_backward")
-    assert where(lines, "with ctx") < where(lines, "loss = loss_fn")  # the forward inside
+    assert where(lines, "with ctx") < where(lines, "loss = mse")  # the forward inside
     lines, sc = shown(no_sync="backward_only")
-    assert where(lines, "loss = loss_fn") < where(lines, "with ctx") < where(lines, "loss.back")
+    assert where(lines, "loss = mse") < where(lines, "with ctx") < where(lines, "loss.back")
     marked = [lines[n - 1].strip() for n in lesson.lines_for("step", sc)]
     assert marked == ["if last:", "optimizer.step()", "optimizer.zero_grad()"]
     assert [lines[n - 1].split("#")[0].strip() for n in lesson.lines_for("allreduce", sc)] == [
@@ -101,7 +101,7 @@ def test_a_listing_shows_the_code_of_the_run_s_own_settings() -> None:
     ]
     lines, _ = shown(no_sync="none", scale_loss=False)
     assert not any("model.no_sync()" in line for line in lines)
-    assert "    loss = loss_fn(model(x), y)" in lines  # no "/ k"
+    assert "        loss = mse(model(x), y)" in lines  # no "/ k"
 
 
 def test_a_choice_in_the_listing_needs_its_texts(tmp_path) -> None:

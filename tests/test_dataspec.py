@@ -31,11 +31,11 @@ def load(**tables) -> Scenario:
         ({"train": {"accumulate": 2.5}}, "train.accumulate"),
         ({"train": {"no_sync": "forward"}}, "train.no_sync"),
         ({"train": {"scale_loss": "sometimes"}}, "train.scale_loss"),
-        # 3 batches an epoch, 2 epochs: six micro-batches do not make steps of four
+        # 3 batches an epoch, 2 epochs: six micro-batches are fewer than one step of eight
         (
             {
                 "data": {"sampler": "distributed", "batch_size": 1, "epochs": 2},
-                "train": {"accumulate": 4},
+                "train": {"accumulate": 8},
             },
             "train.accumulate",
         ),
@@ -65,6 +65,7 @@ def test_with_accumulation_every_k_batches_make_one_step() -> None:
     s = load(data=data, train={"accumulate": 3, "no_sync": "backward_only"})
     assert s.steps == 2 and s.train.loss_scale == pytest.approx(1 / 3)
     assert load(data=data, train={"accumulate": 3, "scale_loss": False}).train.loss_scale == 1
+    assert load(data=data, train={"accumulate": 4}).steps == 1  # six batches: the last 2 unused
     # a new world size keeps the epochs: 5 rows on 1 rank are 5 batches an epoch, 10 in all
     assert s.with_changes(world_size=1, train={**s.train.to_dict(), "accumulate": 5}).steps == 2
 

@@ -417,7 +417,9 @@ def test_the_accumulation_knobs_show_for_the_no_sync_lesson_and_change_the_run(q
     s = form.scenario()
     assert s is not None and (s.train.no_sync, s.train.scale_loss) == ("none", False)
     assert s.steps == 6 and form.steps.value() == 6
-    form.train.accumulate.setValue(4)  # 18 batches do not make steps of 4: said, not run
+    form.train.accumulate.setValue(4)  # 18 batches: 4 steps of 4, the last 2 never stepped
+    assert form.scenario().steps == 4 and form.steps.value() == 4
+    form.train.accumulate.setValue(19)  # more than the run's 18 batches: said, not run
     assert form.scenario() is None and "Micro-batches" in form.error_label.text()
     assert window.run_action.isEnabled() is False
     form.train.accumulate.setValue(3)

@@ -288,4 +288,4 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     assert rec.steps[0].ranks[0].allreduces() == 3  # what the grade was read from
     assert "with ctx:  # backward only" in window.code_view.code
     text = " ".join(window.stage.frame().all_text().split())
-    assert "3 all-reduces per rank" in text
+    assert "3 of 3 backward passes all-reduced" in text

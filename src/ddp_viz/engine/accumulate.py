@@ -61,16 +61,21 @@ def run_micro_batches(
         x, y = tensors(rows)
         quiet = placement != "none" and j < last
         fired.clear()
+        flags: list[bool] = []  # DDP's require_backward_grad_sync at forward, at backward
         t0 = time.monotonic()
         if quiet and placement == "backward_only":
+            flags.append(ddp.require_backward_grad_sync)
             loss = loss_fn(ddp(x), y)  # outside no_sync(): DDP prepares to all-reduce here
             t1 = time.monotonic()
             with ddp.no_sync():  # type: ignore[operator]
+                flags.append(ddp.require_backward_grad_sync)
                 (loss * scale).backward()
         else:
             with ddp.no_sync() if quiet else nullcontext():  # type: ignore[operator]
+                flags.append(ddp.require_backward_grad_sync)
                 loss = loss_fn(ddp(x), y)
                 t1 = time.monotonic()
+                flags.append(ddp.require_backward_grad_sync)
                 (loss * scale).backward()
         t2 = time.monotonic()
         spans["forward"].append([t0, t1])
@@ -81,7 +86,9 @@ def run_micro_batches(
             for n, p in model.named_parameters()
         }
         events.append(
-            protocol.MicroStep(run, step, rank, j, losses[-1], grads, list(fired), rows, epoch)
+            protocol.MicroStep(
+                run, step, rank, j, losses[-1], grads, list(fired), rows, epoch, flags[0], flags[1]
+            )
         )
     return AccumulatedStep(sum(losses) / len(losses), events, spans)
 

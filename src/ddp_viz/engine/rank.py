@@ -201,6 +201,9 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
         return cached[1], cached[2]
 
     k = scenario.train.accumulate
+    # micro-batch by micro-batch (with its events) whenever the lesson is about accumulation,
+    # one micro-batch with no_sync set included; the plain step otherwise
+    accumulating = k > 1 or scenario.train.no_sync != "none"
     completed = 0
     for step in range(scenario.steps):
         if fault.get("rank") == rank and fault.get("step") == step:
@@ -226,7 +229,7 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
                 dist.barrier()
         capture.reset()
         optimizer.zero_grad()
-        if k == 1:
+        if not accumulating:
             x, y = tensors(rows)
             t0 = time.monotonic()
             loss = loss_fn(ddp(x), y)

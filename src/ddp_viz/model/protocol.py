@@ -125,6 +125,10 @@ class MicroStep(Event):
     allreduced: list[int] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)
     epoch: int = 0
+    # DDP's require_backward_grad_sync when this micro-batch's forward and its backward began
+    # (no_sync() sets it to False for the length of its block)
+    sync_at_forward: bool = True
+    sync_at_backward: bool = True
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,9 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
     width = max([len(param_label(rec, n)) for n in names] + [9])
     rw = max([7] + [len(rows_label(_rows_of(rec, r, rs.rows))) for r, rs in st.ranks.items()])
     k = int(rec.scenario.get("train", {}).get("accumulate", 1))
-    # with accumulation the bucket holds .grad, a running sum, when the hook copies it
-    local = "to all-reduce" if k > 1 else "local grad"
+    # with accumulation the bucket holds .grad, a running sum (after a synced micro-batch, a
+    # sum of averages): the micro-batch lines below say what each backward left instead
+    local = "" if k > 1 else "local grad"
     lw = max(11, len(local))
     head = (
         f"{'rank':>4}  {'rows':<{rw}} {'loss':>10}   {'parameter':<{width}}  "
@@ -84,7 +85,8 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
         for i, n in enumerate(names):
             lead = f"{r:>4}  {rows_label(rows):<{rw}} {fmt(rs.loss):>10}" if i == 0 else ""
             lines.append(
-                f"{lead:<{lead_w}}   {param_label(rec, n):<{width}}  {value(rs.local, n):>{lw}}  "
+                f"{lead:<{lead_w}}   {param_label(rec, n):<{width}}  "
+                f"{value(rs.local, n) if local else '':>{lw}}  "
                 f"{value(rs.averaged, n):>11}  {value(rs.params, n):>11}"
             )
         lines += micro_lines(rec, rs, 6)

@@ -223,7 +223,8 @@ def _range(key: str, value: Any) -> None:
 
 def epoch_steps(data: DataSpec, train: TrainSpec, rows: int, world: int) -> int:
     """Optimizer steps in a run whose length ``[data] epochs`` sets: every ``accumulate``
-    batches make one step."""
+    batches make one step, counted across epochs; a tail of fewer is never stepped, as in a
+    loop that steps when its batch counter reaches a multiple of ``accumulate``."""
     return data.run_steps(rows, world) // train.accumulate
 
 
@@ -241,13 +242,13 @@ def validate(s: Scenario) -> None:
         )
     if s.data.epochs and s.world_size <= len(s.x):
         micro = s.data.run_steps(len(s.x), s.world_size)
-        if micro % s.train.accumulate:
+        if micro < s.train.accumulate:
             raise ScenarioError(
                 "train.accumulate",
-                f"[data] epochs = {s.data.epochs} give each rank {micro} batches, which do not "
-                f"make whole optimizer steps of {s.train.accumulate} micro-batches",
+                f"[data] epochs = {s.data.epochs} give each rank {micro} batches, fewer than "
+                f"the {s.train.accumulate} micro-batches of one optimizer step",
             )
-        steps = micro // s.train.accumulate
+        steps = micro // s.train.accumulate  # a tail of fewer than k batches is never stepped
         if s.steps != steps:
             per_epoch = s.data.steps_per_epoch(len(s.x), s.world_size)
             how = f"{per_epoch} batches per epoch"

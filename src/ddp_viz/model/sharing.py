@@ -72,9 +72,15 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             f"loss by {k}, so the step's gradient is {k}× what one process gets from these rows"
         )
     if train.get("loss_reduction") == "sum":
+        scaled = (
+            f" (and each micro-batch's loss was ÷ {k})"
+            if k > 1 and train.get("scale_loss", True)
+            else ""
+        )
         reasons.append(
             "the loss is a sum, so each rank's gradient is a sum over its rows; DDP still "
-            f"divides by the world size, so the average is the sum's gradient ÷ {record.world_size}"
+            f"divides by the world size, so the average is the sum's gradient ÷ "
+            f"{record.world_size}{scaled}"
         )
     repeats = step_repeats(st)
     if repeats:

@@ -86,6 +86,10 @@ class RankStep:
             return None
         return sum(len(m.allreduced) for m in self.micro)
 
+    def synced_backwards(self) -> int | None:
+        """How many of the step's backward passes all-reduced (any bucket)."""
+        return sum(1 for m in self.micro if m.allreduced) if self.micro else None
+
     @property
     def complete(self) -> bool:
         return None not in (self.loss, self.local, self.averaged, self.params)

@@ -11,9 +11,16 @@ Every number is a recorded one; the counts come from the hook, never from the sc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.scenes.accumulate_parts import (
+    MIN_BELOW,
+    PLANS,
+    Paragraph,
+    Plan,
+    close_in_value,
+    visible_micro,
+)
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import step_rows, why_average_differs
@@ -25,7 +32,6 @@ from ddp_viz.model.timeline import (
     RunRecord,
     StepRecord,
     display_value,
-    grads_close,
 )
 
 TITLES = {
@@ -34,6 +40,7 @@ TITLES = {
     "allreduce": "3 · what DDP synchronised",
     "step": "4 · one optimizer.step()",
 }
+NO_MICRO = "One micro-batch a step: set Micro-batches above 1 to accumulate."
 SHORT = {  # the same on a narrow stage in large type
     "shards": "micro-batches",
     "local": "backward × k",
@@ -45,41 +52,6 @@ PLACEMENT = {
     "forward_and_backward": "no_sync() around forward + backward",
     "backward_only": "no_sync() around backward only",
 }
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How much of the scene fits: caption lines, the rows line, the note's lines."""
-
-    caption: int
-    rows: bool
-    note: int
-
-
-PLANS = (Plan(2, True, 2), Plan(1, True, 2), Plan(0, True, 1), Plan(0, False, 1))
-MIN_BELOW = 3  # lines the table must leave below it: the count, the verdict, the parameters
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    """A line (wrapped) below the table; when space runs out the lowest ``priority`` goes."""
-
-    text: str
-    font: Font
-    color: str
-    priority: int
-    key: str = ""
-    value: float | None = None
-    most: int = 4  # at most this many lines
-
-
-def visible_micro(k: int, fit: int) -> list[int | None]:
-    """Which micro-batch columns to draw when only ``fit`` fit: the first ones, a gap (None)
-    and the last, which is the one that synchronises."""
-    if k <= fit:
-        return list(range(k))
-    head = max(1, fit - 2)
-    return [*range(head), None, k - 1]
 
 
 class _Builder(FrameBuilder):
@@ -102,6 +74,9 @@ class _Builder(FrameBuilder):
     # --- plan --------------------------------------------------------------------------------
     def build(self) -> StageFrame:
         title = self.plan_title()
+        if self.step is not None and not any(rs.micro for rs in self.step.ranks.values()):
+            self.place([*title, Line(NO_MICRO, Font(self.base), self.t.muted)])
+            return self.frame
         if self.step is None:
             self.place(title + self.caption(PHASES[self.phase], True, 2))
             return self.frame
@@ -257,29 +232,38 @@ class _Builder(FrameBuilder):
 
     # --- below the table ---------------------------------------------------------------------
     def counts(self) -> tuple[str, float | None]:
+        """The line about the all-reduces, and the number of hook calls when every rank
+        made the same. Backward passes that synchronised are what k compares with; with more
+        than one bucket each of them is several all-reduces."""
         assert self.step is not None
-        counts = {r: rs.allreduces() for r, rs in sorted(self.step.ranks.items())}
-        values = set(counts.values())
-        if len(values) == 1:
-            n = values.pop()
-            return f"{n} all-reduce{'' if n == 1 else 's'} per rank in {self.k} backward passes", n
-        each = " · ".join(f"rank {r}: {n}" for r, n in counts.items())
-        return f"all-reduces: {each}, in {self.k} backward passes", None
+        ranks = sorted(self.step.ranks.items())
+        synced = {r: rs.synced_backwards() for r, rs in ranks}
+        calls = {r: rs.allreduces() for r, rs in ranks}
+        if len(set(synced.values())) == 1 and len(set(calls.values())) == 1:
+            n, c = synced[ranks[0][0]], calls[ranks[0][0]]
+            text = f"{n} of {self.k} backward passes all-reduced on every rank"
+            if c != n:
+                text += f" ({c} bucket all-reduces)"
+            return text, c
+        each = " · ".join(f"rank {r}: {synced[r]}" for r in synced)
+        return f"backward passes that all-reduced, of {self.k}: {each}", None
 
-    def note(self, count: float | None) -> str:
+    def note(self) -> str:
+        assert self.step is not None
         k = self.k
-        if count is None:
-            return ""
-        if self.placement == "backward_only" and count >= k:
+        rs = self.step.ranks[min(self.step.ranks)]
+        n = rs.synced_backwards() or 0
+        # the recorded flag: False in a backward that all-reduced all the same
+        late = [m for m in rs.micro if m.allreduced and not m.sync_at_backward]
+        if late:
             return (
-                "no_sync() wrapped only loss.backward(): the forward ran outside it, and DDP "
-                "decides in the forward whether the next backward synchronises. Every backward "
-                "all-reduced, as if there were no no_sync()."
+                f"require_backward_grad_sync was False in {len(late)} of these backward passes "
+                "(recorded), yet they all-reduced: DDP had read it as True in the forward."
             )
-        if count < k:
+        if n < k:
             return (
-                f"no_sync() skipped {k - int(count)} of {k} all-reduces: .grad added up the "
-                "local gradients, and the last backward averaged the sum across the ranks."
+                f"no_sync() skipped {k - n} of {k} all-reduces: .grad added up the local "
+                "gradients, and the last backward averaged the sum across the ranks."
             )
         return (
             "Every backward all-reduced: .grad after each is the running sum of the averages. "
@@ -289,7 +273,12 @@ class _Builder(FrameBuilder):
     def values(self, grads: dict | None) -> str:
         if not grads:
             return "—"
-        return "  ".join(f"{n} {fmt(display_value(grads.get(n)))}" for n in self.names)
+        return "  ".join(f"{self.name(n)} {fmt(display_value(grads.get(n)))}" for n in self.names)
+
+    def name(self, n: str) -> str:
+        """A one-value tensor by its name; a bigger one by its norm, marked ‖·‖."""
+        info = next((p for p in self.rec.params if p.name == n), None)
+        return n if info is None or info.numel == 1 else f"‖{n}‖"
 
     def paragraphs(self, plan: Plan) -> list[Paragraph]:
         """The lines below the table for this phase, in reading order."""
@@ -308,21 +297,21 @@ class _Builder(FrameBuilder):
                 "allreduces",
                 count,
             ),
-            Paragraph(self.note(count), f, t.muted, 2, most=plan.note),
+            Paragraph(self.note(), f, t.muted, 4 if self.phase == 2 else 2, most=plan.note),
         ]
         avg = st.ranks[min(st.ranks)].averaged
-        out.append(Paragraph(f"DDP's .grad at optimizer.step(): {self.values(avg)}", f, t.text, 3))
+        out.append(Paragraph(f"DDP's .grad at optimizer.step(): {self.values(avg)}", f, t.text, 2))
         ref = st.reference
         if ref is not None:
             seen = set(step_rows(st))
             spans = len({e for e, _ in seen})
             source = f" from {spans} epochs" if spans > 1 else ""
             one = f"one process, these {len(seen)} rows{source} as one batch: "
-            out.append(Paragraph(one + self.values(ref.full_batch_grads), f, t.text, 3))
+            out.append(Paragraph(one + self.values(ref.full_batch_grads), f, t.text, 2))
             same = st.average_is_full_batch()
             why = why_average_differs(self.rec, st)
             verdict = "✓ equal" if same else "✗ different: " + (why or "rounding")
-            out.append(Paragraph(verdict, bold, t.ok if same else t.bad, 4, "full_batch"))
+            out.append(Paragraph(verdict, bold, t.ok if same else t.bad, 3, "full_batch"))
         if self.phase >= 3 and self.progress >= 1.0:
             agree = st.ranks_agree()
             ok = "✓ all ranks equal" if agree else "✗ ranks differ"
@@ -332,7 +321,7 @@ class _Builder(FrameBuilder):
             solo = ref.one_process_params if ref is not None else {}
             if solo and params:
                 n = self.cursor.step + 1
-                same = grads_close(params, solo, 1e-5)
+                same = close_in_value(params, solo)
                 verdict = "✓ the same" if same else "✗ not the same"
                 line = (
                     f"one process, one batch a step, after {n} step{'s' if n > 1 else ''}: "
@@ -345,8 +334,9 @@ class _Builder(FrameBuilder):
         """The paragraphs that fit, the most important first, drawn in reading order."""
         room = self.ctx.width - 2 * self.pad
         wrapped = [
-            (p, wrap_lines(p.text, p.font, room, self.width)[: p.most])
+            (p, lines if len(lines) <= p.most else [])  # whole, or not at all
             for p in self.paragraphs(plan)
+            for lines in [wrap_lines(p.text, p.font, room, self.width)]
         ]
         left = self.ctx.height - top
         keep: set[int] = set()
