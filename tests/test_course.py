@@ -16,10 +16,10 @@ from ddp_viz.model.scenes import PHASES_OF
 
 def test_the_course_lists_every_lesson_folder_in_order() -> None:
     course = load_course()
-    assert course.ids[:2] == ["ddp-pattern", "every-parameter"]
+    assert course.ids[:3] == ["all-reduce", "ddp-pattern", "every-parameter"]
     assert [lesson.order for lesson in course] == sorted(lesson.order for lesson in course)
     assert course.next("ddp-pattern").id == "every-parameter"
-    assert course.previous("ddp-pattern") is None
+    assert course.previous("all-reduce") is None
     assert course.missing_prerequisites("every-parameter") == ["ddp-pattern"]
     course.mark_done("ddp-pattern")
     assert course.missing_prerequisites("every-parameter") == []

@@ -19,7 +19,10 @@ def test_the_timeout_the_lesson_names_is_the_one_the_ranks_use() -> None:
     assert f"this app uses {seconds} seconds" in COURSE.get("ddp-pattern").markdown
 
 
-@pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda lesson: lesson.id)
+TRAINING = [lesson for lesson in COURSE.lessons if lesson.trains]  # DDP runs, with a hook
+
+
+@pytest.mark.parametrize("lesson", TRAINING, ids=lambda lesson: lesson.id)
 def test_dimmed_lines_are_ddp_vizs_own_instrumentation(lesson) -> None:
     lines = lesson.code.splitlines()
     dimmed = [lines[n - 1] for n in lesson.dim]
@@ -29,7 +32,7 @@ def test_dimmed_lines_are_ddp_vizs_own_instrumentation(lesson) -> None:
     assert not any("register_comm_hook" in line for line in undimmed)
 
 
-@pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda lesson: lesson.id)
+@pytest.mark.parametrize("lesson", TRAINING, ids=lambda lesson: lesson.id)
 def test_the_backward_line_is_what_the_all_reduce_highlights(lesson) -> None:
     lines = lesson.code_with(None).splitlines()
     assert [lines[n - 1].strip().split("#")[0].strip() for n in lesson.lines_for("allreduce")] == [
@@ -150,3 +153,20 @@ def test_the_installed_ddp_decides_in_the_forward_as_the_no_sync_lesson_says() -
     text = " ".join(COURSE.get("accumulate-with-no-sync").markdown.split())
     assert "require_backward_grad_sync" in text and "reads that flag **in the forward**" in text
     assert "reducer.prepare_for_backward" in text
+
+
+def test_the_all_reduce_lesson_dims_only_the_reference_and_marks_each_move() -> None:
+    lesson = COURSE.get("all-reduce")
+    lines = lesson.code_with(None).splitlines()
+    dimmed = [lines[n - 1] for n in lesson.dim]
+    assert dimmed[0].startswith("# ddp-viz only") and any("dist.all_reduce" in d for d in dimmed)
+    assert not any(
+        "dist.all_reduce(" in line for i, line in enumerate(lines, 1) if i not in lesson.dim
+    )
+    marked = {p: [lines[n - 1].strip() for n in lesson.lines_for(p)] for p in lesson.highlight}
+    assert all(m.startswith(("send", "mine")) for m in marked["shards"])
+    assert marked["allreduce"][0].startswith("mine += got")  # reduce-scatter adds
+    assert marked["allreduce"][1].startswith("mine.copy_(got)")  # all-gather copies
+    # what the lesson says gloo does is what its sources were read to say
+    text = " ".join(lesson.markdown.split())
+    assert "falls through to its ring" in text and "ships only the compiled library" in text

@@ -23,9 +23,12 @@ def test_run_flags_change_the_remembered_lesson_not_the_first_one():
     assert s.ddp == load_course().get("buckets").scenario().ddp
 
 
-def test_an_unknown_remembered_lesson_falls_back_to_the_first():
+def test_an_unknown_remembered_lesson_falls_back_to_the_default_one():
+    from ddp_viz.model.course import DEFAULT_LESSON
+
     s = window_scenario(flags(steps="3"), "gone")
-    assert s.steps == 3 and s == load_course().lessons[0].scenario().with_changes(steps=3)
+    default = load_course().get(DEFAULT_LESSON).scenario()
+    assert s.steps == 3 and s == default.with_changes(steps=3)
 
 
 def test_a_named_lesson_wins_over_the_remembered_one():

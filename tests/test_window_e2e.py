@@ -289,3 +289,54 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     assert "with ctx:  # backward only" in window.code_view.code
     text = " ".join(window.stage.frame().all_text().split())
     assert "3 of 3 backward passes all-reduced" in text
+
+
+def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, window):
+    """A real four-rank ring all-reduce: stepping through it phase by phase, every chip on
+    the stage names the chunk its rank really sent and sits on the link to the next rank,
+    every buffer cell holds what the ranks reported; the bytes guess is graded at the end."""
+    from ddp_viz.model.collective import ring_state, ring_steps
+    from ddp_viz.model.scenes.ring import cell_text
+
+    window.set_lesson("all-reduce")
+    assert not window.plots_panel.isVisible()  # nothing trains: no loss to plot
+    quiz = window.quiz_view
+    qid = "predict-ring-bytes"
+    start_engine(qtbot, window)
+    quiz.prediction_edit.setText("60")
+    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
+    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished" and rec.complete_prefix() == ring_steps(4) == 6
+    player = window.player
+    player.seek_step(0)
+    for _ in range(3):
+        player.step_back()
+    assert (player.cursor.step, player.cursor.phase) == (0, 0)
+    seen = 0
+    while True:
+        cursor, f = player.cursor, window.stage.frame()
+        moves = rec.collective.steps[cursor.step]
+        if cursor.phase == 1:  # the chips: one per rank, on its link
+            rings = {int(t.text): t.box for t in f.texts if t.text.isdigit() and t.font.bold}
+            for r, move in moves.items():
+                chip = f.text_with_key(f"move.{r}")
+                assert chip.text == f"c{move.sent}", (cursor, r)
+                a, b = rings[r], rings[move.to]
+                between = min(a.cx, b.cx) - 40 <= chip.box.cx <= max(a.cx, b.cx) + 40
+                assert between and min(a.cy, b.cy) - 40 <= chip.box.cy <= max(a.cy, b.cy) + 40
+            seen += 1
+        if cursor.phase == 2:  # what arrived, as reported
+            state = ring_state(rec.collective, 4, cursor.step)
+            for r, move in moves.items():
+                cell = f.text_with_key(f"rank{r}.chunk{move.received}")
+                values = state.values[r][move.received]  # as many as fit the window's stage
+                assert cell_text(values).startswith(cell.text.removesuffix(" …"))
+        if player.cursor.is_last(rec.complete_prefix()):
+            break
+        player.step_forward()
+    assert seen == 6
+    qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
+    assert rec.collective.results[("ring", 2)].bytes_sent == 60

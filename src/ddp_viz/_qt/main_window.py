@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.code_view = CodeView(self.lesson, self.theme)
         self.process_view = ProcessView(self.theme)
         self.plots_panel = PlotsPanel(self.theme)
+        self.plots_panel.setVisible(self.lesson.trains)
         lay_out(self)
         self.file_actions = FileActions(self)
         self.toolbar = build_toolbar(self)
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
         self.stage.set_message("Press Run to start real DDP ranks for this lesson.")
         if self.plots_panel.built:
             self.plots.clear_run()
+        self.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run
         self.form.set_lesson_scenario(lesson.scenario())
         self.course_view.set_current(lesson.id)
         self.tabs.setCurrentWidget(self.lesson_view)

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz._qt.collective_fields import CollectiveFields
+from ddp_viz._qt.form_labels import float_or_text, label
 from ddp_viz._qt.train_fields import TrainFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
@@ -64,6 +66,7 @@ class ScenarioForm(QWidget):
         self.epochs = QSpinBox()
         self.epochs.setRange(1, MAX_EPOCHS)
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
+        self.collective = CollectiveFields()  # the all-reduce lesson's vectors
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip(
             "DistributedSampler(drop_last=…): cut the tail instead of padding"
@@ -123,10 +126,12 @@ class ScenarioForm(QWidget):
         form.addRow("Batch", self.batch_size)
         form.addRow("Epochs", self.epochs)
         self.train.add_to(form)
+        self.collective.add_to(form)
         self._form = form
-        self._sampler_rows = (form.rowCount() - 6, form.rowCount() - 5, form.rowCount() - 4)
+        self._sampler_rows = (form.rowCount() - 8, form.rowCount() - 7, form.rowCount() - 6)
         self._sampler_rows += (self.train.loss_row,)
-        self._bucket_row = form.rowCount() - 7
+        self._bucket_row = form.rowCount() - 9
+        self._training_rows = (1, 2, 3, 4)  # steps, learning rate, initial weight and bias
         # the row buttons sit under the rows they change; the fields column can then shrink
         row_buttons = QHBoxLayout()
         row_buttons.addWidget(self.add_row)
@@ -160,6 +165,7 @@ class ScenarioForm(QWidget):
         for spin in (self.batch_size, self.epochs):
             spin.valueChanged.connect(self._on_field_changed)
         self.train.connect(self._on_field_changed)
+        self.collective.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
         self._lesson = scenario
@@ -180,6 +186,7 @@ class ScenarioForm(QWidget):
             "data.batch_size": self.batch_size,
             "data.epochs": self.epochs,
             **self.train.fields(),
+            **self.collective.fields(),
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -201,6 +208,7 @@ class ScenarioForm(QWidget):
         self._model = s.model
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
+        self._collective = s.collective is not None
         sampler = s.data.distributed
         for row in self._sampler_rows:
             self._form.setRowVisible(row, sampler)
@@ -208,6 +216,17 @@ class ScenarioForm(QWidget):
         accumulating = s.train.accumulate > 1 or s.train.no_sync != "none"
         for row in self.train.accumulation_rows:
             self._form.setRowVisible(row, accumulating)
+        # the all-reduce lesson trains nothing: its vectors' fields instead of training's
+        collective = s.collective is not None
+        for row in (*self._training_rows, self._bucket_row):
+            self._form.setRowVisible(
+                row, not collective and (row != self._bucket_row or not sampler)
+            )
+        for row in self.collective.rows:
+            self._form.setRowVisible(row, collective)
+        for w in (self.table, self.add_row, self.remove_row):
+            w.setVisible(not collective)
+        self.collective.load(s.collective)
         self.shuffle.setChecked(s.data.shuffle)
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
@@ -218,6 +237,7 @@ class ScenarioForm(QWidget):
         self.steps.setToolTip("Set by [data] epochs in the scenario" if s.data.epochs else "")
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")
+        self.model_label.setVisible(s.collective is None)
         for w in (self.init_weight, self.init_bias):
             w.setEnabled(linear)
             w.setToolTip("" if linear else "The MLP's initial weights come from its seed")
@@ -258,12 +278,15 @@ class ScenarioForm(QWidget):
             "init_weight": self.init_weight.text(),
             "init_bias": self.init_bias.text(),
             "model": self._model.to_dict(),
-            "ddp": {"bucket_cap_mb": _float_or_text(self.bucket_cap.text())},
+            "ddp": {"bucket_cap_mb": float_or_text(self.bucket_cap.text())},
             "data": self._data_table(),
             "train": self.train.table(),
         }
+        if self._collective:
+            raw["collective"] = self.collective.table()
+            del raw["steps"]  # the ring's own
         if self._data.epochs:  # the epochs decide the length, whatever the world size
-            del raw["steps"]
+            raw.pop("steps", None)
         return raw
 
     def _data_table(self) -> dict[str, Any]:
@@ -331,7 +354,7 @@ class ScenarioForm(QWidget):
                 item.setToolTip(msg or "")
         self.table.blockSignals(False)
         self.table.setStyleSheet(bad if ("x" in self.errors or "y" in self.errors) else "")
-        text = "\n".join(f"{_label(k)}: {v}" for k, v in self.errors.items())
+        text = "\n".join(f"{label(k)}: {v}" for k, v in self.errors.items())
         self.error_label.setText(text)
         self.error_label.setStyleSheet(f"color: {self.theme.bad};")
         self.error_label.setVisible(bool(text))
@@ -363,29 +386,3 @@ class ScenarioForm(QWidget):
             self.init_bias.setEnabled(False)
         if enabled and self._data.epochs:
             self.steps.setEnabled(False)
-
-
-def _label(key: str) -> str:
-    names = {
-        "world_size": "World size",
-        "steps": "Steps",
-        "lr": "Learning rate",
-        "init_weight": "Initial weight",
-        "init_bias": "Initial bias",
-        "ddp.bucket_cap_mb": "Bucket cap (MiB)",
-        "train.accumulate": "Micro-batches",
-        "x": "x (data)",
-        "y": "y (data)",
-    }
-    if "[" in key:
-        col, idx = key.split("[")
-        return f"{col} in row {int(idx.rstrip(']')) + 1}"
-    return names.get(key, key)
-
-
-def _float_or_text(text: str) -> float | str:
-    """The bucket size as typed: a number when it is one, else the text (reported as bad)."""
-    try:
-        return float(text.strip().replace("−", "-"))
-    except ValueError:
-        return text

@@ -26,6 +26,7 @@ from ddp_viz.engine.data import first_epoch_rows, rank_batches
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
+from ddp_viz.engine.ring import run_collectives
 from ddp_viz.engine.tensors import encode
 from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due
@@ -152,7 +153,7 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     scenario = Scenario.from_mapping(job["scenario"])
     run, rank, world = int(job["run"]), int(job["rank"]), scenario.world_size
     fault = job.get("fault") or {}
-    rows = first_epoch_rows(scenario, rank)
+    rows = first_epoch_rows(scenario, rank) if scenario.collective is None else []
     outbox = Outbox(send)
     outbox.add(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows), now=True)
 
@@ -163,7 +164,11 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=PG_TIMEOUT)
     try:
         try:
-            _train(run, rank, scenario, fault, outbox)
+            if scenario.collective is not None:  # the all-reduce itself, no training
+                steps = run_collectives(run, rank, scenario, outbox)
+                outbox.control({"ctl": "done", "steps": steps})
+            else:
+                _train(run, rank, scenario, fault, outbox)
         finally:
             outbox.flush()  # what happened before an error reaches the window
     finally:

@@ -210,7 +210,9 @@ class Engine:
                 steps=pending.scenario.steps,
                 scenario=pending.scenario.to_dict(),
                 # a shuffling sampler's shares are known only in the ranks: they report them
-                shards=[] if pending.scenario.data.distributed else pending.scenario.shards(),
+                shards=[]
+                if pending.scenario.data.distributed or pending.scenario.collective
+                else pending.scenario.shards(),
                 params=[
                     {"name": p.name, "shape": list(p.shape)}
                     for p in pending.scenario.model.parameters()

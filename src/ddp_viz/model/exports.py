@@ -36,9 +36,10 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
         for phase in TRACE_PHASES
         for start, end in rs.spans.get(phase, [])
     ]
-    if not spans:
+    moves = _collective_spans(record)
+    if not spans and not moves:
         raise ValueError("the run has no timing events to trace")
-    t0 = min(s[3] for s in spans)
+    t0 = min([s[3] for s in spans] + [m["start"] for m in moves])
     pid = record.run or 0
     events: list[dict[str, Any]] = [
         {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"DDP run {pid}"}}
@@ -91,6 +92,19 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
                 "args": args,
             }
         )
+    for m in moves:  # a collective run: every send of the hand-made all-reduces
+        events.append(
+            {
+                "name": m["name"],
+                "cat": m["cat"],
+                "ph": "X",
+                "pid": pid,
+                "tid": m["rank"],
+                "ts": us(m["start"]),
+                "dur": round(max(0.0, m["end"] - m["start"]) * 1e6, 3),
+                "args": m["args"],
+            }
+        )
     for st in record.steps:  # a tick when each parameter's gradient became ready
         for r, rs in st.ranks.items():
             for param, t in rs.ready:
@@ -116,6 +130,40 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
             "status": record.status,
         },
     }
+
+
+def _collective_spans(record: RunRecord) -> list[dict[str, Any]]:
+    """Ring and naive steps of a ``[collective]`` run, one span per rank and step."""
+    col = record.collective
+    if col is None:
+        return []
+    out = []
+    for s, moves in sorted(col.steps.items()):
+        for r, m in sorted(moves.items()):
+            out.append(
+                {
+                    "rank": r,
+                    "cat": "ring",
+                    "name": f"ring {s + 1}: chunk {m.sent} → rank {m.to}",
+                    "start": m.started,
+                    "end": m.finished,
+                    "args": {"phase": m.phase, "received": m.received, "bytes": m.bytes_sent},
+                }
+            )
+    for s, moves in sorted(col.naive.items()):
+        for r, m in sorted(moves.items()):
+            what = "to rank 0" if s == 0 else "the sum back"
+            out.append(
+                {
+                    "rank": r,
+                    "cat": "naive",
+                    "name": f"naive: {what}",
+                    "start": m.started,
+                    "end": m.finished,
+                    "args": {"sent": m.bytes_sent, "received": m.bytes_received},
+                }
+            )
+    return out
 
 
 def chrome_trace_json(record: RunRecord) -> str:

@@ -62,6 +62,12 @@ class Lesson:
     # ``${choose:key}`` in the listing: scenario key -> the key's value -> text to put in
     choose: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    @property
+    def trains(self) -> bool:
+        """Does the lesson's run train a model (with a loss and parameters to plot)? The
+        all-reduce lesson's moves vectors only."""
+        return self.scene != "ring"
+
     def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays, in the listing as shown for
         ``scenario``: a ``${choose:…}`` line highlights every line its text fills, and a text

@@ -13,17 +13,17 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from ddp_viz.model.collective_events import (
+    CollectiveInput,
+    CollectiveResult,
+    CollectiveTiming,
+    NaiveStep,
+    RingStep,
+)
+from ddp_viz.model.event_base import Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is rejected, never parsed
-
-# named tensors: a list of floats, or a summary object above 64 values (ddp_viz.model.tensors)
-Grads = dict[str, list[float] | dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: ClassVar[str] = ""
 
 
 # --- engine lifecycle -----------------------------------------------------------------------
@@ -241,6 +241,11 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Params,
         Timing,
         Reference,
+        CollectiveInput,
+        RingStep,
+        NaiveStep,
+        CollectiveResult,
+        CollectiveTiming,
         RunFinished,
         RunFailed,
         RunCancelled,

@@ -27,7 +27,11 @@ REVEALED_IN = {
     "rows": "local",  # how many rows the rank trained on in that step
     # how many times DDP's comm hook ran in that optimizer step (gradient accumulation)
     "allreduces": "allreduce",
+    # bytes the rank sent in the hand-made ring / naive all-reduce (shown at the last step)
+    "ring_bytes": "step",
+    "naive_bytes": "step",
 }
+NO_PARAM = ("loss", "buckets", "rows", "allreduces", "ring_bytes", "naive_bytes")
 
 
 def _setting(scenario: Mapping[str, Any], path: str) -> Any:
@@ -105,6 +109,10 @@ class Quantity:
 
     def read(self, record: RunRecord) -> float | None:
         """The value the run recorded, or None while it has not arrived."""
+        if self.what in ("ring_bytes", "naive_bytes"):
+            col = record.collective
+            result = col.results.get((self.what[:-6], self.rank)) if col else None
+            return None if result is None else float(result.bytes_sent)
         i = self.step - 1
         if not 0 <= i < len(record.steps):
             return None
@@ -156,7 +164,7 @@ def _quantity(qid: str, raw: Any) -> Quantity:
     q = Quantity(**{k: raw[k] for k in keys if k in raw}, when=tuple(when.items()))
     if q.what not in REVEALED_IN:
         raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
-    if q.what not in ("loss", "buckets", "rows", "allreduces") and not q.param:
+    if q.what not in NO_PARAM and not q.param:
         raise ValueError(f"question {qid}: quantity.param names the parameter")
     if q.step < 1:
         raise ValueError(f"question {qid}: quantity.step counts from 1")

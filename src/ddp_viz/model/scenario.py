@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ddp_viz.model.collective import CollectiveSpec, ring_steps
 from ddp_viz.model.dataspec import DataSpec, TrainSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import DDPSpec, ModelSpec
@@ -22,7 +23,7 @@ MAX_STEPS = 100_000
 MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
 # [model] and [ddp]: see ddp_viz.model.modelspec; [data] and [train]: ddp_viz.model.dataspec
-TABLES = ("model", "ddp", "data", "train")
+TABLES = ("model", "ddp", "data", "train", "collective")
 KEYS = FIELDS + TABLES
 
 
@@ -42,6 +43,8 @@ class Scenario:
     ddp: DDPSpec = field(default_factory=DDPSpec)
     data: DataSpec = field(default_factory=DataSpec)
     train: TrainSpec = field(default_factory=TrainSpec)
+    # set: the run is the all-reduce itself (naive, ring, dist.all_reduce), no DDP training
+    collective: CollectiveSpec | None = None
     # Not a TOML key: where the scenario came from, for messages.
     source: str = field(default="", compare=False)
 
@@ -62,6 +65,8 @@ class Scenario:
         train: TrainSpec = values.get("train", TrainSpec())
         rows = len(values.get("x", cls.x))
         world = values.get("world_size", cls.world_size)
+        if "collective" in values and "steps" not in values and isinstance(world, int):
+            values["steps"] = max(1, ring_steps(world))  # the ring's steps are the run's
         if spec.epochs and "steps" not in values and isinstance(world, int) and 1 <= world <= rows:
             # epochs fix the length; validate checks
             values["steps"] = max(1, epoch_steps(spec, train, rows, world))
@@ -85,7 +90,10 @@ class Scenario:
     def with_changes(self, **changes: Any) -> Scenario:
         """A copy with some fields replaced; values may be text (from a form or a CLI flag)."""
         coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
-        if "steps" in coerced and self.data.epochs and "data" not in coerced:
+        collective = coerced.get("collective", self.collective)
+        if collective is not None and changes.get("steps") is None:
+            coerced["steps"] = max(1, ring_steps(coerced.get("world_size", self.world_size)))
+        elif "steps" in coerced and self.data.epochs and "data" not in coerced:
             # an explicit step count (--steps) wins over [data] epochs
             coerced["data"] = replace(self.data, epochs=0)
         elif self.data.epochs and "steps" not in coerced:
@@ -126,6 +134,8 @@ class Scenario:
         d["ddp"] = self.ddp.to_dict()
         d["data"] = self.data.to_dict()
         d["train"] = self.train.to_dict()
+        if self.collective is not None:
+            d["collective"] = self.collective.to_dict()
         return d
 
     def to_toml(self) -> str:
@@ -144,6 +154,11 @@ class Scenario:
             f"\n[ddp]\n{_toml_table(self.ddp.to_dict())}"
             f"\n[data]\n{_toml_table(self.data.to_dict())}"
             f"\n[train]\n{_toml_table(self.train.to_dict())}"
+            + (
+                ""
+                if self.collective is None
+                else f"\n[collective]\n{_toml_table(self.collective.to_dict())}"
+            )
         )
 
 
@@ -200,7 +215,13 @@ def _coerce(key: str, value: Any) -> Any:
     if key in ("lr", "init_weight", "init_bias"):
         return _number(key, value)
     if key in TABLES:
-        kind = {"model": ModelSpec, "ddp": DDPSpec, "data": DataSpec, "train": TrainSpec}[key]
+        kind = {
+            "model": ModelSpec,
+            "ddp": DDPSpec,
+            "data": DataSpec,
+            "train": TrainSpec,
+            "collective": CollectiveSpec,
+        }[key]
         if isinstance(value, kind):
             return value
         return kind.from_mapping(value)
@@ -234,6 +255,17 @@ def validate(s: Scenario) -> None:
         _range(key, _coerce(key, getattr(s, key)))
     if len(s.y) != len(s.x):
         raise ScenarioError("y", f"needs one value per x row: {len(s.x)} x, {len(s.y)} y")
+    if s.collective is not None:
+        if s.world_size < 2:
+            raise ScenarioError("world_size", "an all-reduce needs at least 2 ranks")
+        s.collective.check(s.world_size)
+        if s.steps != ring_steps(s.world_size):
+            raise ScenarioError(
+                "steps",
+                f"a ring all-reduce over {s.world_size} ranks takes {ring_steps(s.world_size)} "
+                "steps; leave steps out",
+            )
+        return  # no training: the data rows and [data] / [train] are not used
     if s.world_size > len(s.x):
         raise ScenarioError(
             "world_size",

@@ -315,6 +315,14 @@ class SessionController:
 def status_text(rec: RunRecord) -> str:
     """One line for the status bar about a run that ended."""
     done = len(rec.complete_steps())
+    if rec.status == "finished" and rec.collective is not None:
+        agree = rec.collective.agree(rec.world_size)
+        verdict = (
+            "✓ naive and ring equal dist.all_reduce on every rank"
+            if agree
+            else "✗ a hand-made all-reduce differs from dist.all_reduce"
+        )
+        return f"Run {rec.run} finished: all-reduce on {rec.world_size} rank(s). {verdict}."
     if rec.status == "finished":
         summary = rec.check_summary()
         agree = "✓ ranks agree" if summary["ranks_agree"] else "✗ ranks differ"

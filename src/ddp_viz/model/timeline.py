@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from ddp_viz.model import collective_events as ce
 from ddp_viz.model import protocol
+from ddp_viz.model.collective import CollectiveRecord
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.tensors import Tensor, is_summary, tensor_norm, tensor_sample, tensors_close
@@ -182,6 +184,8 @@ class RunRecord:
     elapsed_s: float | None = None
     bad_lines: int = 0
     events: list[protocol.Event] = field(default_factory=list)
+    # a run of [collective]: the all-reduce by hand instead of DDP training steps
+    collective: CollectiveRecord | None = None
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
     def apply(self, event: protocol.Event) -> bool:
@@ -196,6 +200,8 @@ class RunRecord:
             self.scenario, self.shards = event.scenario, event.shards
             self.status = RunStatus.RUNNING
             self.params = _param_infos(event)
+            if "collective" in event.scenario:
+                self.collective = CollectiveRecord()
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -224,6 +230,12 @@ class RunRecord:
                 rs.spans, rs.ready, rs.bucket_spans = sp, ready, b
             case protocol.Reference(step=s):
                 self._step(s).reference = event
+            case ce.CollectiveInput() | ce.RingStep() | ce.NaiveStep() | ce.CollectiveResult():
+                if self.collective is not None:
+                    self.collective.add(event)
+            case ce.CollectiveTiming():
+                if self.collective is not None:
+                    self.collective.timings.append(event)
             case protocol.RunFinished(elapsed_s=t):
                 self.status, self.elapsed_s = RunStatus.FINISHED, t
             case protocol.RunFailed(reason=why, rank=r):
@@ -247,7 +259,10 @@ class RunRecord:
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
 
     def complete_prefix(self) -> int:
-        """How many leading steps are complete (advanced incrementally, O(1) amortised)."""
+        """How many leading steps are complete (advanced incrementally, O(1) amortised). A
+        collective run's steps are the ring's."""
+        if self.collective is not None:
+            return self.collective.complete_steps(self.world_size)
         n = self._complete_prefix
         while n < len(self.steps) and self.steps[n].complete(self.world_size):
             n += 1

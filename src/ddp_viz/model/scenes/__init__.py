@@ -14,6 +14,7 @@ from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
+from ddp_viz.model.scenes.ring import build as build_ring
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
@@ -23,6 +24,7 @@ SCENES: dict[str, SceneBuilder] = {
     "buckets": build_buckets,
     "data_split": build_data_split,
     "accumulate": build_accumulate,
+    "ring": build_ring,
 }
 PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 

@@ -1,0 +1,69 @@
+"""Plain-text report of a collective run (``[collective]``), for the headless CLI."""
+
+from __future__ import annotations
+
+from ddp_viz.model.collective import naive_bytes_sent, ring_bytes_sent, ring_steps
+from ddp_viz.model.tensors import tensor_sample
+from ddp_viz.model.timeline import RunRecord
+
+
+def _values(v: object, most: int = 12) -> str:
+    sample = tensor_sample(v)  # type: ignore[arg-type]
+    shown = ", ".join(f"{x:g}" for x in sample[:most])
+    return f"[{shown}{', …' if len(sample) > most else ''}]"
+
+
+def collective_report(rec: RunRecord) -> str:
+    col = rec.collective
+    assert col is not None
+    world = rec.world_size
+    length = int(rec.scenario.get("collective", {}).get("length", 0))
+    pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+    out = [
+        f"all-reduce run {rec.run}: {world} ranks over gloo, {length} values each, "
+        f"rank pids {pids}",
+        "",
+    ]
+    for r in sorted(col.inputs):
+        event = col.inputs[r]
+        out.append(f"rank {r} holds {_values(event.values)}")
+    out += ["", f"ring: {ring_steps(world)} steps (chunk numbers from 0)"]
+    for s in sorted(col.steps):
+        for r, m in sorted(col.steps[s].items()):
+            verb = "adds" if m.phase == "reduce_scatter" else "takes"
+            out.append(
+                f"  step {s + 1} {m.phase.replace('_', '-'):<14} rank {r}: sends chunk {m.sent} "
+                f"to rank {m.to}, {verb} chunk {m.received} from rank {m.source}: "
+                f"{_values(m.chunk, 6)}"
+            )
+    head = f"{'rank':>4}  {'algorithm':<15} {'bytes sent':>11} {'formula':>8}  = dist.all_reduce"
+    out += ["", head, "-" * len(head)]
+    for r in range(world):
+        for algo in ("naive", "ring", "all_reduce"):
+            result = col.results.get((algo, r))
+            if result is None:
+                continue
+            formula = {
+                "naive": naive_bytes_sent(length, world, r),
+                "ring": ring_bytes_sent(length, world, r),
+            }.get(algo)
+            sent = f"{result.bytes_sent:,}" if algo != "all_reduce" else "(gloo)"
+            out.append(
+                f"{r:>4}  {algo:<15} {sent:>11} {'' if formula is None else f'{formula:,}':>8}  "
+                f"{'✓' if result.equal else '✗'}"
+            )
+    if col.timings:
+        out += ["", "time of one all-reduce, median of the slowest rank:"]
+        for t in col.timings:
+            out.append(f"  {t.algo:<10} {t.length:>10,} values  {t.seconds * 1000:8.2f} ms")
+    agree = col.agree(world)
+    if rec.status == "finished":
+        verdict = (
+            "✓ naive and ring equal dist.all_reduce on every rank"
+            if agree
+            else ("✗ a hand-made result differs from dist.all_reduce")
+        )
+        out += ["", f"finished in {rec.elapsed_s or 0:.3f} s: {verdict}"]
+    else:
+        out += ["", f"run {rec.status}: {rec.reason}"]
+    return "\n".join(out)

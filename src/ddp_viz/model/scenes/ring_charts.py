@@ -1,0 +1,158 @@
+"""The ring lesson's closing picture: bytes each rank sent (naive against ring) and the measured
+time of one all-reduce against vector length, both from the run's own counts and timings."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from ddp_viz.model.collective import BYTES_PER_VALUE
+from ddp_viz.model.frame import Align, Font, Rect, fmt, wrap_lines
+from ddp_viz.model.scenes.base import LINE
+
+ALGO_LABEL = {"naive": "naive", "ring": "ring", "all_reduce": "dist.all_reduce"}
+
+
+def _color(b: Any, algo: str) -> str:
+    return {"naive": b.t.bad, "ring": b.t.accent, "all_reduce": b.t.muted}[algo]
+
+
+def draw_charts(b: Any, top: float) -> None:
+    """Side by side on a wide stage, one above the other on a narrow one."""
+    width, height = b.ctx.width - 2 * b.pad, b.ctx.height - top
+    if width >= 2.2 * height or width >= 900:
+        half = (width - b.pad) / 2
+        _bytes(b, Rect(b.pad, top, half, height))
+        _times(b, Rect(b.pad * 2 + half, top, half, height))
+    else:
+        _bytes(b, Rect(b.pad, top, width, height * 0.5))
+        _times(b, Rect(b.pad, top + height * 0.5, width, height * 0.5))
+
+
+def _bytes(b: Any, area: Rect) -> None:
+    f = b.small
+    lh = f.px * LINE
+    col, world = b.col, b.world
+    b.text(area.x, area.y, "bytes each rank sent", Font(f.px, bold=True), b.t.text)
+    sent = {
+        (algo, r): col.results[(algo, r)].bytes_sent
+        for algo in ("naive", "ring")
+        for r in range(world)
+        if (algo, r) in col.results
+    }
+    if not sent:
+        return
+    most = max(sent.values()) or 1
+    label_w = b.width(f"rank {world - 1}", f) + f.px * 0.5
+    number_w = b.width(f"{most:,} B", f) + f.px * 0.5
+    bar_room = max(1.0, area.w - label_w - number_w)
+    # two bars a rank, never thinner than the rank's label needs; too many ranks: the first
+    # ones and the last (rank 0 is naive's root; the others all look alike)
+    fit = max(2, int((area.h - 2 * lh) // (lh * 1.1)))
+    ranks = list(range(world)) if world <= fit else [*range(fit - 1), world - 1]
+    bar_h = min(lh, (area.h - 2 * lh) / max(1, 2 * len(ranks)))
+    y = area.y + lh
+    for r in ranks:
+        b.text(area.x, y + bar_h - f.px * LINE / 2, f"rank {r}", f, b.t.rank_color(r))
+        for algo in ("naive", "ring"):
+            n = sent.get((algo, r), 0)
+            w = bar_room * n / most
+            b.shape(
+                kind="rect",
+                box=Rect(area.x + label_w, y + 1, max(1.0, w), bar_h - 2),
+                fill=_color(b, algo),
+                key=f"bar.{algo}.{r}",
+            )
+            if bar_h >= f.px * 0.9:
+                b.text(
+                    area.x + label_w + w + 3,
+                    y + (bar_h - f.px * LINE) / 2,
+                    f"{n:,} B",
+                    f,
+                    b.t.text,
+                    key=f"bytes.{algo}.{r}",
+                    value=float(n),
+                )
+            y += bar_h
+    y = min(y + lh * 0.3, area.bottom - lh)
+    b.text(area.x, y, "■ naive", f, _color(b, "naive"))
+    b.text(area.x + b.width("■ naive  ", f), y, "■ ring", f, _color(b, "ring"))
+    # what the counts should be, worked out: the formulas the bars are checked against
+    length = int(b.rec.scenario.get("collective", {}).get("length", 0))
+    whole = length * BYTES_PER_VALUE
+    lines = [
+        f"ring: about 2 (N − 1) / N × {whole:,} B = {2 * (world - 1) * whole / world:,.0f} B "
+        "a rank",
+        f"naive: rank 0 sends (N − 1) × {whole:,} B = {(world - 1) * whole:,} B",
+    ]
+    y += lh * 1.2
+    for text in lines:
+        for line in wrap_lines(text, f, area.w, b.width):
+            if y + lh > area.bottom:
+                return
+            b.text(area.x, y, line, f, b.t.muted)
+            y += lh
+
+
+def _times(b: Any, area: Rect) -> None:
+    f = b.small
+    lh = f.px * LINE
+    title = "time of one all-reduce in ms, by values per rank"
+    if b.width(title, Font(f.px, bold=True)) > area.w:
+        title = "ms per all-reduce"
+    b.text(area.x, area.y, title, Font(f.px, bold=True), b.t.text)
+    by: dict[str, dict[int, float]] = {}
+    for timing in b.col.timings:
+        by.setdefault(timing.algo, {})[timing.length] = timing.seconds
+    lengths = sorted({n for series in by.values() for n in series})
+    if not lengths:
+        return
+    slowest = max(s for series in by.values() for s in series.values()) * 1000 or 1.0
+    axis_w = b.width(fmt(slowest, 3), f) + f.px * 0.5
+    plot = Rect(area.x + axis_w, area.y + lh * 1.6, area.w - axis_w - f.px, area.h - lh * 4.3)
+    if plot.h < lh * 2 or plot.w < f.px * 6:
+        return
+    b.shape(
+        kind="line", points=((plot.x, plot.bottom), (plot.right, plot.bottom)), stroke=b.t.muted
+    )
+    b.shape(kind="line", points=((plot.x, plot.y), (plot.x, plot.bottom)), stroke=b.t.muted)
+    # the axis' two numbers sit inside its height: above the corner, below the title
+    b.text(plot.x - 3, plot.y, fmt(slowest, 3), f, b.t.muted, Align.RIGHT)
+    b.text(plot.x - 3, plot.bottom - lh, "0", f, b.t.muted, Align.RIGHT)
+    low, high = math.log10(lengths[0]), math.log10(lengths[-1])
+
+    def x_of(n: int) -> float:
+        return plot.x + plot.w * (0.5 if high == low else (math.log10(n) - low) / (high - low))
+
+    last_right = -math.inf
+    for n in lengths:
+        label = f"{n:,}"
+        w = b.width(label, f)
+        left = min(x_of(n) - w / 2, area.right - w)  # the last label keeps inside the chart
+        if left > last_right + f.px * 0.5:
+            b.text(left, plot.bottom + 2, label, f, b.t.muted)
+            last_right = left + w
+    for algo in ("naive", "ring", "all_reduce"):
+        series = by.get(algo, {})
+        points = [
+            (x_of(n), plot.bottom - plot.h * series[n] * 1000 / slowest)
+            for n in lengths
+            if n in series
+        ]
+        for p, q in itertools.pairwise(points):
+            b.shape(kind="line", points=(p, q), stroke=_color(b, algo), width=2.5)
+        for (px, py), n in zip(points, [n for n in lengths if n in series], strict=True):
+            dot = f.px * 0.45
+            b.shape(
+                kind="ellipse",
+                box=Rect(px - dot / 2, py - dot / 2, dot, dot),
+                fill=_color(b, algo),
+                key=f"time.{algo}.{n}",
+            )
+    y = area.bottom - lh
+    x = area.x
+    for algo in ("naive", "ring", "all_reduce"):
+        label = f"— {ALGO_LABEL[algo]}"
+        b.text(x, y, label, f, _color(b, algo))
+        x += b.width(label + "   ", f)
