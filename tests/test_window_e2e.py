@@ -29,6 +29,14 @@ def click_run(qtbot, window) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
+def lock_guess(qtbot, window, qid: str, guess: str) -> None:
+    """Type a prediction into the quiz and lock it, as a learner does, before Run."""
+    quiz = window.quiz_view
+    quiz.prediction_edit.setText(guess)
+    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
+    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+
+
 def start_long_run(qtbot, window) -> None:
     """Start a 100,000-step run from the window and return once it is streaming."""
     start_engine(qtbot, window)
@@ -216,9 +224,7 @@ def test_the_buckets_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     start_engine(qtbot, window)
     window.form.bucket_cap.setText("0.25")
     window.form.steps.setValue(3)
-    quiz.prediction_edit.setText("3")
-    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
-    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    lock_guess(qtbot, window, qid, "3")
     assert "Locked in: 3" in quiz.feedback[qid].text()
     window.follow.setChecked(True)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
@@ -250,9 +256,7 @@ def test_the_data_lesson_grades_its_prediction_against_a_live_run(qtbot, window)
     start_engine(qtbot, window)
     window.form.world_size.setValue(4)
     assert not window.form.steps.isEnabled()  # [data] epochs decides the length
-    quiz.prediction_edit.setText("3")
-    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
-    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    lock_guess(qtbot, window, qid, "3")
     window.follow.setChecked(True)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
@@ -275,9 +279,7 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     placement = window.form.train.no_sync
     assert placement.isVisible() and window.form.train.accumulate.value() == 3
     placement.setCurrentIndex(placement.findData("backward_only"))
-    quiz.prediction_edit.setText("3")
-    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
-    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    lock_guess(qtbot, window, qid, "3")
     window.follow.setChecked(True)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
@@ -303,9 +305,7 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
     quiz = window.quiz_view
     qid = "predict-ring-bytes"
     start_engine(qtbot, window)
-    quiz.prediction_edit.setText("60")
-    lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
-    qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
+    lock_guess(qtbot, window, qid, "60")
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record

@@ -21,7 +21,7 @@ from ddp_viz.model.scenes.accumulate_parts import (
     close_in_value,
     visible_micro,
 )
-from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
+from ddp_viz.model.scenes.base import LINE, Line, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import step_rows, why_average_differs
 from ddp_viz.model.tensors import tensor_norm
@@ -30,7 +30,6 @@ from ddp_viz.model.timeline import (
     Cursor,
     RankStep,
     RunRecord,
-    StepRecord,
     display_value,
 )
 
@@ -54,15 +53,9 @@ PLACEMENT = {
 }
 
 
-class _Builder(FrameBuilder):
+class _Builder(StepFrameBuilder):
     def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
-        super().__init__(ctx)
-        self.rec, self.cursor, self.phase = rec, cursor, cursor.phase
-        self.progress = min(1.0, max(0.0, progress))
-        self.step: StepRecord | None = (
-            rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
-        )
-        self.small = Font(max(ctx.min_px, self.base * 0.9))
+        super().__init__(rec, cursor, progress, ctx)
         self.names = [p.name for p in rec.params]
         train = rec.scenario.get("train", {})
         self.k = int(train.get("accumulate", 1))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ddp_viz.model.frame import Align, Font, Rect, Shape, StageFrame, Text, wrap_lines
 from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 
 LINE = 1.3  # line height in ems
 LANE_LINE = 1.2  # rows inside a lane sit a little tighter; also the height of a text's box
@@ -106,3 +107,17 @@ class FrameBuilder:
                 color,
                 Align.RIGHT,
             )
+
+
+class StepFrameBuilder(FrameBuilder):
+    """A scene that shows one recorded step: the record, the cursor, the step (None while it
+    has not arrived) and the scene's small type."""
+
+    def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
+        super().__init__(ctx)
+        self.rec, self.cursor, self.phase = rec, cursor, cursor.phase
+        self.progress = min(1.0, max(0.0, progress))
+        self.step: StepRecord | None = (
+            rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
+        )
+        self.small = Font(max(ctx.min_px, self.base * 0.9))

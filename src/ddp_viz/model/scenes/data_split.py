@@ -13,10 +13,10 @@ from __future__ import annotations
 from ddp_viz.model.dataspec import DataSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
-from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
+from ddp_viz.model.scenes.base import LINE, Line, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import EpochShare, epochs, why_average_differs
-from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, StepRecord, display_value
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, display_value
 
 TITLES = {
     "shards": "1 · the sampler hands out rows",
@@ -26,15 +26,9 @@ TITLES = {
 }
 
 
-class _Builder(FrameBuilder):
+class _Builder(StepFrameBuilder):
     def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
-        super().__init__(ctx)
-        self.rec, self.cursor, self.phase = rec, cursor, cursor.phase
-        self.progress = min(1.0, max(0.0, progress))
-        self.step: StepRecord | None = (
-            rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
-        )
-        self.small = Font(max(ctx.min_px, self.base * 0.9))
+        super().__init__(rec, cursor, progress, ctx)
         self.rows = len(rec.scenario.get("x", []))
         self.names = [p.name for p in rec.params]
 
