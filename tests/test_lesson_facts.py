@@ -170,3 +170,6 @@ def test_the_all_reduce_lesson_dims_only_the_reference_and_marks_each_move() -> 
     # what the lesson says gloo does is what its sources were read to say
     text = " ".join(lesson.markdown.split())
     assert "falls through to its ring" in text and "ships only the compiled library" in text
+    import torch
+
+    assert torch.__version__.startswith("2.13") and "torch 2.13 installed here" in text

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from ddp_viz.model.collective import ring_state, ring_steps
+from ddp_viz.model.collective import contributions, ring_state, ring_steps
 from ddp_viz.model.course import load_lesson
-from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.frame import estimate_width, fmt
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.scenes.ring import cell_text
 from ddp_viz.model.theme import load_theme
@@ -103,7 +103,7 @@ def test_the_last_step_ends_on_the_run_s_bytes_and_times() -> None:
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     from tests.frames import assert_inside_and_apart
 
-    for name in (FOUR, EIGHT, TWO):
+    for name in (FOUR, EIGHT, TWO, "ring-long.jsonl"):
         world = record(load_recording(name)).world_size
         for step in range(ring_steps(world)):
             for phase in range(4):
@@ -111,3 +111,45 @@ def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
                 assert_inside_and_apart(f)
                 if theme == "projector":
                     assert f.smallest_px() >= 24
+
+
+@pytest.mark.parametrize("name", [FOUR, EIGHT, TWO])
+def test_the_fill_follows_the_schedule_and_the_colour_the_rank_that_finishes_each_chunk(
+    name,
+) -> None:
+    """Checked against sources the scene does not draw from: the schedule's arithmetic for how
+    many ranks a copy sums, and the recorded events for who finishes each chunk."""
+    rec = record(load_recording(name))
+    world, col = rec.world_size, rec.collective
+    theme = load_theme("light")
+    finisher = {m.received: r for r, m in col.steps[world - 2].items()}  # end of reduce-scatter
+    assert sorted(finisher) == list(range(world))
+    for step in range(-1, ring_steps(world)):
+        state = ring_state(col, world, step)
+        assert state.sums == [
+            [contributions(step, r, c, world) for c in range(world)] for r in range(world)
+        ]
+    for step in range(ring_steps(world)):
+        _, f = frame(name, step, 2)
+        cells = {s.key: s for s in f.shapes if s.key.startswith("rank") and s.fill}
+        for r in range(world):
+            for c in range(world):
+                assert cells[f"rank{r}.chunk{c}"].fill == theme.rank_color(finisher[c])
+        by_sum = sorted((f.text_with_key(k).value, s.fill_alpha) for k, s in cells.items())
+        assert [a for _, a in by_sum] == sorted(a for _, a in by_sum)  # fuller as it sums more
+        _, moving = frame(name, step, 1, 0.5)
+        for r, move in col.steps[step].items():
+            chip = next(s for s in moving.shapes if s.key == f"move.{r}" and s.fill)
+            assert chip.fill == theme.rank_color(finisher[move.sent])
+    _, last = frame(name, ring_steps(world) - 1, 2)
+    alphas = {s.fill_alpha for s in last.shapes if s.key.startswith("rank") and s.fill}
+    assert len(alphas) == 1  # every copy holds the whole sum
+
+
+def test_a_long_vector_shows_every_chunk_s_first_values() -> None:
+    rec, f = frame("ring-long.jsonl", 0, 0)
+    assert rec.collective.inputs[0].values["shape"] == [100]  # a summary travelled
+    for r in range(3):
+        for c in range(3):
+            cell = f.text_with_key(f"rank{r}.chunk{c}")
+            assert cell.text.split()[0] == fmt(rec.collective.inputs[r].heads[c][0], 3)

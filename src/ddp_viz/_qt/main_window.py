@@ -41,11 +41,11 @@ from ddp_viz.model.course import DEFAULT_LESSON, load_course
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.quiz import Feedback, Question
 from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.scenes import PHASE_WORDS_OF
 from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import Theme
-from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
+from ddp_viz.model.timeline import Cursor, RunRecord
 
-PHASE_WORDS = {"shards": "shards", "local": "local", "allreduce": "all-reduce", "step": "step"}
 PLOT_INTERVAL_S = 0.025  # one of the three plots redraws per tick while a run streams
 
 
@@ -97,8 +97,8 @@ class MainWindow(QMainWindow):
         self.code_view = CodeView(self.lesson, self.theme)
         self.process_view = ProcessView(self.theme)
         self.plots_panel = PlotsPanel(self.theme)
-        self.plots_panel.setVisible(self.lesson.trains)
         lay_out(self)
+        self.plots_panel.setVisible(self.lesson.trains)  # after it has its place in the layout
         self.file_actions = FileActions(self)
         self.toolbar = build_toolbar(self)
         build_menus(self)
@@ -307,7 +307,8 @@ class MainWindow(QMainWindow):
         rec = self.player.record
         total = rec.steps_planned if rec else 0
         self.position_label.setText(
-            f" step {cursor.step + 1}/{max(total, 1)} · {PHASE_WORDS[PHASES[cursor.phase]]} "
+            f" step {cursor.step + 1}/{max(total, 1)} · "
+            f"{PHASE_WORDS_OF[self.lesson.scene][cursor.phase]} "
         )
         self.step_slider.blockSignals(True)
         self.step_slider.setValue(cursor.step)

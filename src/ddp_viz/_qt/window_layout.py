@@ -23,7 +23,7 @@ def lay_out(self: Any) -> None:
     left.addWidget(self.tabs)
     left.addWidget(_group("Try it yourself", self.form))
     bottom = QSplitter(Qt.Orientation.Horizontal)
-    bottom.addWidget(_group("Training loop (the line that is running)", self.code_view))
+    bottom.addWidget(_group("Code each rank runs (the line running now)", self.code_view))
     self.process_box = _group("Processes", self.process_view)
     bottom.addWidget(self.process_box)
     center = QSplitter(Qt.Orientation.Vertical)

@@ -90,30 +90,35 @@ def naive_allreduce(
 ) -> tuple[torch.Tensor, int, int]:
     """Everyone sends to rank 0, which adds and sends the sum back to everyone."""
     others = list(range(1, world))
+    sent = received = 0  # counted send by send, as they happen
     t0 = time.monotonic()
     if rank == 0:
         total = x.clone()
         for r in others:
             incoming = torch.empty_like(x)
             dist.recv(incoming, r)
+            received += _bytes(incoming)
             total += incoming
         t1 = time.monotonic()
         if on_step is not None:
-            on_step(0, [], others, 0, _bytes(x) * len(others), t0, t1)
+            on_step(0, [], others, 0, received, t0, t1)
         for r in others:
             dist.send(total, r)
+            sent += _bytes(total)
         if on_step is not None:
-            on_step(1, others, [], _bytes(x) * len(others), 0, t1, time.monotonic())
-        return total, _bytes(x) * len(others), _bytes(x) * len(others)
+            on_step(1, others, [], sent, 0, t1, time.monotonic())
+        return total, sent, received
     dist.send(x, 0)
+    sent += _bytes(x)
     t1 = time.monotonic()
     if on_step is not None:
-        on_step(0, [0], [], _bytes(x), 0, t0, t1)
+        on_step(0, [0], [], sent, 0, t0, t1)
     total = torch.empty_like(x)
     dist.recv(total, 0)
+    received += _bytes(total)
     if on_step is not None:
-        on_step(1, [], [0], 0, _bytes(x), t1, time.monotonic())
-    return total, _bytes(x), _bytes(x)
+        on_step(1, [], [0], 0, received, t1, time.monotonic())
+    return total, sent, received
 
 
 def _library(x: torch.Tensor, rank: int, world: int) -> tuple[torch.Tensor, int, int]:
@@ -133,7 +138,8 @@ def run_collectives(run: int, rank: int, scenario: Scenario, outbox: Outbox) -> 
     world = scenario.world_size
     x = vector(spec.seed, rank, spec.length)
     bounds = [list(b) for b in chunk_bounds(spec.length, world)]
-    outbox.add(CollectiveInput(run, rank, encode(x), bounds), now=True)
+    heads = [x[a : min(b, a + 8)].tolist() for a, b in bounds]
+    outbox.add(CollectiveInput(run, rank, encode(x), bounds, heads), now=True)
 
     def ring_step(step: int, move: Move, out: int, got: int, chunk: Any, t0: float, t1: float):
         outbox.add(

@@ -203,8 +203,11 @@ def ring_state(rec: CollectiveRecord, world: int, upto: int) -> RingState | None
     values, sums = [], []
     for r in range(world):
         event = rec.inputs[r]
-        whole = tensor_sample(event.values)
-        values.append([whole[a:b] for a, b in event.chunks])
+        if event.heads:  # a long vector travels as a summary: its chunks' first values
+            values.append([list(h) for h in event.heads])
+        else:
+            whole = tensor_sample(event.values)
+            values.append([whole[a:b] for a, b in event.chunks])
         sums.append([1] * world)
     for s in range(upto + 1):
         moves = rec.steps.get(s, {})

@@ -22,6 +22,9 @@ class CollectiveInput(Event):
     rank: int
     values: Values
     chunks: list[list[int]] = field(default_factory=list)  # [start, stop) per chunk
+    # the first values of every chunk (up to 8): what the stage shows of a long vector, whose
+    # ``values`` travel as a summary
+    heads: list[list[float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

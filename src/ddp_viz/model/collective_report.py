@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from ddp_viz.model.collective import naive_bytes_sent, ring_bytes_sent, ring_steps
-from ddp_viz.model.tensors import tensor_sample
+from ddp_viz.model.tensors import is_summary, tensor_sample
 from ddp_viz.model.timeline import RunRecord
 
 
 def _values(v: object, most: int = 12) -> str:
     sample = tensor_sample(v)  # type: ignore[arg-type]
     shown = ", ".join(f"{x:g}" for x in sample[:most])
+    if is_summary(v):  # a long vector: its first values and how many there are
+        return f"[{shown}, …] ({v['shape'][0]:,} values)"  # type: ignore[index]
     return f"[{shown}{', …' if len(sample) > most else ''}]"
 
 
@@ -30,11 +32,11 @@ def collective_report(rec: RunRecord) -> str:
     out += ["", f"ring: {ring_steps(world)} steps (chunk numbers from 0)"]
     for s in sorted(col.steps):
         for r, m in sorted(col.steps[s].items()):
-            verb = "adds" if m.phase == "reduce_scatter" else "takes"
+            verb = "adds in" if m.phase == "reduce_scatter" else "copies"
             out.append(
                 f"  step {s + 1} {m.phase.replace('_', '-'):<14} rank {r}: sends chunk {m.sent} "
-                f"to rank {m.to}, {verb} chunk {m.received} from rank {m.source}: "
-                f"{_values(m.chunk, 6)}"
+                f"to rank {m.to}, {verb} chunk {m.received} from rank {m.source}, "
+                f"now {_values(m.chunk, 6)}"
             )
     head = f"{'rank':>4}  {'algorithm':<15} {'bytes sent':>11} {'formula':>8}  = dist.all_reduce"
     out += ["", head, "-" * len(head)]
@@ -48,9 +50,10 @@ def collective_report(rec: RunRecord) -> str:
                 "ring": ring_bytes_sent(length, world, r),
             }.get(algo)
             sent = f"{result.bytes_sent:,}" if algo != "all_reduce" else "(gloo)"
+            check = ("✓" if result.equal else "✗") if algo != "all_reduce" else "(the reference)"
             out.append(
                 f"{r:>4}  {algo:<15} {sent:>11} {'' if formula is None else f'{formula:,}':>8}  "
-                f"{'✓' if result.equal else '✗'}"
+                f"{check}"
             )
     if col.timings:
         out += ["", "time of one all-reduce, median of the slowest rank:"]

@@ -27,6 +27,11 @@ SCENES: dict[str, SceneBuilder] = {
     "ring": build_ring,
 }
 PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
+# the toolbar's word for each phase: DDP's step for the training scenes, the ring's for its own
+PHASE_WORDS_OF: dict[str, tuple[str, ...]] = {
+    **{name: ("shards", "local", "all-reduce", "step") for name in SCENES},
+    "ring": ("picks", "travel", "arrive", "holds"),
+}
 
 
 def stage_frame(
@@ -42,4 +47,4 @@ def stage_frame(
     return SCENES[scene](record, cursor, progress, context)
 
 
-__all__ = ["PHASES_OF", "SCENES", "SceneContext", "stage_frame"]
+__all__ = ["PHASES_OF", "PHASE_WORDS_OF", "SCENES", "SceneContext", "stage_frame"]

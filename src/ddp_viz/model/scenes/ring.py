@@ -47,6 +47,7 @@ class _Builder(FrameBuilder):
         self.col = rec.collective
         self.small = Font(max(ctx.min_px, self.base * 0.9))
         self.last = cursor.step >= ring_steps(self.world) - 1
+        self.drew_ring = False
 
     def build(self) -> StageFrame:
         step = self.cursor.step
@@ -60,7 +61,7 @@ class _Builder(FrameBuilder):
             left,
             f"Step {step + 1}/{ring_steps(self.world)} · {half}",
         ]
-        charts = self.last and self.phase == 3 and bool(self.col.timings)
+        charts = self.last and self.phase == 3 and bool(self.col.results)
         if charts:
             titles = ["After the ring: what each algorithm cost", "What it cost"]
         room = self.ctx.width - 2 * self.pad
@@ -158,6 +159,7 @@ class _Builder(FrameBuilder):
         return area.cx + radius * math.cos(angle), area.cy + radius * math.sin(angle)
 
     def ring(self, area: Rect, moves: dict) -> None:
+        self.drew_ring = True
         t, f = self.t, self.small
         size = f.px * 1.9
         for r in range(self.world):
@@ -276,8 +278,11 @@ class _Builder(FrameBuilder):
             text = next((t for t in texts if self.width(t, bold) <= room), texts[-1])
             self.text(self.pad, y, text, bold, self.t.ok if agree else self.t.bad, key="verdict")
             return
-        note = "colour: the chunk's owner · fuller: the copy adds up more ranks' vectors"
-        if self.width(note, f) <= self.ctx.width - 2 * self.pad:
+        notes = ["colour: the chunk's owner · fuller: the copy adds up more ranks' vectors"]
+        if not self.drew_ring:  # the stage is too small for the ring: say what it would show
+            notes = ["each rank sends its outlined chunk to rank + 1", "outlined: sent"]
+        note = next((n for n in notes if self.width(n, f) <= self.ctx.width - 2 * self.pad), "")
+        if note:
             self.text(self.pad, y, note, f, self.t.muted)
 
 

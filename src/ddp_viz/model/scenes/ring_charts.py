@@ -64,7 +64,7 @@ def _bytes(b: Any, area: Rect) -> None:
                 fill=_color(b, algo),
                 key=f"bar.{algo}.{r}",
             )
-            if bar_h >= f.px * 0.9:
+            if bar_h >= f.px * b.line:  # room for the number beside its bar
                 b.text(
                     area.x + label_w + w + 3,
                     y + (bar_h - f.px * LINE) / 2,
@@ -86,6 +86,10 @@ def _bytes(b: Any, area: Rect) -> None:
         "a rank",
         f"naive: rank 0 sends (N − 1) × {whole:,} B = {(world - 1) * whole:,} B",
     ]
+    if len(ranks) < world:  # the ranks left out send what their neighbours send
+        lines.insert(
+            0, f"ranks {ranks[-2] + 1}–{world - 2} not drawn: like ranks 1 and {world - 1}"
+        )
     y += lh * 1.2
     for text in lines:
         for line in wrap_lines(text, f, area.w, b.width):
