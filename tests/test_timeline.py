@@ -94,3 +94,27 @@ def test_an_mlp_run_reports_every_parameter_by_name() -> None:
     for label in ("‖0.weight‖", "‖0.bias‖", "‖2.weight‖", "2.bias"):
         assert label in text
     assert "weight " not in text.replace("0.weight", "").replace("2.weight", "")
+
+
+def test_a_run_is_judged_on_the_steps_the_reference_checked() -> None:
+    """The reference runs at some steps only: a step without one is not a failed check (a
+    25-step run once read '✗ average = full batch at every step')."""
+    from dataclasses import replace as copy_with
+
+    from ddp_viz.model import protocol
+    from tests.conftest import load_recording
+
+    events = load_recording("four-ranks-3-steps.jsonl")
+    rec = record(events)
+    assert rec.check_summary()["average_is_full_batch"] is True
+    late = [e for e in events if not (isinstance(e, protocol.Reference) and e.step > 0)]
+    assert record(late).check_summary()["average_is_full_batch"] is True
+    none = [e for e in events if not isinstance(e, protocol.Reference)]
+    assert record(none).check_summary()["average_is_full_batch"] is None
+    wrong = [
+        copy_with(e, full_batch_grads={k: [v[0] + 1] for k, v in e.full_batch_grads.items()})
+        if isinstance(e, protocol.Reference)
+        else e
+        for e in events
+    ]
+    assert record(wrong).check_summary()["average_is_full_batch"] is False

@@ -209,6 +209,7 @@ class ScenarioForm(QWidget):
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
         self._collective = s.collective is not None
+        self._uneven = s.uneven  # no fields of its own yet: kept as the scenario says
         sampler = s.data.distributed
         for row in self._sampler_rows:
             self._form.setRowVisible(row, sampler)
@@ -285,6 +286,9 @@ class ScenarioForm(QWidget):
         if self._collective:
             raw["collective"] = self.collective.table()
             del raw["steps"]  # the ring's own
+        if self._uneven is not None:
+            raw["uneven"] = self._uneven.to_dict()
+            raw.pop("steps", None)  # the last rank's batches
         if self._data.epochs:  # the epochs decide the length, whatever the world size
             raw.pop("steps", None)
         return raw

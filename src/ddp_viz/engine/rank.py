@@ -11,6 +11,7 @@ import math
 import os
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.algorithms import Join
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -28,6 +30,7 @@ from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.ring import run_collectives
 from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.uneven import Heartbeat, WaitState, locked, report_shadows, report_stall
 from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due
 from ddp_viz.model.scenario import Scenario
@@ -60,10 +63,13 @@ class Capture:
     bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
     # the buckets the hook ran for since the last clear (one micro-batch's backward)
     fired: list[int] = field(default_factory=list)
+    # uneven inputs: where the heartbeat reads the all-reduces still outstanding
+    waits: Any = None
 
     def reset(self) -> None:
         self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
         self.ready, self.bucket_spans = [], {}
+        self.fired.clear()  # in place: the micro-batch loop holds this very list
 
     def on_grad_ready(self, name: str) -> None:
         self.ready.append([name, time.monotonic()])
@@ -93,6 +99,19 @@ class Capture:
     def averaged(self) -> dict[str, torch.Tensor]:
         return self._named(self._averaged)
 
+    def shadow_steps(self) -> list[tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]]:
+        """Under Join, after this rank ran out of batches: what its hook all-reduced for each
+        step of the ranks still training (bucket 0 starts a step), zeros sent and average
+        received, by parameter name."""
+        steps: list[tuple[list, list]] = []
+        for i, index in enumerate(self.fired):
+            if index == 0 or not steps:
+                steps.append(([], []))
+            steps[-1][0].append(self._local[i])
+            if i < len(self._averaged):
+                steps[-1][1].append(self._averaged[i])
+        return [(self._named(local), self._named(avg)) for local, avg in steps]
+
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
         start = time.monotonic()
         params = list(bucket.parameters())
@@ -100,6 +119,8 @@ class Capture:
         buffer = bucket.buffer()
         self.buckets[index] = [self.names[id(p)] for p in params]
         self.fired.append(index)
+        if self.waits is not None:
+            self.waits.outstanding[index] = start
         self.bucket_spans[index] = {
             "index": index,
             "params": self.buckets[index],
@@ -117,6 +138,8 @@ class Capture:
             end = time.monotonic()
             self.allreduce_spans.append([start, end])
             self.bucket_spans[index]["finished"] = end
+            if self.waits is not None:
+                self.waits.outstanding.pop(index, None)
             return tensor
 
         return fut.then(read_average)
@@ -154,6 +177,9 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     run, rank, world = int(job["run"]), int(job["rank"]), scenario.world_size
     fault = job.get("fault") or {}
     rows = first_epoch_rows(scenario, rank) if scenario.collective is None else []
+    uneven = scenario.uneven
+    if uneven is not None:  # a heartbeat thread sends too
+        send = locked(send)
     outbox = Outbox(send)
     outbox.add(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows), now=True)
 
@@ -161,12 +187,23 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     # TCP connect to the store (TCPStore clients here stalled for 5 s in ~4% of runs). gloo's
     # own connections between ranks bind free loopback ports chosen by the kernel.
     store = dist.FileStore(str(job["store"]), world)
-    dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=PG_TIMEOUT)
+    # uneven inputs: a short timeout of their own, so the stall ends while the learner watches
+    timeout = timedelta(seconds=uneven.timeout_s) if uneven is not None else PG_TIMEOUT
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timeout)
     try:
         try:
             if scenario.collective is not None:  # the all-reduce itself, no training
                 steps = run_collectives(run, rank, scenario, outbox)
                 outbox.control({"ctl": "done", "steps": steps})
+            elif uneven is not None:
+                waits = WaitState()
+                with Heartbeat(run, rank, waits, send):
+                    try:
+                        _train(run, rank, scenario, fault, outbox, waits)
+                    except RankFault:
+                        raise
+                    except RuntimeError as exc:  # gloo's timeout: the lesson's outcome
+                        report_stall(run, rank, waits, exc, outbox)
             else:
                 _train(run, rank, scenario, fault, outbox)
         finally:
@@ -176,13 +213,20 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
         del store
 
 
-def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox) -> None:
+def _train(
+    run: int,
+    rank: int,
+    scenario: Scenario,
+    fault: dict,
+    outbox: Outbox,
+    waits: WaitState | None = None,
+) -> None:
     model = build_model(scenario)
     oracle = Oracle(scenario, model) if rank == 0 else None
     # broadcasts rank 0's parameters to every rank
     ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
     outbox.add(protocol.InitialParams(run, rank, named_values(model)), now=True)
-    capture = Capture(names={id(p): n for n, p in model.named_parameters()})
+    capture = Capture(names={id(p): n for n, p in model.named_parameters()}, waits=waits)
     ddp.register_comm_hook(capture, _hook)
     for name, p in model.named_parameters():
         # fires when autograd has accumulated this parameter's gradient (before DDP's reducer
@@ -210,86 +254,111 @@ def _train(run: int, rank: int, scenario: Scenario, fault: dict, outbox: Outbox)
     # one micro-batch with no_sync set included; the plain step otherwise
     accumulating = k > 1 or scenario.train.no_sync != "none"
     completed = 0
-    for step in range(scenario.steps):
-        if fault.get("rank") == rank and fault.get("step") == step:
-            outbox.flush()
-            if fault.get("kind") == "exit":
-                os._exit(17)
-            raise RankFault(f"injected fault at step {step}")
-        micro = take(mine, k)  # k micro-batches make one optimizer step
-        epoch, rows = micro[0][0], micro_rows(micro)
-        theirs = [take(it, k) for it in every]
-        ref = None
-        full: dict[str, torch.Tensor] = {}
-        if oracle is not None:
-            oracle.solo_step(
-                theirs
-            )  # every step: the single-process run beside an accumulating one
-        if reference_due(step):
+    uneven = scenario.uneven
+    my_steps = uneven.steps_of(rank, scenario.world_size) if uneven else scenario.steps
+    together = uneven.batches if uneven else scenario.steps  # steps every rank trains
+    with Join([ddp]) if uneven is not None and uneven.join else nullcontext():
+        for step in range(my_steps):
+            if fault.get("rank") == rank and fault.get("step") == step:
+                outbox.flush()
+                if fault.get("kind") == "exit":
+                    os._exit(17)
+                raise RankFault(f"injected fault at step {step}")
+            micro = take(mine, k)  # k micro-batches make one optimizer step
+            epoch, rows = micro[0][0], micro_rows(micro)
+            theirs = [take(it, k) for it in every]
+            ref = None
+            full: dict[str, torch.Tensor] = {}
             if oracle is not None:
-                ref, full = oracle.step(run, step, theirs)
-            if scenario.world_size > 1:
-                # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
-                # would show our reference as a straggler; they wait here instead.
-                dist.barrier()
-        capture.reset()
-        optimizer.zero_grad()
-        if not accumulating:
-            x, y = tensors(rows)
-            t0 = time.monotonic()
-            loss = loss_fn(ddp(x), y)
-            t1 = time.monotonic()
-            loss.backward()  # DDP's all-reduce runs in here, through the capture hook
-            spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
-            loss_value, micro_events = loss.detach().item(), []
-        else:
-            acc = run_micro_batches(
-                run=run,
-                step=step,
-                rank=rank,
-                scenario=scenario,
-                ddp=ddp,
-                model=model,
-                loss_fn=loss_fn,
-                tensors=tensors,
-                micro=micro,
-                fired=capture.fired,
-            )
-            loss_value, micro_events, spans = acc.loss, acc.events, acc.spans
-        t2 = time.monotonic()
-        optimizer.step()
-        t3 = time.monotonic()
-        params = named_values(model)
-        buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
-        averaged = capture.averaged
-        # rank 0 compares every value of DDP's average with the reference, so the check stays
-        # exact when the events carry summaries of big tensors
-        vs_full = {
-            n: float((averaged[n].double() - full[n]).abs().max()) for n in full if n in averaged
-        }
-        averaged_values = _encoded(averaged)
-        events: list[protocol.Event] = [] if ref is None else [ref]
-        events += micro_events
-        events += [
-            protocol.LocalGrad(  # local gradients differ by design: no digest to compare
-                run, step, rank, loss_value, _encoded(capture.local, False), buckets, rows, epoch
-            ),
-            protocol.AveragedGrad(run, step, rank, averaged_values, vs_full),
-            protocol.Params(run, step, rank, params),
-            protocol.Timing(
-                run,
-                step,
-                rank,
-                {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
-                ready=capture.ready,
-                buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
-            ),
-        ]
-        outbox.add(*events, now=step == 0)
-        completed = step + 1
-        # Parameters are identical on every rank, so every rank stops at the same step.
-        if not (math.isfinite(loss_value) and _finite(params) and _finite(averaged_values)):
-            what = "loss" if not math.isfinite(loss_value) else "parameters"
-            outbox.control({"ctl": "diverged", "step": step, "what": what})
-            break
+                oracle.solo_step(
+                    theirs
+                )  # every step: the single-process run beside an accumulating one
+            if reference_due(step):
+                if oracle is not None:
+                    ref, full = oracle.step(run, step, theirs)
+                if scenario.world_size > 1 and step < together:
+                    # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
+                    # would show our reference as a straggler; they wait here instead.
+                    dist.barrier()
+            capture.reset()
+            optimizer.zero_grad()
+            if not accumulating:
+                x, y = tensors(rows)
+                t0 = time.monotonic()
+                loss = loss_fn(ddp(x), y)
+                t1 = time.monotonic()
+                loss.backward()  # DDP's all-reduce runs in here, through the capture hook
+                spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
+                loss_value, micro_events = loss.detach().item(), []
+            else:
+                acc = run_micro_batches(
+                    run=run,
+                    step=step,
+                    rank=rank,
+                    scenario=scenario,
+                    ddp=ddp,
+                    model=model,
+                    loss_fn=loss_fn,
+                    tensors=tensors,
+                    micro=micro,
+                    fired=capture.fired,
+                )
+                loss_value, micro_events, spans = acc.loss, acc.events, acc.spans
+            t2 = time.monotonic()
+            optimizer.step()
+            t3 = time.monotonic()
+            params = named_values(model)
+            buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
+            averaged = capture.averaged
+            # rank 0 compares every value of DDP's average with the reference, so the check stays
+            # exact when the events carry summaries of big tensors
+            vs_full = {
+                n: float((averaged[n].double() - full[n]).abs().max())
+                for n in full
+                if n in averaged
+            }
+            averaged_values = _encoded(averaged)
+            events: list[protocol.Event] = [] if ref is None else [ref]
+            events += micro_events
+            events += [
+                protocol.LocalGrad(  # local gradients differ by design: no digest to compare
+                    run,
+                    step,
+                    rank,
+                    loss_value,
+                    _encoded(capture.local, False),
+                    buckets,
+                    rows,
+                    epoch,
+                ),
+                protocol.AveragedGrad(run, step, rank, averaged_values, vs_full),
+                protocol.Params(run, step, rank, params),
+                protocol.Timing(
+                    run,
+                    step,
+                    rank,
+                    {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
+                    ready=capture.ready,
+                    buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
+                ),
+            ]
+            outbox.add(*events, now=step == 0)
+            completed = step + 1
+            if waits is not None:
+                waits.completed = completed
+                capture.reset()  # what the hook sees next is Join's shadowing
+            # Parameters are identical on every rank, so every rank stops at the same step.
+            if not (math.isfinite(loss_value) and _finite(params) and _finite(averaged_values)):
+                what = "loss" if not math.isfinite(loss_value) else "parameters"
+                outbox.control({"ctl": "diverged", "step": step, "what": what})
+                break
+        if uneven is not None:
+            outbox.add(protocol.OutOfData(run, rank, completed, uneven.join), now=True)
+    if uneven is not None and waits is not None:
+        if uneven.join:
+            report_shadows(run, rank, completed, capture.shadow_steps(), outbox)
+        else:  # the script's next collective, which the ranks still training never reach
+            waits.enter("barrier")
+            dist.barrier()
+            waits.leave()
     outbox.control({"ctl": "done", "steps": completed})

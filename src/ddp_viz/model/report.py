@@ -7,8 +7,8 @@ One line per rank and parameter; a tensor of more than one value shows its L2 no
 from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
-from ddp_viz.model.sharing import why_average_differs
-from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value, uneven_note
+from ddp_viz.model.sharing import uneven_note, why_average_differs
+from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value
 
 TICK, CROSS = "✓", "✗"
 
@@ -141,13 +141,37 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
         if len(steps) > max_steps and i == max_steps // 2:
             out += [f"… {len(steps) - max_steps} steps not shown (use --json for all) …", ""]
         out += [step_table(rec, st), ""]
+    out += uneven_lines(rec)
     summary = rec.check_summary()
     if rec.status == "finished":
         out.append(
             f"finished {len(rec.complete_steps())} step(s) in {fmt(rec.elapsed_s)} s: "
             f"{mark(summary['ranks_agree'])} ranks agree at every step, "
-            f"{mark(summary['average_is_full_batch'])} average = full batch at every step"
+            f"{mark(summary['average_is_full_batch'])} average = full batch at every step "
+            "checked against the reference"
         )
     else:
         out.append(f"run {rec.status}: {rec.reason}")
     return "\n".join(out)
+
+
+def uneven_lines(rec: RunRecord) -> list[str]:
+    """Uneven inputs: who ran out of batches, Join's zeros, and a stall's end, as recorded."""
+    out = []
+    for r, n in sorted(rec.out_of_data.items()):
+        out.append(f"rank {r} ran out of batches after {n} step(s)")
+    for (s, r), shadow in sorted(rec.shadows.items()):
+        zeros = "  ".join(
+            f"{param_label(rec, n)} {value(shadow.grads, n)}" for n in rec.param_names
+        )
+        avg = "  ".join(
+            f"{param_label(rec, n)} {value(shadow.averaged, n)}" for n in rec.param_names
+        )
+        out.append(
+            f"step {s + 1}: under Join rank {r} all-reduced {zeros}; the average came back {avg}"
+        )
+    for r, stall in sorted(rec.stalled.items()):
+        out.append(
+            f"rank {r} waited {stall.waited_s:.2f} s in {stall.what}, then gloo said: {stall.error}"
+        )
+    return [*out, ""] if out else []

@@ -17,13 +17,14 @@ from ddp_viz.model.collective import CollectiveSpec, ring_steps
 from ddp_viz.model.dataspec import DataSpec, TrainSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import DDPSpec, ModelSpec
+from ddp_viz.model.unevenspec import UnevenSpec
 
 MAX_WORLD_SIZE = 8
 MAX_STEPS = 100_000
 MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
 # [model] and [ddp]: see ddp_viz.model.modelspec; [data] and [train]: ddp_viz.model.dataspec
-TABLES = ("model", "ddp", "data", "train", "collective")
+TABLES = ("model", "ddp", "data", "train", "collective", "uneven")
 KEYS = FIELDS + TABLES
 
 
@@ -45,6 +46,8 @@ class Scenario:
     train: TrainSpec = field(default_factory=TrainSpec)
     # set: the run is the all-reduce itself (naive, ring, dist.all_reduce), no DDP training
     collective: CollectiveSpec | None = None
+    # set: the last rank has more batches; the run stalls, or finishes under Join
+    uneven: UnevenSpec | None = None
     # Not a TOML key: where the scenario came from, for messages.
     source: str = field(default="", compare=False)
 
@@ -67,6 +70,8 @@ class Scenario:
         world = values.get("world_size", cls.world_size)
         if "collective" in values and "steps" not in values and isinstance(world, int):
             values["steps"] = max(1, ring_steps(world))  # the ring's steps are the run's
+        if "uneven" in values and "steps" not in values:
+            values["steps"] = values["uneven"].steps  # the last rank's batches
         if spec.epochs and "steps" not in values and isinstance(world, int) and 1 <= world <= rows:
             # epochs fix the length; validate checks
             values["steps"] = max(1, epoch_steps(spec, train, rows, world))
@@ -91,7 +96,10 @@ class Scenario:
         """A copy with some fields replaced; values may be text (from a form or a CLI flag)."""
         coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
         collective = coerced.get("collective", self.collective)
-        if collective is not None and changes.get("steps") is None:
+        uneven = coerced.get("uneven", self.uneven)
+        if uneven is not None and changes.get("steps") is None:
+            coerced["steps"] = uneven.steps
+        elif collective is not None and changes.get("steps") is None:
             coerced["steps"] = max(1, ring_steps(coerced.get("world_size", self.world_size)))
         elif "steps" in coerced and self.data.epochs and "data" not in coerced:
             # an explicit step count (--steps) wins over [data] epochs
@@ -136,6 +144,8 @@ class Scenario:
         d["train"] = self.train.to_dict()
         if self.collective is not None:
             d["collective"] = self.collective.to_dict()
+        if self.uneven is not None:
+            d["uneven"] = self.uneven.to_dict()
         return d
 
     def to_toml(self) -> str:
@@ -159,6 +169,7 @@ class Scenario:
                 if self.collective is None
                 else f"\n[collective]\n{_toml_table(self.collective.to_dict())}"
             )
+            + ("" if self.uneven is None else f"\n[uneven]\n{_toml_table(self.uneven.to_dict())}")
         )
 
 
@@ -221,6 +232,7 @@ def _coerce(key: str, value: Any) -> Any:
             "data": DataSpec,
             "train": TrainSpec,
             "collective": CollectiveSpec,
+            "uneven": UnevenSpec,
         }[key]
         if isinstance(value, kind):
             return value
@@ -272,6 +284,17 @@ def validate(s: Scenario) -> None:
             f"{s.world_size} ranks need at least {s.world_size} data rows "
             f"(every rank needs a shard); there are {len(s.x)}",
         )
+    if s.uneven is not None:
+        if s.world_size < 2:
+            raise ScenarioError("world_size", "uneven inputs need at least 2 ranks")
+        if s.steps != s.uneven.steps:
+            raise ScenarioError(
+                "steps",
+                f"[uneven] gives the last rank {s.uneven.steps} batches: the run is that long; "
+                "leave steps out",
+            )
+        if s.data.distributed or s.train.accumulate > 1:
+            raise ScenarioError("uneven", "uneven inputs use contiguous blocks, one step each")
     if s.data.epochs and s.world_size <= len(s.x):
         micro = s.data.run_steps(len(s.x), s.world_size)
         if micro < s.train.accumulate:

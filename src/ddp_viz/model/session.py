@@ -326,15 +326,18 @@ def status_text(rec: RunRecord) -> str:
     if rec.status == "finished":
         summary = rec.check_summary()
         agree = "✓ ranks agree" if summary["ranks_agree"] else "✗ ranks differ"
+        judged = summary["average_is_full_batch"]
         full = (
-            "✓ average = full batch"
-            if summary["average_is_full_batch"]
-            else "✗ average ≠ full batch (see the stage for why)"
+            ", ✓ average = full batch"
+            if judged
+            else ""
+            if judged is None  # no step of the run had a reference to check against
+            else ", ✗ average ≠ full batch (see the stage for why)"
         )
         elapsed = f" in {rec.elapsed_s:.3f} s" if rec.elapsed_s is not None else ""
         return (
             f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
-            f"{agree}, {full}."
+            f"{agree}{full}."
         )
     if rec.status == "cancelled":
         return f"Run {rec.run} cancelled after {done} complete step(s)."

@@ -109,3 +109,15 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             f"the ranks' batches hold {sizes} rows and DDP weighs each rank's mean equally"
         )
     return "; ".join(reasons)
+
+
+def uneven_note(shard_sizes: list[int]) -> str:
+    """Why DDP's average differs from the full batch when shards differ in size."""
+    if len(set(shard_sizes)) <= 1:
+        return ""
+    sizes = ", ".join(str(s) for s in shard_sizes)
+    return (
+        f"shards hold {sizes} rows: DDP averages each rank's mean-loss gradient equally, so a "
+        "row on a small shard weighs more than a row on a large one; the result is not the "
+        "full-batch gradient"
+    )

@@ -14,6 +14,7 @@ from typing import Any
 
 from ddp_viz.model import collective_events as ce
 from ddp_viz.model import protocol
+from ddp_viz.model import uneven_events as ue
 from ddp_viz.model.collective import CollectiveRecord
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
@@ -186,6 +187,12 @@ class RunRecord:
     events: list[protocol.Event] = field(default_factory=list)
     # a run of [collective]: the all-reduce by hand instead of DDP training steps
     collective: CollectiveRecord | None = None
+    # uneven inputs: rank -> the steps it trained before running out; its latest heartbeat
+    # while blocked; the timeout's error; Join's shadow all-reduces, by step and rank
+    out_of_data: dict[int, int] = field(default_factory=dict)
+    waiting: dict[int, Any] = field(default_factory=dict)
+    stalled: dict[int, Any] = field(default_factory=dict)
+    shadows: dict[tuple[int, int], Any] = field(default_factory=dict)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
     def apply(self, event: protocol.Event) -> bool:
@@ -233,6 +240,14 @@ class RunRecord:
             case ce.CollectiveInput() | ce.RingStep() | ce.NaiveStep() | ce.CollectiveResult():
                 if self.collective is not None:
                     self.collective.add(event)
+            case ue.OutOfData(rank=r, steps=n):
+                self.out_of_data[r] = n
+            case ue.Waiting(rank=r):
+                self.waiting[r] = event
+            case ue.Stalled(rank=r):
+                self.stalled[r] = event
+            case ue.JoinShadow(step=s, rank=r):
+                self.shadows[(s, r)] = event
             case ce.CollectiveTiming():
                 if self.collective is not None:
                     self.collective.timings.append(event)
@@ -264,13 +279,22 @@ class RunRecord:
         if self.collective is not None:
             return self.collective.complete_steps(self.world_size)
         n = self._complete_prefix
-        while n < len(self.steps) and self.steps[n].complete(self.world_size):
+        while n < len(self.steps) and self._step_complete(n):
             n += 1
         self._complete_prefix = n
         return n
 
+    def _step_complete(self, n: int) -> bool:
+        """Every rank still training at step ``n`` reported it (a rank that ran out of
+        batches before it, under uneven inputs, is not waited for)."""
+        st = self.steps[n]
+        if not self.out_of_data:
+            return st.complete(self.world_size)
+        expected = [r for r in range(self.world_size) if self.out_of_data.get(r, n + 1) > n]
+        return all(r in st.ranks and st.ranks[r].complete for r in expected)
+
     def complete_steps(self) -> list[StepRecord]:
-        return [s for s in self.steps if s.complete(self.world_size)]
+        return [s for s in self.steps if self._step_complete(s.step)]
 
     @property
     def param_names(self) -> list[str]:
@@ -307,9 +331,11 @@ class RunRecord:
         steps = self.complete_steps()
         if not steps:
             return {"ranks_agree": None, "average_is_full_batch": None}
+        # the reference runs at some steps only (model.reference): judge those, not the others
+        checked = [s.average_is_full_batch() for s in steps if s.reference is not None]
         return {
             "ranks_agree": all(s.ranks_agree() for s in steps),
-            "average_is_full_batch": all(s.average_is_full_batch() for s in steps),
+            "average_is_full_batch": all(checked) if checked else None,
         }
 
 
@@ -363,15 +389,3 @@ def walk(available_steps: int) -> Iterator[Cursor]:
         if c.is_last(available_steps):
             return
         c = c.next(available_steps)
-
-
-def uneven_note(shard_sizes: list[int]) -> str:
-    """Why DDP's average differs from the full batch when shards differ in size."""
-    if len(set(shard_sizes)) <= 1:
-        return ""
-    sizes = ", ".join(str(s) for s in shard_sizes)
-    return (
-        f"shards hold {sizes} rows: DDP averages each rank's mean-loss gradient equally, so a "
-        "row on a small shard weighs more than a row on a large one; the result is not the "
-        "full-batch gradient"
-    )

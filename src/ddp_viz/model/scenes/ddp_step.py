@@ -17,6 +17,7 @@ from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_lanes import grad_label
 from ddp_viz.model.scenes.ddp_table_hub import TableAndHub
+from ddp_viz.model.sharing import uneven_note
 from ddp_viz.model.timeline import (
     PHASE_TITLES,
     PHASES,
@@ -24,7 +25,6 @@ from ddp_viz.model.timeline import (
     RunRecord,
     StepRecord,
     display_value,
-    uneven_note,
 )
 
 TIGHT_LINE = 1.1  # lane rows when space is short (a projector at 8 ranks)

@@ -1,0 +1,62 @@
+"""Events of a run with uneven inputs (``[uneven]``): ranks running out of batches, waiting in
+a collective that does not match, the timeout's error, and Join's shadow all-reduces.
+
+Pure model layer; :mod:`ddp_viz.model.protocol` lists them with the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ddp_viz.model.event_base import Event, Grads
+
+
+@dataclass(frozen=True)
+class OutOfData(Event):
+    """A rank trained all its batches (``steps``) and left its loop: with Join it now
+    shadows the others' all-reduces; without, it goes on to the script's next collective."""
+
+    kind: ClassVar[str] = "out_of_data"
+    run: int
+    rank: int
+    steps: int
+    joined: bool
+
+
+@dataclass(frozen=True)
+class Waiting(Event):
+    """A heartbeat from a rank blocked in a collective: ``what`` (``all-reduce`` inside
+    backward, or ``barrier``), blocked since ``since``, sent at ``now`` (monotonic seconds)."""
+
+    kind: ClassVar[str] = "waiting"
+    run: int
+    rank: int
+    what: str
+    since: float
+    now: float
+
+
+@dataclass(frozen=True)
+class Stalled(Event):
+    """The process group's timeout ended a rank's wait: the error gloo raised, word for word."""
+
+    kind: ClassVar[str] = "stalled"
+    run: int
+    rank: int
+    what: str
+    waited_s: float
+    error: str
+
+
+@dataclass(frozen=True)
+class JoinShadow(Event):
+    """A finished rank's contribution to another rank's step under Join: the buckets its DDP
+    hook all-reduced (zeros, from the comm hook) and the averaged result it got back."""
+
+    kind: ClassVar[str] = "join_shadow"
+    run: int
+    step: int
+    rank: int
+    grads: Grads
+    averaged: Grads

@@ -1,0 +1,60 @@
+"""Uneven inputs (``[uneven]``): the last rank has more batches than the others.
+
+Pure model layer. Without ``join`` the ranks that run out wait at the next collective of the
+script (a ``dist.barrier()`` before saving, as scripts do) while the last rank waits in its
+all-reduce: the collectives do not match, and the process group's timeout ends the stall.
+With ``join`` the loop runs inside ``torch.distributed.algorithms.Join([ddp])``, whose DDP
+hook has the finished ranks all-reduce zeros in step with the last one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ddp_viz.model.errors import ScenarioError
+from ddp_viz.model.modelspec import spec_table
+
+KEYS = ("batches", "extra", "join", "timeout_s")
+
+
+@dataclass(frozen=True)
+class UnevenSpec:
+    """``batches`` steps on every rank, ``extra`` more on the last rank; ``join`` wraps the
+    loop in ``Join``; ``timeout_s``: this run's process-group timeout, short so the stall ends
+    while the learner watches (other lessons keep theirs)."""
+
+    batches: int = 3
+    extra: int = 1
+    join: bool = False
+    timeout_s: float = 4.0
+
+    @classmethod
+    def from_mapping(cls, data: Any) -> UnevenSpec:
+        from ddp_viz.model.dataspec import _flag, _whole
+
+        table = spec_table(data, "uneven", KEYS)
+        values: dict[str, Any] = {}
+        if "batches" in table:
+            values["batches"] = _whole("uneven.batches", table["batches"], 1, 1000)
+        if "extra" in table:
+            values["extra"] = _whole("uneven.extra", table["extra"], 0, 100)
+        if "join" in table:
+            values["join"] = _flag("uneven.join", table["join"])
+        if "timeout_s" in table:
+            t = table["timeout_s"]
+            if isinstance(t, bool) or not isinstance(t, int | float) or not 1 <= t <= 30:
+                raise ScenarioError("uneven.timeout_s", f"must be 1 to 30 seconds, got {t!r}")
+            values["timeout_s"] = float(t)
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in KEYS}
+
+    def steps_of(self, rank: int, world: int) -> int:
+        """How many batches ``rank`` has."""
+        return self.batches + (self.extra if rank == world - 1 else 0)
+
+    @property
+    def steps(self) -> int:
+        return self.batches + self.extra

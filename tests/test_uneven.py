@@ -1,0 +1,97 @@
+"""Uneven inputs on real gloo ranks: without Join the run stalls until the process group's
+timeout and ends with gloo's own error, cleanly; with Join it finishes, the finished rank
+all-reducing zeros, and its parameters are what a single process computes."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from ddp_viz.engine.models import build_model
+from ddp_viz.model.scenario import Scenario, ScenarioError
+from ddp_viz.model.timeline import record
+
+X = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def scenario(join: bool, timeout_s: float = 2.0, **extra) -> Scenario:
+    return Scenario.from_mapping(
+        {
+            "x": X,
+            "y": [2 * v + 1 for v in X],
+            "world_size": 2,
+            "lr": 0.01,
+            "model": {"dtype": "float64"},
+            "uneven": {"batches": 3, "extra": 1, "join": join, "timeout_s": timeout_s, **extra},
+        }
+    )
+
+
+def test_uneven_fields_are_checked_before_anything_runs() -> None:
+    for data, field in [
+        ({"uneven": {"timeout_s": 0.5}}, "uneven.timeout_s"),
+        ({"uneven": {"extra": -1}}, "uneven.extra"),
+        ({"uneven": {"join": "maybe"}}, "uneven.join"),
+        ({"uneven": {}, "steps": 9}, "steps"),
+        ({"uneven": {}, "world_size": 1}, "world_size"),
+    ]:
+        with pytest.raises(ScenarioError) as err:
+            Scenario.from_mapping(data)
+        assert err.value.field == field
+    assert scenario(True).steps == 4 and scenario(True).uneven.steps_of(0, 2) == 3
+
+
+@pytest.mark.gloo
+def test_without_join_the_stall_ends_at_the_timeout_with_gloos_words_and_the_next_run_works(
+    engine,
+) -> None:
+    s = scenario(join=False, timeout_s=2.0)
+    rec = record(engine.run(s, timeout=60))
+    assert rec.status == "finished", rec.reason
+    assert rec.out_of_data == {0: 3} and rec.complete_prefix() == 3
+    assert set(rec.stalled) == {0, 1}
+    assert rec.stalled[0].what == "barrier" and rec.stalled[1].what == "all-reduce"
+    for stall in rec.stalled.values():
+        assert "Timed out waiting 2000ms" in stall.error  # gloo's own words
+        assert 2.0 <= stall.waited_s <= 2.0 + 2.0
+    # heartbeats while blocked: rank 1 in its all-reduce, rank 0 in the barrier
+    assert rec.waiting[1].what == "all-reduce" and rec.waiting[0].what == "barrier"
+    assert rec.waiting[1].now - rec.waiting[1].since >= 1.0
+    again = record(engine.run(scenario(join=True)))  # the same pool, straight after
+    assert again.status == "finished" and not again.stalled
+
+
+@pytest.mark.gloo
+def test_with_join_the_finished_rank_all_reduces_zeros_and_the_run_ends_where_it_should(
+    engine,
+) -> None:
+    s = scenario(join=True)
+    rec = record(engine.run(s))
+    assert rec.status == "finished", rec.reason
+    assert rec.out_of_data == {0: 3, 1: 4} and rec.complete_prefix() == 4
+    shadow = rec.shadows[(3, 0)]
+    assert all(v == [0.0] for v in shadow.grads.values())  # what rank 0 contributed
+    # by hand, in one process: blocks of 3 rows; rank 1 alone in step 4, its gradient divided
+    # by the initial world size (Join's divide_by_initial_world_size=True, DDP's default hook)
+    model = build_model(s).double()
+    blocks = s.shards()
+    for step in range(4):
+        grads = []
+        for r in range(2) if step < 3 else [1]:
+            m = copy.deepcopy(model)
+            x = torch.tensor([s.x[i] for i in blocks[r]], dtype=torch.float64).unsqueeze(1)
+            y = torch.tensor([s.y[i] for i in blocks[r]], dtype=torch.float64).unsqueeze(1)
+            nn.functional.mse_loss(m(x), y).backward()
+            grads.append({n: p.grad for n, p in m.named_parameters()})
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p -= s.lr * sum(g[n] for g in grads) / 2
+        if step == 3:
+            for n in shadow.averaged:
+                assert shadow.averaged[n][0] == pytest.approx(float(grads[0][n] / 2), abs=1e-9)
+    got = rec.steps[3].ranks[1].params
+    for n, p in model.named_parameters():
+        assert got[n] == pytest.approx(p.detach().flatten().tolist(), abs=1e-6), n
