@@ -175,6 +175,11 @@ def test_every_lesson_runs_headless() -> None:
     from ddp_viz.model.course import load_course
 
     for lesson in load_course():
+        if lesson.scenario().uneven is not None:  # its batches decide the steps; it stalls
+            res = cli("run", "--lesson", lesson.id)
+            assert res.returncode == 0, (lesson.id, res.stderr)
+            assert "then gloo said:" in res.stdout and "Timed out" in res.stdout
+            continue
         if not lesson.trains:  # the all-reduce lesson: its ring decides the steps
             res = cli("run", "--lesson", lesson.id)
             assert res.returncode == 0, (lesson.id, res.stderr)

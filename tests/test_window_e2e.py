@@ -340,3 +340,32 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
     assert seen == 6
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     assert rec.collective.results[("ring", 2)].bytes_sent == 60
+
+
+def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_guess(qtbot, window):
+    """Without Join the run stalls until the lesson's 4-second timeout and ends with gloo's
+    error on the stage; the next run (Join on) works, and the guess about its averaged
+    gradient is graded against it."""
+    window.set_lesson("uneven-inputs")
+    form = window.form
+    assert form.uneven.join.isVisible() and not form.uneven.join.isChecked()
+    assert not form.steps.isEnabled()  # the last rank's batches decide the length
+    start_engine(qtbot, window)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished" and set(rec.stalled) == {0, 1}
+    assert all(s.waited_s <= 4.0 + 2.0 for s in rec.stalled.values())
+    text = " ".join(window.stage.frame().all_text().split())
+    assert "Timed out waiting 4000ms" in text and "stuck" in text
+    qid = "predict-join-average"
+    form.uneven.join.setChecked(True)
+    lock_guess(qtbot, window, qid, "-13.28")
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished" and not rec.stalled and rec.complete_prefix() == 4
+    window.player.seek_step(3)
+    quiz = window.quiz_view
+    qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)

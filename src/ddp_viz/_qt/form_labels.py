@@ -1,6 +1,12 @@
-"""What the scenario form calls each field in its messages, and reading a typed number."""
+"""What the scenario form calls each field in its messages, how it marks the bad ones, and
+reading a typed number."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QAbstractSpinBox, QTableWidgetItem
 
 NAMES = {
     "world_size": "World size",
@@ -29,3 +35,39 @@ def float_or_text(text: str) -> float | str:
         return float(text.strip().replace("−", "-"))
     except ValueError:
         return text
+
+
+def show_field_errors(form: Any) -> None:
+    """Mark every bad field in place with its reason, and list the reasons under the form."""
+    bad = f"border: 2px solid {form.theme.bad};"
+    for name, w in form._fields().items():
+        msg = form.errors.get(name)
+        if isinstance(w, QAbstractSpinBox):
+            # a style sheet would drop the native arrows: tint the field instead
+            pal = QPalette(form.palette())
+            if msg:
+                tint = QColor(form.theme.bad)
+                tint.setAlpha(90)
+                pal.setColor(QPalette.ColorRole.Base, tint)
+            w.setPalette(pal)
+        else:
+            w.setStyleSheet(bad if msg else "")
+        w.setToolTip(msg or "")
+    form.table.blockSignals(True)
+    for r in range(form.table.rowCount()):
+        for c, key in enumerate(("x", "y")):
+            item = form.table.item(r, c)
+            if item is None:
+                item = QTableWidgetItem("")
+                form.table.setItem(r, c, item)
+            msg = form.errors.get(f"{key}[{r}]") or (form.errors.get(key) if r == 0 else None)
+            bad_bg = QColor(form.theme.bad)
+            bad_bg.setAlpha(110)
+            item.setBackground(bad_bg if msg else QColor(0, 0, 0, 0))
+            item.setToolTip(msg or "")
+    form.table.blockSignals(False)
+    form.table.setStyleSheet(bad if ("x" in form.errors or "y" in form.errors) else "")
+    text = "\n".join(f"{label(k)}: {v}" for k, v in form.errors.items())
+    form.error_label.setText(text)
+    form.error_label.setStyleSheet(f"color: {form.theme.bad};")
+    form.error_label.setVisible(bool(text))

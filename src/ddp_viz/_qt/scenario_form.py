@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -28,8 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from ddp_viz._qt.collective_fields import CollectiveFields
-from ddp_viz._qt.form_labels import float_or_text, label
+from ddp_viz._qt.form_labels import float_or_text, show_field_errors
 from ddp_viz._qt.train_fields import TrainFields
+from ddp_viz._qt.uneven_fields import UnevenFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
 from ddp_viz.model.theme import Theme
@@ -67,6 +67,7 @@ class ScenarioForm(QWidget):
         self.epochs.setRange(1, MAX_EPOCHS)
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
         self.collective = CollectiveFields()  # the all-reduce lesson's vectors
+        self.uneven = UnevenFields()  # the uneven-inputs lesson's Join and timeout
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip(
             "DistributedSampler(drop_last=…): cut the tail instead of padding"
@@ -81,7 +82,13 @@ class ScenarioForm(QWidget):
             w.setObjectName(name)
             w.setAccessibleName(name)
             w.setMinimumWidth(fm.horizontalAdvance("0.0001") + 24)  # fields shrink, data stays
-        for box in (self.shuffle, self.drop_last, self.set_epoch, self.train.scale_loss):
+        for box in (
+            self.shuffle,
+            self.drop_last,
+            self.set_epoch,
+            self.train.scale_loss,
+            self.uneven.join,
+        ):
             # never narrower than its label, in whatever type the theme sets later
             box.setMinimumWidth(0)
             box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
@@ -127,10 +134,11 @@ class ScenarioForm(QWidget):
         form.addRow("Epochs", self.epochs)
         self.train.add_to(form)
         self.collective.add_to(form)
+        self.uneven.add_to(form)
         self._form = form
-        self._sampler_rows = (form.rowCount() - 8, form.rowCount() - 7, form.rowCount() - 6)
+        self._sampler_rows = (form.rowCount() - 11, form.rowCount() - 10, form.rowCount() - 9)
         self._sampler_rows += (self.train.loss_row,)
-        self._bucket_row = form.rowCount() - 9
+        self._bucket_row = form.rowCount() - 12
         self._training_rows = (1, 2, 3, 4)  # steps, learning rate, initial weight and bias
         # the row buttons sit under the rows they change; the fields column can then shrink
         row_buttons = QHBoxLayout()
@@ -166,6 +174,7 @@ class ScenarioForm(QWidget):
             spin.valueChanged.connect(self._on_field_changed)
         self.train.connect(self._on_field_changed)
         self.collective.connect(self._on_field_changed)
+        self.uneven.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
         self._lesson = scenario
@@ -187,6 +196,7 @@ class ScenarioForm(QWidget):
             "data.epochs": self.epochs,
             **self.train.fields(),
             **self.collective.fields(),
+            **self.uneven.fields(),
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -209,7 +219,7 @@ class ScenarioForm(QWidget):
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
         self._collective = s.collective is not None
-        self._uneven = s.uneven  # no fields of its own yet: kept as the scenario says
+        self._uneven = s.uneven
         sampler = s.data.distributed
         for row in self._sampler_rows:
             self._form.setRowVisible(row, sampler)
@@ -228,13 +238,16 @@ class ScenarioForm(QWidget):
         for w in (self.table, self.add_row, self.remove_row):
             w.setVisible(not collective)
         self.collective.load(s.collective)
+        for row in self.uneven.rows:
+            self._form.setRowVisible(row, s.uneven is not None)
+        self.uneven.load(s.uneven)
         self.shuffle.setChecked(s.data.shuffle)
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
         self.batch_size.setValue(s.data.batch_size)
         self.epochs.setValue(max(1, s.data.epochs))
         self.train.load(s.train)
-        self.steps.setEnabled(not s.data.epochs)
+        self.steps.setEnabled(not s.data.epochs and s.uneven is None)
         self.steps.setToolTip("Set by [data] epochs in the scenario" if s.data.epochs else "")
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")
@@ -287,7 +300,7 @@ class ScenarioForm(QWidget):
             raw["collective"] = self.collective.table()
             del raw["steps"]  # the ring's own
         if self._uneven is not None:
-            raw["uneven"] = self._uneven.to_dict()
+            raw["uneven"] = self.uneven.table()
             raw.pop("steps", None)  # the last rank's batches
         if self._data.epochs:  # the epochs decide the length, whatever the world size
             raw.pop("steps", None)
@@ -321,7 +334,8 @@ class ScenarioForm(QWidget):
         was_valid = self.valid
         self.errors = field_errors(self.raw())
         self._show_errors()
-        if not self.errors and self._data.epochs:  # the epochs' length, for the world size
+        # the length epochs or uneven batches give, for the world size
+        if not self.errors and (self._data.epochs or self._uneven is not None):
             self.steps.blockSignals(True)
             self.steps.setValue(Scenario.from_mapping(self.raw()).steps)
             self.steps.blockSignals(False)
@@ -330,38 +344,7 @@ class ScenarioForm(QWidget):
         self.scenario_changed.emit(self.scenario())
 
     def _show_errors(self) -> None:
-        bad = f"border: 2px solid {self.theme.bad};"
-        for name, w in self._fields().items():
-            msg = self.errors.get(name)
-            if isinstance(w, QSpinBox):
-                # a style sheet would drop the native arrows: tint the field instead
-                pal = QPalette(self.palette())
-                if msg:
-                    tint = QColor(self.theme.bad)
-                    tint.setAlpha(90)
-                    pal.setColor(QPalette.ColorRole.Base, tint)
-                w.setPalette(pal)
-            else:
-                w.setStyleSheet(bad if msg else "")
-            w.setToolTip(msg or "")
-        self.table.blockSignals(True)
-        for r in range(self.table.rowCount()):
-            for c, key in enumerate(("x", "y")):
-                item = self.table.item(r, c)
-                if item is None:
-                    item = QTableWidgetItem("")
-                    self.table.setItem(r, c, item)
-                msg = self.errors.get(f"{key}[{r}]") or (self.errors.get(key) if r == 0 else None)
-                bad_bg = QColor(self.theme.bad)
-                bad_bg.setAlpha(110)
-                item.setBackground(bad_bg if msg else QColor(0, 0, 0, 0))
-                item.setToolTip(msg or "")
-        self.table.blockSignals(False)
-        self.table.setStyleSheet(bad if ("x" in self.errors or "y" in self.errors) else "")
-        text = "\n".join(f"{label(k)}: {v}" for k, v in self.errors.items())
-        self.error_label.setText(text)
-        self.error_label.setStyleSheet(f"color: {self.theme.bad};")
-        self.error_label.setVisible(bool(text))
+        show_field_errors(self)
 
     def _on_add_row_clicked(self) -> None:
         n = self.table.rowCount()
@@ -388,5 +371,5 @@ class ScenarioForm(QWidget):
         if enabled and self._model.kind != "linear":
             self.init_weight.setEnabled(False)
             self.init_bias.setEnabled(False)
-        if enabled and self._data.epochs:
+        if enabled and (self._data.epochs or self._uneven is not None):
             self.steps.setEnabled(False)

@@ -357,8 +357,9 @@ def _train(
     if uneven is not None and waits is not None:
         if uneven.join:
             report_shadows(run, rank, completed, capture.shadow_steps(), outbox)
-        else:  # the script's next collective, which the ranks still training never reach
-            waits.enter("barrier")
-            dist.barrier()
-            waits.leave()
+        # the script's next collective (a barrier before saving): under Join every rank gets
+        # here; without, the ranks still training never do
+        waits.enter("barrier")
+        dist.barrier()
+        waits.leave()
     outbox.control({"ctl": "done", "steps": completed})

@@ -315,6 +315,12 @@ class SessionController:
 def status_text(rec: RunRecord) -> str:
     """One line for the status bar about a run that ended."""
     done = len(rec.complete_steps())
+    if rec.status == "finished" and rec.stalled:  # uneven inputs: the timeout ended it
+        waits = ", ".join(f"rank {r} in {st.what}" for r, st in sorted(rec.stalled.items()))
+        return (
+            f"Run {rec.run} stalled after {done} step(s): {waits}, until the process group's "
+            "timeout ended it (gloo's error is on the stage)."
+        )
     if rec.status == "finished" and rec.collective is not None:
         agree = rec.collective.agree(rec.world_size)
         verdict = (

@@ -15,6 +15,7 @@ from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.ring import build as build_ring
+from ddp_viz.model.scenes.uneven import build as build_uneven
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
@@ -25,6 +26,7 @@ SCENES: dict[str, SceneBuilder] = {
     "data_split": build_data_split,
     "accumulate": build_accumulate,
     "ring": build_ring,
+    "uneven": build_uneven,
 }
 PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 # the toolbar's word for each phase: DDP's step for the training scenes, the ring's for its own

@@ -1,0 +1,57 @@
+"""The form's ``[uneven]`` fields (the uneven-inputs lesson): Join, extra batches, timeout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
+
+from ddp_viz.model.unevenspec import UnevenSpec
+
+
+class UnevenFields:
+    def __init__(self) -> None:
+        self.join = QCheckBox("Join")
+        self.join.setToolTip("run the loop inside torch.distributed.algorithms.Join([model])")
+        self.extra = QSpinBox()
+        self.extra.setRange(0, 1000)  # out of range: shown as an error
+        self.extra.setToolTip("how many more batches the last rank has than the others")
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(0.0, 300.0)
+        self.timeout.setDecimals(1)
+        self.timeout.setSuffix(" s")
+        self.timeout.setToolTip("this run's process-group timeout, 1–30 s: when a stall ends")
+        self.rows: tuple[int, ...] = ()
+        self._spec = UnevenSpec()
+
+    def fields(self) -> dict[str, QWidget]:
+        return {
+            "uneven.join": self.join,
+            "uneven.extra": self.extra,
+            "uneven.timeout_s": self.timeout,
+        }
+
+    def add_to(self, form: QFormLayout) -> None:
+        form.addRow("Uneven", self.join)
+        form.addRow("Extra batches", self.extra)
+        form.addRow("Timeout", self.timeout)
+        self.rows = tuple(range(form.rowCount() - 3, form.rowCount()))
+
+    def connect(self, slot: Any) -> None:
+        self.join.toggled.connect(slot)
+        self.extra.valueChanged.connect(slot)
+        self.timeout.valueChanged.connect(slot)
+
+    def load(self, spec: UnevenSpec | None) -> None:
+        self._spec = spec or UnevenSpec()
+        self.join.setChecked(self._spec.join)
+        self.extra.setValue(self._spec.extra)
+        self.timeout.setValue(self._spec.timeout_s)
+
+    def table(self) -> dict[str, Any]:
+        return {
+            **self._spec.to_dict(),
+            "join": self.join.isChecked(),
+            "extra": self.extra.value(),
+            "timeout_s": self.timeout.value(),
+        }

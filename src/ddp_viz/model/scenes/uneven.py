@@ -1,0 +1,200 @@
+"""The uneven-inputs scene: which rank trained which step, who ran out, who waits in what, and
+how it ended, from what the ranks reported.
+
+One lane per rank, one box per step: a step it trained (with its loss), a step it had no batch
+for (under Join: the zeros it all-reduced; without: nothing), and the step where it got stuck.
+While a rank is blocked its latest heartbeat says for how long (the recorded wait, not a clock
+of the window's); when the timeout ends the wait, gloo's error is shown word for word.
+"""
+
+from __future__ import annotations
+
+from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, display_value
+
+
+class _Builder(StepFrameBuilder):
+    def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
+        super().__init__(rec, cursor, progress, ctx)
+        spec = rec.scenario.get("uneven", {})
+        self.join = bool(spec.get("join", False))
+        self.timeout = float(spec.get("timeout_s", 0.0))
+        self.total = max(rec.steps_planned, len(rec.steps))
+        self.names = [p.name for p in rec.params]
+
+    def build(self) -> StageFrame:
+        n = self.cursor.step + 1
+        right = (
+            (f"Join on · timeout {self.timeout:g} s", "Join on")
+            if self.join
+            else (
+                f"no Join · timeout {self.timeout:g} s",
+                "no Join",
+            )
+        )
+        lines = self.title(f"Step {n} of {self.total}", list(right), self.t.muted)
+        lines += self.caption(PHASES[self.phase], False, 2)
+        y = self.pad * 0.6
+        for line in lines:
+            self.emit(line, y)
+            y += line.height
+        y = self.lanes(y + self.pad * 0.5)
+        self.outcome(y + self.pad * 0.5)
+        return self.frame
+
+    # --- one lane per rank ---------------------------------------------------------------------
+    def lanes(self, top: float) -> float:
+        t, f = self.t, self.small
+        lh = f.px * LINE
+        label_w = self.width(f"rank {self.rec.world_size - 1}", f) + f.px
+        room = self.ctx.width - 2 * self.pad - label_w
+        box_w = min(room / max(1, self.total), self.width("loss 00.00", f) * 1.6)
+        x0 = self.pad + label_w
+        for s in range(self.total):
+            self.text(x0 + (s + 0.5) * box_w, top, f"step {s + 1}", f, t.muted, Align.CENTER)
+        y = top + lh
+        box_h = lh * 2.2
+        for r in range(self.rec.world_size):
+            self.text(self.pad, y + (box_h - lh) / 2, f"rank {r}", f, t.rank_color(r))
+            for s in range(self.total):
+                self.box(r, s, Rect(x0 + s * box_w + 2, y, box_w - 4, box_h))
+            y += box_h + lh * 0.3
+        return y
+
+    def box(self, r: int, s: int, box: Rect) -> None:
+        t, f = self.t, self.small
+        lh = f.px * LINE
+        shown = s <= self.cursor.step
+        st = self.rec.steps[s] if s < len(self.rec.steps) else None
+        rs = st.ranks.get(r) if st else None
+        shadow = self.rec.shadows.get((s, r))
+        ran_out = self.rec.out_of_data.get(r)
+        key = f"rank{r}.step{s}"
+        if rs is not None and rs.complete and shown:
+            self.shape(
+                kind="rrect", box=box, fill=t.rank_color(r), fill_alpha=60, radius=4, key=key
+            )
+            self.text(
+                box.cx,
+                box.y + 2,
+                f"loss {fmt(rs.loss)}",
+                f,
+                t.text,
+                Align.CENTER,
+                key=f"{key}.loss",
+                value=rs.loss,
+            )
+            self.text(box.cx, box.y + 2 + lh, "trained", f, t.muted, Align.CENTER)
+        elif shadow is not None and shown:
+            self.shape(kind="rrect", box=box, stroke=t.accent, width=2, radius=4, key=key)
+            zeros = " ".join(fmt(display_value(shadow.grads.get(n))) for n in self.names)
+            self.text(box.cx, box.y + 2, "Join: sent", f, t.accent, Align.CENTER)
+            self.text(
+                box.cx,
+                box.y + 2 + lh,
+                zeros,
+                f,
+                t.text,
+                Align.CENTER,
+                key=f"{key}.zeros",
+                value=0.0,
+            )
+        elif ran_out is not None and s >= ran_out:
+            self.shape(kind="rrect", box=box, stroke=t.muted, width=1, radius=4, key=key)
+            self.text(box.cx, box.y + 2, "no batch", f, t.muted, Align.CENTER)
+        elif s == self.stuck_step(r):
+            self.shape(kind="rrect", box=box, stroke=t.bad, width=2, radius=4, key=key)
+            self.text(box.cx, box.y + 2, "stuck", f, t.bad, Align.CENTER)
+
+    def stuck_step(self, r: int) -> int | None:
+        """The step a rank was blocked in (its first unreported one), if it is blocked."""
+        if r not in self.rec.waiting and r not in self.rec.stalled:
+            return None
+        done = [s for s, st in enumerate(self.rec.steps) if r in st.ranks and st.ranks[r].complete]
+        return (max(done) + 1) if done else 0
+
+    def wrap(self, text: str, font: Font, room: float) -> list[str]:
+        lines = wrap_lines(text, font, room, self.width)
+        return [
+            part for line in lines for part in _cut(line, lambda t: self.width(t, font) <= room)
+        ]
+
+    # --- how it ended --------------------------------------------------------------------------
+    def outcome(self, top: float) -> None:
+        if self.cursor.step + 1 < self.rec.complete_prefix():
+            return  # the story of the last step is told at the last step
+        t, f = self.t, self.small
+        lines: list[tuple[str, Font, str, str, float | None]] = []
+        for r in range(self.rec.world_size):
+            stall = self.rec.stalled.get(r)
+            beat = self.rec.waiting.get(r)
+            if stall is not None:
+                lines.append(
+                    (
+                        f"rank {r} waited {stall.waited_s:.1f} s in {stall.what}; the timeout "
+                        f"ended it, and gloo said: {stall.error}",
+                        f,
+                        t.bad,
+                        f"stalled.{r}",
+                        stall.waited_s,
+                    )
+                )
+            elif beat is not None and self.rec.status == "running":
+                waited = beat.now - beat.since
+                lines.append(
+                    (
+                        f"rank {r} waiting in {beat.what} for {waited:.1f} s",
+                        Font(f.px, bold=True),
+                        t.bad,
+                        f"waiting.{r}",
+                        waited,
+                    )
+                )
+        for (s, r), shadow in sorted(self.rec.shadows.items()):
+            if s <= self.cursor.step:
+                avg = "  ".join(
+                    f"{n} {fmt(display_value(shadow.averaged.get(n)))}" for n in self.names
+                )
+                lines.append(
+                    (
+                        f"step {s + 1}: rank {r} had no batch left; under Join its hook "
+                        "all-reduced "
+                        f"zeros, and the average came back {avg}: the other ranks' gradients "
+                        f"divided by all {self.rec.world_size} ranks",
+                        f,
+                        t.text,
+                        f"shadow.{s}.{r}",
+                        None,
+                    )
+                )
+        y = top
+        room = self.ctx.width - 2 * self.pad
+        for text, font, color, key, value in lines:
+            for i, line in enumerate(self.wrap(text, font, room)):
+                if y + font.px * LINE > self.ctx.height:
+                    return
+                k = key if i == 0 else ""
+                self.text(self.pad, y, line, font, color, key=k, value=value if k else None)
+                y += font.px * LINE
+
+
+def _cut(line: str, fits) -> list[str]:  # type: ignore[no-untyped-def]
+    """A line with a word too long for the stage (a file path in gloo's error), cut where it
+    must be: as many characters as fit, then the rest."""
+    out = []
+    while line and not fits(line):
+        n = len(line) - 1
+        while n > 1 and not fits(line[:n]):
+            n -= 1
+        out.append(line[:n])
+        line = line[n:]
+    return [*out, line] if line else out
+
+
+def build(
+    record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
+) -> StageFrame:
+    assert record is not None  # an empty stage is drawn by stage_frame for every scene
+    return _Builder(record, cursor, progress, ctx).build()
