@@ -203,7 +203,9 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
                     except RankFault:
                         raise
                     except RuntimeError as exc:  # gloo's timeout: the lesson's outcome
-                        report_stall(run, rank, waits, exc, outbox)
+                        if waits.current() is None:  # not blocked in a collective: a real error
+                            raise
+                        report_stall(run, rank, waits, exc, outbox, uneven.timeout_s)
             else:
                 _train(run, rank, scenario, fault, outbox)
         finally:
@@ -342,7 +344,8 @@ def _train(
                     buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
                 ),
             ]
-            outbox.add(*events, now=step == 0)
+            # uneven inputs: every step at once, so a stall never hides the step before it
+            outbox.add(*events, now=step == 0 or uneven is not None)
             completed = step + 1
             if waits is not None:
                 waits.completed = completed

@@ -143,7 +143,12 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
         out += [step_table(rec, st), ""]
     out += uneven_lines(rec)
     summary = rec.check_summary()
-    if rec.status == "finished":
+    if rec.status == "finished" and rec.stalled:
+        out.append(
+            f"stalled after {len(rec.complete_steps())} step(s): the process group's timeout "
+            "ended the wait (gloo's words above)"
+        )
+    elif rec.status == "finished":
         out.append(
             f"finished {len(rec.complete_steps())} step(s) in {fmt(rec.elapsed_s)} s: "
             f"{mark(summary['ranks_agree'])} ranks agree at every step, "

@@ -123,8 +123,8 @@ class _Builder(StepFrameBuilder):
 
     # --- how it ended --------------------------------------------------------------------------
     def outcome(self, top: float) -> None:
-        if self.cursor.step + 1 < self.rec.complete_prefix():
-            return  # the story of the last step is told at the last step
+        # a wait and how it ended show at every step (they are happening now, or have
+        # happened); Join's zeros show from their step on
         t, f = self.t, self.small
         lines: list[tuple[str, Font, str, str, float | None]] = []
         for r in range(self.rec.world_size):
