@@ -188,3 +188,20 @@ def test_every_lesson_runs_headless() -> None:
         res = cli("run", "--lesson", lesson.id, "--steps", "2")
         assert res.returncode == 0, (lesson.id, res.stderr)
         assert "✓ ranks agree at every step" in res.stdout, lesson.id
+
+
+def test_a_reader_that_stops_early_is_not_an_error(monkeypatch) -> None:
+    """`ddp-viz lessons | head -1`: the pipe closes while the CLI still writes."""
+    import sys
+
+    from ddp_viz.cli import main
+
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["lessons"]) == 0

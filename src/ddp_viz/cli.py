@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -194,10 +196,13 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "run":
-        return cmd_run(args)
-    if args.command == "lessons":
-        return cmd_lessons()
+    if args.command in ("run", "lessons"):
+        try:
+            return cmd_run(args) if args.command == "run" else cmd_lessons()
+        except BrokenPipeError:  # `ddp-viz run | head`: the reader left; nothing is wrong
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (flushing at exit is quiet)
+            return 0
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 
