@@ -54,8 +54,12 @@ def test_without_join_the_stall_ends_at_the_timeout_with_gloos_words_and_the_nex
     assert rec.out_of_data == {0: 3} and rec.complete_prefix() == 3
     assert set(rec.stalled) == {0, 1}
     assert rec.stalled[0].what == "barrier" and rec.stalled[1].what == "all-reduce"
+    errors = [stall.error for stall in rec.stalled.values()]
+    # gloo's own words: a timeout, and on the peer either its own timeout or the connection
+    # the first one's timeout closed (which fires first is a race inside gloo)
+    assert any("Timed out waiting 2000ms" in e for e in errors), errors
+    assert all("Timed out waiting 2000ms" in e or "Connection closed by peer" in e for e in errors)
     for stall in rec.stalled.values():
-        assert "Timed out waiting 2000ms" in stall.error  # gloo's own words, its own timeout
         assert "callback" not in stall.error  # not the futures' wrapping around them
         assert 2.0 <= stall.waited_s <= 2.0 + 2.0
     # heartbeats while blocked: rank 1 in its all-reduce, rank 0 in the barrier

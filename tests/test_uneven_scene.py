@@ -83,3 +83,17 @@ def test_the_status_bar_says_the_run_stalled() -> None:
     text = status_text(record(load_recording(STALL)))
     assert text.startswith("Run 1 stalled after 3 step(s): rank 0 in barrier, rank 1 in all-reduce")
     assert "stalled" not in status_text(record(load_recording(JOIN)))
+
+
+def test_a_peer_whose_connection_the_first_timeout_closed_is_explained() -> None:
+    from dataclasses import replace
+
+    closed = "[…/pair.cc:553] Connection closed by peer [127.0.0.1]:14250. This is typically…"
+    events = [
+        replace(e, error=closed) if e.kind == "stalled" and e.rank == 1 else e
+        for e in load_recording(STALL)
+    ]
+    _, f = frame(STALL, 2, events=events)
+    text = " ".join(f.all_text().split())
+    assert "rank 1 waited 4.0 s in all-reduce; its peer's timeout closed the connection" in text
+    assert "rank 0 waited 4.0 s in barrier; the timeout ended it" in text

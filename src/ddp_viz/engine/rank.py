@@ -205,7 +205,7 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
                     except RuntimeError as exc:  # gloo's timeout: the lesson's outcome
                         if waits.current() is None:  # not blocked in a collective: a real error
                             raise
-                        report_stall(run, rank, waits, exc, outbox, uneven.timeout_s)
+                        report_stall(run, rank, waits, exc, outbox)
             else:
                 _train(run, rank, scenario, fault, outbox)
         finally:

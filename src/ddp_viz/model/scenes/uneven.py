@@ -131,10 +131,14 @@ class _Builder(StepFrameBuilder):
             stall = self.rec.stalled.get(r)
             beat = self.rec.waiting.get(r)
             if stall is not None:
+                first = "closed by peer" in stall.error.lower()
+                how = (
+                    "its peer's timeout closed the connection" if first else "the timeout ended it"
+                )
                 lines.append(
                     (
-                        f"rank {r} waited {stall.waited_s:.1f} s in {stall.what}; the timeout "
-                        f"ended it, and gloo said: {stall.error}",
+                        f"rank {r} waited {stall.waited_s:.1f} s in {stall.what}; {how}, and "
+                        f"gloo said: {stall.error}",
                         f,
                         t.bad,
                         f"stalled.{r}",
