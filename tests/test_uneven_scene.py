@@ -58,6 +58,9 @@ def test_join_shows_the_zeros_and_the_average_that_came_back() -> None:
     assert f.numbers()["rank0.step3.zeros"] == 0.0
     text = " ".join(f.all_text().split())
     assert "Join: sent" in text and "average came back weight −13.28" in text
+    final = f.text_with_key("final")
+    assert final.text.startswith("after the loop and the barrier: weight 1.758")
+    assert "✓ the same on every rank (Join copied rank 1's" in text
     # the average is rank 1's own gradient over the initial world size
     assert shadow.averaged["weight"][0] == pytest.approx(
         rec.steps[3].ranks[1].local["weight"][0] / 2, rel=1e-6

@@ -365,4 +365,5 @@ def _train(
         waits.enter("barrier")
         dist.barrier()
         waits.leave()
+        outbox.add(protocol.FinalParams(run, rank, named_values(model)), now=True)
     outbox.control({"ctl": "done", "steps": completed})

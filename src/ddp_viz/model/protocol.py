@@ -22,7 +22,7 @@ from ddp_viz.model.collective_events import (
 )
 from ddp_viz.model.event_base import Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
-from ddp_viz.model.uneven_events import JoinShadow, OutOfData, Stalled, Waiting
+from ddp_viz.model.uneven_events import FinalParams, JoinShadow, OutOfData, Stalled, Waiting
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is rejected, never parsed
 
@@ -251,6 +251,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Waiting,
         Stalled,
         JoinShadow,
+        FinalParams,
         RunFinished,
         RunFailed,
         RunCancelled,

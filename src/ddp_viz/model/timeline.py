@@ -193,6 +193,7 @@ class RunRecord:
     waiting: dict[int, Any] = field(default_factory=dict)
     stalled: dict[int, Any] = field(default_factory=dict)
     shadows: dict[tuple[int, int], Any] = field(default_factory=dict)
+    final_params: dict[int, Grads] = field(default_factory=dict)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
     def apply(self, event: protocol.Event) -> bool:
@@ -248,6 +249,8 @@ class RunRecord:
                 self.stalled[r] = event
             case ue.JoinShadow(step=s, rank=r):
                 self.shadows[(s, r)] = event
+            case ue.FinalParams(rank=r, params=p):
+                self.final_params[r] = p
             case ce.CollectiveTiming():
                 if self.collective is not None:
                     self.collective.timings.append(event)

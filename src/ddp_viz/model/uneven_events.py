@@ -60,3 +60,14 @@ class JoinShadow(Event):
     rank: int
     grads: Grads
     averaged: Grads
+
+
+@dataclass(frozen=True)
+class FinalParams(Event):
+    """A rank's parameters after its loop and the barrier after it: under Join, what DDP's
+    join hook copied from the last rank to finish; without Join, the last step's."""
+
+    kind: ClassVar[str] = "final_params"
+    run: int
+    rank: int
+    params: Grads

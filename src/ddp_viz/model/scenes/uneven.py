@@ -12,7 +12,14 @@ from __future__ import annotations
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, display_value
+from ddp_viz.model.timeline import (
+    AGREE_TOL,
+    PHASES,
+    Cursor,
+    RunRecord,
+    display_value,
+    grads_close,
+)
 
 
 class _Builder(StepFrameBuilder):
@@ -173,6 +180,24 @@ class _Builder(StepFrameBuilder):
                         None,
                     )
                 )
+        final = self.rec.final_params
+        last = self.cursor.step + 1 >= self.rec.complete_prefix()
+        if last and len(final) == self.rec.world_size:
+            first = final[min(final)]
+            same = all(grads_close(first, p, AGREE_TOL) for p in final.values())
+            values = "  ".join(f"{n} {fmt(display_value(first.get(n)))}" for n in self.names)
+            who = max(self.rec.out_of_data, key=lambda r: (self.rec.out_of_data[r], r))
+            how = f"Join copied rank {who}'s, the last to finish" if self.join else "the last step"
+            verdict = "✓ the same on every rank" if same else "✗ the ranks differ"
+            lines.append(
+                (
+                    f"after the loop and the barrier: {values} · {verdict} ({how})",
+                    Font(f.px, bold=True),
+                    t.ok if same else t.bad,
+                    "final",
+                    None,
+                )
+            )
         y = top
         room = self.ctx.width - 2 * self.pad
         for text, font, color, key, value in lines:
