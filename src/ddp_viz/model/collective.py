@@ -18,18 +18,13 @@ from typing import Any
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
+from ddp_viz.model.values import whole
 
 KEYS = ("length", "seed", "sweep", "repeats")
 ALGORITHMS = ("naive", "ring", "all_reduce")
 MAX_LENGTH = 4_000_000
 BYTES_PER_VALUE = 4  # float32
 REDUCE_SCATTER, ALL_GATHER = "reduce_scatter", "all_gather"
-
-
-def _count(key: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ScenarioError(key, f"must be a whole number from {low:,} to {high:,}, got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -48,17 +43,17 @@ class CollectiveSpec:
         table = spec_table(data, "collective", KEYS)
         values: dict[str, Any] = {}
         if "length" in table:
-            values["length"] = _count("collective.length", table["length"], 1, MAX_LENGTH)
+            values["length"] = whole("collective.length", table["length"], 1, MAX_LENGTH)
         if "seed" in table:
-            values["seed"] = _count("collective.seed", table["seed"], 0, 2**31 - 1)
+            values["seed"] = whole("collective.seed", table["seed"], 0, 2**31 - 1)
         if "repeats" in table:
-            values["repeats"] = _count("collective.repeats", table["repeats"], 1, 20)
+            values["repeats"] = whole("collective.repeats", table["repeats"], 1, 20)
         if "sweep" in table:
             sweep = table["sweep"]
             if not isinstance(sweep, list | tuple) or len(sweep) > 8:
                 raise ScenarioError("collective.sweep", "must be a list of up to 8 lengths")
             values["sweep"] = tuple(
-                _count(f"collective.sweep[{i}]", n, 1, MAX_LENGTH) for i, n in enumerate(sweep)
+                whole(f"collective.sweep[{i}]", n, 1, MAX_LENGTH) for i, n in enumerate(sweep)
             )
         return cls(**values)
 

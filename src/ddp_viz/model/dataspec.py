@@ -13,40 +13,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
+from ddp_viz.model.values import choice, flag, whole
 
 SAMPLERS = ("contiguous", "distributed")
 REDUCTIONS = ("mean", "sum")
 DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
 TRAIN_KEYS = ("loss_reduction", "accumulate", "no_sync", "scale_loss")
 MAX_EPOCHS = 1000
-
-
-def _flag(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ScenarioError(key, f"must be true or false, got {value!r}")
-
-
-def _whole(key: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ScenarioError(key, f"must be a whole number, got {value!r}")
-    try:
-        number = float(value)
-    except ValueError:
-        raise ScenarioError(key, f"must be a whole number, got {value!r}") from None
-    if not number.is_integer() or not low <= number <= high:
-        raise ScenarioError(key, f"must be a whole number from {low} to {high:,}, got {value}")
-    return int(number)
-
-
-def _choice(key: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ScenarioError(key, f"must be one of {', '.join(allowed)}, got {value!r}")
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -71,16 +45,16 @@ class DataSpec:
         table = spec_table(data, "data", DATA_KEYS)
         values: dict[str, Any] = {}
         if "sampler" in table:
-            values["sampler"] = _choice("data.sampler", table["sampler"], SAMPLERS)
+            values["sampler"] = choice("data.sampler", table["sampler"], SAMPLERS)
         for key in ("shuffle", "drop_last", "set_epoch"):
             if key in table:
-                values[key] = _flag(f"data.{key}", table[key])
+                values[key] = flag(f"data.{key}", table[key])
         if "seed" in table:
-            values["seed"] = _whole("data.seed", table["seed"], 0, 2**31 - 1)
+            values["seed"] = whole("data.seed", table["seed"], 0, 2**31 - 1)
         if "batch_size" in table:
-            values["batch_size"] = _whole("data.batch_size", table["batch_size"], 0, 10_000)
+            values["batch_size"] = whole("data.batch_size", table["batch_size"], 0, 10_000)
         if "epochs" in table:
-            values["epochs"] = _whole("data.epochs", table["epochs"], 0, MAX_EPOCHS)
+            values["epochs"] = whole("data.epochs", table["epochs"], 0, MAX_EPOCHS)
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,17 +110,15 @@ class TrainSpec:
         table = spec_table(data, "train", TRAIN_KEYS)
         values: dict[str, Any] = {}
         if "loss_reduction" in table:
-            values["loss_reduction"] = _choice(
+            values["loss_reduction"] = choice(
                 "train.loss_reduction", table["loss_reduction"], REDUCTIONS
             )
         if "accumulate" in table:
-            values["accumulate"] = _whole(
-                "train.accumulate", table["accumulate"], 1, MAX_ACCUMULATE
-            )
+            values["accumulate"] = whole("train.accumulate", table["accumulate"], 1, MAX_ACCUMULATE)
         if "no_sync" in table:
-            values["no_sync"] = _choice("train.no_sync", table["no_sync"], PLACEMENTS)
+            values["no_sync"] = choice("train.no_sync", table["no_sync"], PLACEMENTS)
         if "scale_loss" in table:
-            values["scale_loss"] = _flag("train.scale_loss", table["scale_loss"])
+            values["scale_loss"] = flag("train.scale_loss", table["scale_loss"])
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
+from ddp_viz.model.values import flag, whole
 
 KEYS = ("batches", "extra", "join", "timeout_s")
 
@@ -31,16 +32,14 @@ class UnevenSpec:
 
     @classmethod
     def from_mapping(cls, data: Any) -> UnevenSpec:
-        from ddp_viz.model.dataspec import _flag, _whole
-
         table = spec_table(data, "uneven", KEYS)
         values: dict[str, Any] = {}
         if "batches" in table:
-            values["batches"] = _whole("uneven.batches", table["batches"], 1, 1000)
+            values["batches"] = whole("uneven.batches", table["batches"], 1, 1000)
         if "extra" in table:
-            values["extra"] = _whole("uneven.extra", table["extra"], 0, 100)
+            values["extra"] = whole("uneven.extra", table["extra"], 0, 100)
         if "join" in table:
-            values["join"] = _flag("uneven.join", table["join"])
+            values["join"] = flag("uneven.join", table["join"])
         if "timeout_s" in table:
             t = table["timeout_s"]
             if isinstance(t, bool) or not isinstance(t, int | float) or not 1 <= t <= 30:
