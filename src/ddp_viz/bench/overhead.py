@@ -24,7 +24,7 @@ def _rank(rank: int, world: int, store_path: str, steps: int, out: mp.Queue) -> 
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    from ddp_viz.engine.rank import Capture, _hook
+    from ddp_viz.engine.capture import Capture, _hook
 
     torch.set_num_threads(1)
     dist.init_process_group(

@@ -32,10 +32,35 @@ def build_model(scenario: Scenario) -> nn.Module:
         layers: list[nn.Module] = []
         for i in range(len(widths) - 1):
             if i:
+                if spec.norm == "batch":
+                    layers.append(nn.BatchNorm1d(widths[i]))
                 layers.append(act())
             layers.append(nn.Linear(widths[i], widths[i + 1]))
-        model = nn.Sequential(*layers)
+        model = WithUnusedBranch(*layers) if spec.unused else nn.Sequential(*layers)
     return model.to(torch_dtype(scenario))
+
+
+class WithUnusedBranch(nn.Sequential):
+    """The layers, and ``aux``: a second head the forward leaves out unless ``use_aux`` is set
+    (as a script's auxiliary loss head might be, some of the time). Its parameters keep the
+    layers' names, then ``aux.weight`` and ``aux.bias``."""
+
+    def __init__(self, *layers: nn.Module) -> None:
+        super().__init__(*layers)
+        self.use_aux = False
+        self.aux = nn.Linear(1, 1)  # registered after the layers, so named last
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x
+        for name, layer in self.named_children():
+            if name != "aux":
+                out = layer(out)
+        return out + self.aux(x) if self.use_aux else out
+
+
+def named_buffers(module: nn.Module) -> dict[str, Tensor]:
+    """The floating-point buffers (BatchNorm's running statistics) in the events' form."""
+    return {n: encode(b) for n, b in module.named_buffers() if b.is_floating_point()}
 
 
 def named_values(module: nn.Module) -> dict[str, Tensor]:

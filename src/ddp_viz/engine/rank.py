@@ -11,29 +11,39 @@ import math
 import os
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass, field
+from contextlib import ExitStack, nullcontext
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch import nn
 from torch.distributed.algorithms import Join
-from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from ddp_viz.engine.accumulate import micro_rows, run_micro_batches, take
+from ddp_viz.engine.capture import Capture, _hook
 from ddp_viz.engine.data import first_epoch_rows, rank_batches
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.ring import run_collectives
+from ddp_viz.engine.state import (
+    BufferTracker,
+    is_reducer_error,
+    launch_event,
+    reducer_error,
+    save_and_load,
+    time_unused_cost,
+    torchrun_env,
+)
 from ddp_viz.engine.tensors import encode
 from ddp_viz.engine.uneven import Heartbeat, WaitState, locked, report_shadows, report_stall
 from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due
 from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.state_events import BufferValues
 
 Send = Callable[[dict[str, Any]], None]
 PG_TIMEOUT = timedelta(seconds=60)
@@ -41,114 +51,6 @@ PG_TIMEOUT = timedelta(seconds=60)
 
 class RankFault(RuntimeError):
     """An injected failure, used by the reliability tests."""
-
-
-@dataclass
-class Capture:
-    """Comm-hook state: per-step local and averaged gradients, mapped to names by identity.
-
-    Inside backward the hook only clones tensors; turning them into named lists waits until
-    backward has returned, so the instrumented step stays close to a plain DDP step.
-    """
-
-    names: dict[int, str]
-    process_group: Any = None
-    _local: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
-    _averaged: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
-    buckets: dict[int, list[str]] = field(default_factory=dict)
-    allreduce_spans: list[list[float]] = field(default_factory=list)
-    # when each parameter's gradient was accumulated, in the order it happened
-    ready: list[list[Any]] = field(default_factory=list)
-    # per bucket: index, parameter names, bytes, when the hook launched it and when it came back
-    bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
-    # the buckets the hook ran for since the last clear (one micro-batch's backward)
-    fired: list[int] = field(default_factory=list)
-    # uneven inputs: where the heartbeat reads the all-reduces still outstanding
-    waits: Any = None
-
-    def reset(self) -> None:
-        self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
-        self.ready, self.bucket_spans = [], {}
-        self.fired.clear()  # in place: the micro-batch loop holds this very list
-
-    def on_grad_ready(self, name: str) -> None:
-        self.ready.append([name, time.monotonic()])
-
-    def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, torch.Tensor]:
-        # The bucket buffer is the concatenation of its parameters' gradients, in the order of
-        # bucket.parameters(). DDP reorders buckets after step 0, so names come from identity.
-        out: dict[str, torch.Tensor] = {}
-        offset = 0
-        for p in params:
-            n = p.numel()
-            out[self.names[id(p)]] = flat[offset : offset + n].view(p.shape)
-            offset += n
-        return out
-
-    def _named(self, parts: list[tuple[list[torch.Tensor], torch.Tensor]]) -> dict:
-        out: dict[str, torch.Tensor] = {}
-        for params, flat in parts:
-            out.update(self._split(flat, params))
-        return out
-
-    @property
-    def local(self) -> dict[str, torch.Tensor]:
-        return self._named(self._local)
-
-    @property
-    def averaged(self) -> dict[str, torch.Tensor]:
-        return self._named(self._averaged)
-
-    def shadow_steps(self) -> list[tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]]:
-        """Under Join, after this rank ran out of batches: what its hook all-reduced for each
-        step of the ranks still training (bucket 0 starts a step), zeros sent and average
-        received, by parameter name."""
-        steps: list[tuple[list, list]] = []
-        for i, index in enumerate(self.fired):
-            if index == 0 or not steps:
-                steps.append(([], []))
-            steps[-1][0].append(self._local[i])
-            if i < len(self._averaged):
-                steps[-1][1].append(self._averaged[i])
-        return [(self._named(local), self._named(avg)) for local, avg in steps]
-
-    def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-        start = time.monotonic()
-        params = list(bucket.parameters())
-        index = bucket.index()
-        buffer = bucket.buffer()
-        self.buckets[index] = [self.names[id(p)] for p in params]
-        self.fired.append(index)
-        if self.waits is not None:
-            self.waits.outstanding[index] = start
-        self.bucket_spans[index] = {
-            "index": index,
-            "params": self.buckets[index],
-            "bytes": buffer.numel() * buffer.element_size(),
-            "launched": start,
-            "finished": None,
-        }
-        self._local.append((params, buffer.detach().clone()))
-        fut = default_hooks.allreduce_hook(self.process_group, bucket)
-
-        def read_average(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
-            averaged = f.value()
-            tensor = averaged[0] if isinstance(averaged, list) else averaged
-            self._averaged.append((params, tensor.detach().clone()))
-            end = time.monotonic()
-            self.allreduce_spans.append([start, end])
-            self.bucket_spans[index]["finished"] = end
-            if self.waits is not None:
-                self.waits.outstanding.pop(index, None)
-            return tensor
-
-        return fut.then(read_average)
-
-
-def _hook(state, bucket):  # type: ignore[no-untyped-def]
-    # Left unannotated on purpose: DDP inspects a hook's annotations and, with postponed
-    # evaluation, string annotations fail its check. See Capture.hook for the types.
-    return state.hook(bucket)
 
 
 def _finite(encoded: dict[str, Any]) -> bool:
@@ -189,7 +91,29 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     store = dist.FileStore(str(job["store"]), world)
     # uneven inputs: a short timeout of their own, so the stall ends while the learner watches
     timeout = timedelta(seconds=uneven.timeout_s) if uneven is not None else PG_TIMEOUT
-    dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timeout)
+    with ExitStack() as launched:
+        if scenario.launch.init_method == "env":  # as torchrun starts a script
+            env = launched.enter_context(torchrun_env(rank, world, store))
+            dist.init_process_group("gloo", init_method="env://", timeout=timeout)
+            outbox.add(launch_event(run, rank, "env", env), now=True)
+        else:
+            dist.init_process_group(
+                "gloo", store=store, rank=rank, world_size=world, timeout=timeout
+            )
+        _run(run, rank, scenario, fault, outbox, Path(job["store"]).parent, send)
+    del store
+
+
+def _run(
+    run: int,
+    rank: int,
+    scenario: Scenario,
+    fault: dict,
+    outbox: Outbox,
+    folder: Path,
+    send: Send,
+) -> None:
+    uneven = scenario.uneven
     try:
         try:
             if scenario.collective is not None:  # the all-reduce itself, no training
@@ -207,12 +131,11 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
                             raise
                         report_stall(run, rank, waits, exc, outbox)
             else:
-                _train(run, rank, scenario, fault, outbox)
+                _train(run, rank, scenario, fault, outbox, folder=folder)
         finally:
             outbox.flush()  # what happened before an error reaches the window
     finally:
         dist.destroy_process_group()
-        del store
 
 
 def _train(
@@ -222,11 +145,18 @@ def _train(
     fault: dict,
     outbox: Outbox,
     waits: WaitState | None = None,
+    folder: Path | None = None,
 ) -> None:
     model = build_model(scenario)
     oracle = Oracle(scenario, model) if rank == 0 else None
-    # broadcasts rank 0's parameters to every rank
-    ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
+    # broadcasts rank 0's parameters (and buffers) to every rank
+    ddp = DDP(
+        model,
+        bucket_cap_mb=scenario.ddp.bucket_cap_mb,
+        forward_sync_buffers=scenario.ddp.forward_sync_buffers,
+        find_unused_parameters=scenario.ddp.find_unused_parameters,
+    )
+    buffers = BufferTracker(model) if scenario.model.buffers() else None
     outbox.add(protocol.InitialParams(run, rank, named_values(model)), now=True)
     capture = Capture(names={id(p): n for n, p in model.named_parameters()}, waits=waits)
     ddp.register_comm_hook(capture, _hook)
@@ -287,7 +217,14 @@ def _train(
             if not accumulating:
                 x, y = tensors(rows)
                 t0 = time.monotonic()
-                loss = loss_fn(ddp(x), y)
+                try:
+                    out = ddp(x)
+                except RuntimeError as exc:  # a parameter with no gradient: DDP's own words
+                    if not is_reducer_error(exc):
+                        raise
+                    outbox.add(reducer_error(run, step, rank, exc, model), now=True)
+                    break
+                loss = loss_fn(out, y)
                 t1 = time.monotonic()
                 loss.backward()  # DDP's all-reduce runs in here, through the capture hook
                 spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
@@ -312,6 +249,12 @@ def _train(
             params = named_values(model)
             buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
             averaged = capture.averaged
+            # a bucket whose all-reduce never launched (a parameter with no gradient holds it
+            # back): its gradients stay the rank's own, in .grad
+            local = {
+                **{n: p.grad for n, p in model.named_parameters() if p.grad is not None},
+                **capture.local,
+            }
             # rank 0 compares every value of DDP's average with the reference, so the check stays
             # exact when the events carry summaries of big tensors
             vs_full = {
@@ -321,6 +264,8 @@ def _train(
             }
             averaged_values = _encoded(averaged)
             events: list[protocol.Event] = [] if ref is None else [ref]
+            if buffers is not None:
+                events.append(BufferValues(run, step, rank, buffers.before, buffers.after))
             events += micro_events
             events += [
                 protocol.LocalGrad(  # local gradients differ by design: no digest to compare
@@ -328,7 +273,7 @@ def _train(
                     step,
                     rank,
                     loss_value,
-                    _encoded(capture.local, False),
+                    _encoded(local, False),
                     buckets,
                     rows,
                     epoch,
@@ -357,6 +302,11 @@ def _train(
                 break
         if uneven is not None:
             outbox.add(protocol.OutOfData(run, rank, completed, uneven.join), now=True)
+    stopped = completed < my_steps  # diverged, or DDP's reducer refused a step
+    if scenario.ddp.find_unused_parameters and scenario.model.unused and not stopped:
+        outbox.add(time_unused_cost(run, rank, scenario, *tensors(rows)), now=True)
+    if scenario.train.checkpoint and folder is not None and not stopped:
+        save_and_load(run, rank, model, folder, outbox)
     if uneven is not None and waits is not None:
         if uneven.join:
             report_shadows(run, rank, completed, capture.shadow_steps(), outbox)

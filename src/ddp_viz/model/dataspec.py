@@ -19,7 +19,7 @@ from ddp_viz.model.values import choice, flag, whole
 SAMPLERS = ("contiguous", "distributed")
 REDUCTIONS = ("mean", "sum")
 DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
-TRAIN_KEYS = ("loss_reduction", "accumulate", "no_sync", "scale_loss")
+TRAIN_KEYS = ("loss_reduction", "accumulate", "no_sync", "scale_loss", "checkpoint")
 MAX_EPOCHS = 1000
 
 
@@ -98,12 +98,15 @@ class TrainSpec:
     model.no_sync():`` on every micro-batch but the last: ``none`` (nowhere),
     ``forward_and_backward`` (around both, as the docstring asks) or ``backward_only`` (around
     ``loss.backward()`` alone, the classic mistake). ``scale_loss``: divide each micro-batch's
-    loss by ``accumulate`` before backward."""
+    loss by ``accumulate`` before backward. ``checkpoint``: after the loop, rank 0 saves
+    ``state_dict()``, a barrier waits for it, and every rank loads the file with
+    ``map_location``."""
 
     loss_reduction: str = "mean"
     accumulate: int = 1
     no_sync: str = "none"
     scale_loss: bool = True
+    checkpoint: bool = False
 
     @classmethod
     def from_mapping(cls, data: Any) -> TrainSpec:
@@ -119,6 +122,8 @@ class TrainSpec:
             values["no_sync"] = choice("train.no_sync", table["no_sync"], PLACEMENTS)
         if "scale_loss" in table:
             values["scale_loss"] = flag("train.scale_loss", table["scale_loss"])
+        if "checkpoint" in table:
+            values["checkpoint"] = flag("train.checkpoint", table["checkpoint"])
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:

@@ -22,6 +22,13 @@ from ddp_viz.model.collective_events import (
 )
 from ddp_viz.model.event_base import Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
+from ddp_viz.model.state_events import (
+    BufferValues,
+    Checkpoint,
+    LaunchEnv,
+    ReducerError,
+    UnusedCost,
+)
 from ddp_viz.model.uneven_events import FinalParams, JoinShadow, OutOfData, Stalled, Waiting
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is rejected, never parsed
@@ -252,6 +259,11 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Stalled,
         JoinShadow,
         FinalParams,
+        BufferValues,
+        ReducerError,
+        Checkpoint,
+        LaunchEnv,
+        UnusedCost,
         RunFinished,
         RunFailed,
         RunCancelled,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.sharing import uneven_note, why_average_differs
+from ddp_viz.model.state_report import state_lines
 from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value
 
 TICK, CROSS = "✓", "✗"
@@ -142,8 +143,13 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
             out += [f"… {len(steps) - max_steps} steps not shown (use --json for all) …", ""]
         out += [step_table(rec, st), ""]
     out += uneven_lines(rec)
+    out += state_lines(rec)
     summary = rec.check_summary()
-    if rec.status == "finished" and rec.stalled:
+    if rec.status == "finished" and rec.state.reducer_errors:
+        out.append(
+            f"stopped after {len(rec.complete_steps())} step(s): DDP's reducer raised (above)"
+        )
+    elif rec.status == "finished" and rec.stalled:
         out.append(
             f"stalled after {len(rec.complete_steps())} step(s): the process group's timeout "
             "ended the wait (gloo's words above)"

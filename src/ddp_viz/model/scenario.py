@@ -16,6 +16,7 @@ from typing import Any
 from ddp_viz.model.collective import CollectiveSpec, ring_steps
 from ddp_viz.model.dataspec import DataSpec, TrainSpec
 from ddp_viz.model.errors import ScenarioError
+from ddp_viz.model.launchspec import LaunchSpec
 from ddp_viz.model.modelspec import DDPSpec, ModelSpec
 from ddp_viz.model.unevenspec import UnevenSpec
 
@@ -24,7 +25,7 @@ MAX_STEPS = 100_000
 MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
 # [model] and [ddp]: see ddp_viz.model.modelspec; [data] and [train]: ddp_viz.model.dataspec
-TABLES = ("model", "ddp", "data", "train", "collective", "uneven")
+TABLES = ("model", "ddp", "data", "train", "launch", "collective", "uneven")
 KEYS = FIELDS + TABLES
 
 
@@ -44,6 +45,7 @@ class Scenario:
     ddp: DDPSpec = field(default_factory=DDPSpec)
     data: DataSpec = field(default_factory=DataSpec)
     train: TrainSpec = field(default_factory=TrainSpec)
+    launch: LaunchSpec = field(default_factory=LaunchSpec)
     # set: the run is the all-reduce itself (naive, ring, dist.all_reduce), no DDP training
     collective: CollectiveSpec | None = None
     # set: the last rank has more batches; the run stalls, or finishes under Join
@@ -142,6 +144,7 @@ class Scenario:
         d["ddp"] = self.ddp.to_dict()
         d["data"] = self.data.to_dict()
         d["train"] = self.train.to_dict()
+        d["launch"] = self.launch.to_dict()
         if self.collective is not None:
             d["collective"] = self.collective.to_dict()
         if self.uneven is not None:
@@ -164,6 +167,7 @@ class Scenario:
             f"\n[ddp]\n{_toml_table(self.ddp.to_dict())}"
             f"\n[data]\n{_toml_table(self.data.to_dict())}"
             f"\n[train]\n{_toml_table(self.train.to_dict())}"
+            f"\n[launch]\n{_toml_table(self.launch.to_dict())}"
             + (
                 ""
                 if self.collective is None
@@ -231,6 +235,7 @@ def _coerce(key: str, value: Any) -> Any:
             "ddp": DDPSpec,
             "data": DataSpec,
             "train": TrainSpec,
+            "launch": LaunchSpec,
             "collective": CollectiveSpec,
             "uneven": UnevenSpec,
         }[key]
@@ -295,6 +300,7 @@ def validate(s: Scenario) -> None:
             )
         if s.data.distributed or s.train.accumulate > 1:
             raise ScenarioError("uneven", "uneven inputs use contiguous blocks, one step each")
+    _check_state_lesson(s)
     if s.data.epochs and s.world_size <= len(s.x):
         micro = s.data.run_steps(len(s.x), s.world_size)
         if micro < s.train.accumulate:
@@ -319,6 +325,28 @@ def validate(s: Scenario) -> None:
             "data.batch_size",
             'batches come from a sampler: set [data] sampler = "distributed" (contiguous blocks '
             "train on the whole block every step)",
+        )
+
+
+def _check_state_lesson(s: Scenario) -> None:
+    """BatchNorm and the unused branch are taught with one contiguous batch per rank and step:
+    BatchNorm needs two rows or more to train, and the reducer's error is caught there."""
+    one_batch = not (s.data.distributed or s.train.accumulate > 1 or s.train.no_sync != "none")
+    if s.model.norm == "batch":
+        if not one_batch or s.uneven is not None:
+            raise ScenarioError(
+                "model.norm", "BatchNorm trains here on contiguous blocks, one each step"
+            )
+        smallest = min(len(shard) for shard in s.shards())
+        if smallest < 2:
+            raise ScenarioError(
+                "world_size",
+                f"BatchNorm needs at least 2 rows per rank to train; {s.rows} rows over "
+                f"{s.world_size} ranks leave a rank {smallest}",
+            )
+    if s.model.unused and (not one_batch or s.uneven is not None):
+        raise ScenarioError(
+            "model.unused", "the unused branch trains on contiguous blocks, one each step"
         )
 
 

@@ -321,6 +321,11 @@ def status_text(rec: RunRecord) -> str:
             f"Run {rec.run} stalled after {done} step(s): {waits}, until the process group's "
             "timeout ended it (gloo's error is on the stage)."
         )
+    if rec.status == "finished" and rec.state.reducer_errors:
+        return (
+            f"Run {rec.run} stopped after {done} step(s): DDP's reducer refused the next step "
+            "(its error is on the stage)."
+        )
     if rec.status == "finished" and rec.collective is not None:
         agree = rec.collective.agree(rec.world_size)
         verdict = (

@@ -82,6 +82,12 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             f"divides by the world size, so the average is the sum's gradient ÷ "
             f"{record.world_size}{scaled}"
         )
+    if record.scenario.get("model", {}).get("norm") == "batch":
+        reasons.append(
+            "BatchNorm normalises each rank's batch with that batch's own mean and variance, "
+            "so each rank's gradient is not its share of one process's gradient on every row "
+            "(SyncBatchNorm would share the statistics, and in PyTorch it runs on GPUs only)"
+        )
     repeats = step_repeats(st)
     if repeats:
         names = [str(r + 1) for r in repeats]

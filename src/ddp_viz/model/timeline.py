@@ -7,20 +7,26 @@ so every number they show is one the engine sent.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
 from ddp_viz.model import collective_events as ce
 from ddp_viz.model import protocol
+from ddp_viz.model import state_events as se
 from ddp_viz.model import uneven_events as ue
 from ddp_viz.model.collective import CollectiveRecord
+
+# re-exported: the views and tests take the cursor from here, beside the record it walks
+from ddp_viz.model.cursor import PHASES as PHASES
+from ddp_viz.model.cursor import Cursor as Cursor
+from ddp_viz.model.cursor import walk as walk
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
+from ddp_viz.model.state_record import StateRecord
 from ddp_viz.model.tensors import Tensor, is_summary, tensor_norm, tensor_sample, tensors_close
 
-PHASES = ("shards", "local", "allreduce", "step")
 PHASE_TITLES = {
     "shards": "1 · shards go to ranks",
     "local": "2 · local forward + backward",
@@ -194,6 +200,8 @@ class RunRecord:
     stalled: dict[int, Any] = field(default_factory=dict)
     shadows: dict[tuple[int, int], Any] = field(default_factory=dict)
     final_params: dict[int, Grads] = field(default_factory=dict)
+    # what DDP does not average: buffers, the reducer's error, checkpoint, launch variables
+    state: StateRecord = field(default_factory=StateRecord)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
     def apply(self, event: protocol.Event) -> bool:
@@ -251,6 +259,14 @@ class RunRecord:
                 self.shadows[(s, r)] = event
             case ue.FinalParams(rank=r, params=p):
                 self.final_params[r] = p
+            case (
+                se.BufferValues()
+                | se.ReducerError()
+                | se.Checkpoint()
+                | se.LaunchEnv()
+                | se.UnusedCost()
+            ):
+                self.state.add(event)
             case ce.CollectiveTiming():
                 if self.collective is not None:
                     self.collective.timings.append(event)
@@ -354,41 +370,3 @@ def record(events: Iterable[protocol.Event]) -> RunRecord:
     for e in events:
         rec.apply(e)
     return rec
-
-
-@dataclass(frozen=True, order=True)
-class Cursor:
-    """A position on the stage: (step index, phase index)."""
-
-    step: int = 0
-    phase: int = 0
-
-    @property
-    def phase_name(self) -> str:
-        return PHASES[self.phase]
-
-    def next(self, available_steps: int) -> Cursor:
-        if self.phase + 1 < len(PHASES):
-            return Cursor(self.step, self.phase + 1)
-        if self.step + 1 < available_steps:
-            return Cursor(self.step + 1, 0)
-        return self
-
-    def prev(self) -> Cursor:
-        if self.phase > 0:
-            return Cursor(self.step, self.phase - 1)
-        if self.step > 0:
-            return Cursor(self.step - 1, len(PHASES) - 1)
-        return self
-
-    def is_last(self, available_steps: int) -> bool:
-        return self.next(available_steps) == self
-
-
-def walk(available_steps: int) -> Iterator[Cursor]:
-    c = Cursor()
-    while True:
-        yield c
-        if c.is_last(available_steps):
-            return
-        c = c.next(available_steps)

@@ -1,0 +1,121 @@
+"""The capture comm hook: each bucket's local gradient before DDP's own all-reduce and the
+average after it, read from inside DDP's backward, with when each gradient became ready.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+
+@dataclass
+class Capture:
+    """Comm-hook state: per-step local and averaged gradients, mapped to names by identity.
+
+    Inside backward the hook only clones tensors; turning them into named lists waits until
+    backward has returned, so the instrumented step stays close to a plain DDP step.
+    """
+
+    names: dict[int, str]
+    process_group: Any = None
+    _local: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
+    _averaged: list[tuple[list[torch.Tensor], torch.Tensor]] = field(default_factory=list)
+    buckets: dict[int, list[str]] = field(default_factory=dict)
+    allreduce_spans: list[list[float]] = field(default_factory=list)
+    # when each parameter's gradient was accumulated, in the order it happened
+    ready: list[list[Any]] = field(default_factory=list)
+    # per bucket: index, parameter names, bytes, when the hook launched it and when it came back
+    bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # the buckets the hook ran for since the last clear (one micro-batch's backward)
+    fired: list[int] = field(default_factory=list)
+    # uneven inputs: where the heartbeat reads the all-reduces still outstanding
+    waits: Any = None
+
+    def reset(self) -> None:
+        self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
+        self.ready, self.bucket_spans = [], {}
+        self.fired.clear()  # in place: the micro-batch loop holds this very list
+
+    def on_grad_ready(self, name: str) -> None:
+        self.ready.append([name, time.monotonic()])
+
+    def _split(self, flat: torch.Tensor, params: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+        # The bucket buffer is the concatenation of its parameters' gradients, in the order of
+        # bucket.parameters(). DDP reorders buckets after step 0, so names come from identity.
+        out: dict[str, torch.Tensor] = {}
+        offset = 0
+        for p in params:
+            n = p.numel()
+            out[self.names[id(p)]] = flat[offset : offset + n].view(p.shape)
+            offset += n
+        return out
+
+    def _named(self, parts: list[tuple[list[torch.Tensor], torch.Tensor]]) -> dict:
+        out: dict[str, torch.Tensor] = {}
+        for params, flat in parts:
+            out.update(self._split(flat, params))
+        return out
+
+    @property
+    def local(self) -> dict[str, torch.Tensor]:
+        return self._named(self._local)
+
+    @property
+    def averaged(self) -> dict[str, torch.Tensor]:
+        return self._named(self._averaged)
+
+    def shadow_steps(self) -> list[tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]]:
+        """Under Join, after this rank ran out of batches: what its hook all-reduced for each
+        step of the ranks still training (bucket 0 starts a step), zeros sent and average
+        received, by parameter name."""
+        steps: list[tuple[list, list]] = []
+        for i, index in enumerate(self.fired):
+            if index == 0 or not steps:
+                steps.append(([], []))
+            steps[-1][0].append(self._local[i])
+            if i < len(self._averaged):
+                steps[-1][1].append(self._averaged[i])
+        return [(self._named(local), self._named(avg)) for local, avg in steps]
+
+    def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+        start = time.monotonic()
+        params = list(bucket.parameters())
+        index = bucket.index()
+        buffer = bucket.buffer()
+        self.buckets[index] = [self.names[id(p)] for p in params]
+        self.fired.append(index)
+        if self.waits is not None:
+            self.waits.outstanding[index] = start
+        self.bucket_spans[index] = {
+            "index": index,
+            "params": self.buckets[index],
+            "bytes": buffer.numel() * buffer.element_size(),
+            "launched": start,
+            "finished": None,
+        }
+        self._local.append((params, buffer.detach().clone()))
+        fut = default_hooks.allreduce_hook(self.process_group, bucket)
+
+        def read_average(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
+            averaged = f.value()
+            tensor = averaged[0] if isinstance(averaged, list) else averaged
+            self._averaged.append((params, tensor.detach().clone()))
+            end = time.monotonic()
+            self.allreduce_spans.append([start, end])
+            self.bucket_spans[index]["finished"] = end
+            if self.waits is not None:
+                self.waits.outstanding.pop(index, None)
+            return tensor
+
+        return fut.then(read_average)
+
+
+def _hook(state, bucket):  # type: ignore[no-untyped-def]
+    # Left unannotated on purpose: DDP inspects a hook's annotations and, with postponed
+    # evaluation, string annotations fail its check. See Capture.hook for the types.
+    return state.hook(bucket)

@@ -1,0 +1,171 @@
+"""What DDP does not average, captured in a real rank: BatchNorm's buffers around each forward,
+the reducer's error for a parameter that gets no gradient, the cost of
+``find_unused_parameters``, a checkpoint saved and loaded as scripts do, and the launch
+variables of an ``env://`` start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ddp_viz.engine.models import build_model
+from ddp_viz.engine.outbox import Outbox
+from ddp_viz.engine.tensors import encode
+from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.state_events import Checkpoint, LaunchEnv, ReducerError, UnusedCost
+
+LAUNCH_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+# the first words of the reducer's error when a step starts before the last one's reduction
+# finished (torch/csrc/distributed/c10d/reducer.cpp)
+REDUCER_UNFINISHED = "Expected to have finished reduction in the prior iteration"
+COST_ROUNDS, COST_WARMUP = 16, 4
+
+
+# --- launch ---------------------------------------------------------------------------------
+@contextmanager
+def torchrun_env(rank: int, world: int, store: dist.Store) -> Iterator[dict[str, str]]:
+    """Set what ``torchrun`` sets for a worker, for ``init_process_group(init_method="env://")``
+    to read, and restore the process's environment afterwards (pooled ranks serve other runs).
+
+    As under torchrun, the rendezvous store is hosted outside ``init_process_group`` (there by
+    the launcher's agent, here by rank 0 before it starts), on a port the kernel picks, and
+    ``TORCHELASTIC_USE_AGENT_STORE=True`` makes every rank a client of it. The port reaches the
+    other ranks through the run's private file store.
+    """
+    agent = None
+    if rank == 0:
+        agent = dist.TCPStore(
+            "127.0.0.1", 0, world, is_master=True, wait_for_workers=False,
+            timeout=timedelta(seconds=30),
+        )  # fmt: skip
+        store.set("master_port", str(agent.port))
+    port = store.get("master_port").decode()
+    env = {
+        "RANK": str(rank),
+        "LOCAL_RANK": str(rank),  # one machine: the local rank is the rank
+        "WORLD_SIZE": str(world),
+        "LOCAL_WORLD_SIZE": str(world),
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": port,
+        "TORCHELASTIC_USE_AGENT_STORE": "True",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield {k: env[k] for k in LAUNCH_KEYS}
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        del agent
+
+
+def launch_event(run: int, rank: int, method: str, env: dict[str, str]) -> LaunchEnv:
+    return LaunchEnv(run=run, rank=rank, init_method=f"{method}://", env=env)
+
+
+# --- buffers --------------------------------------------------------------------------------
+class BufferTracker:
+    """Copies the module's floating-point buffers as its forward begins (inside DDP's forward,
+    after DDP has broadcast rank 0's buffers, if it does) and as it returns."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module
+        self.before: dict[str, Any] = {}
+        self.after: dict[str, Any] = {}
+        module.register_forward_pre_hook(lambda _m, _args: self._copy(self.before))
+        module.register_forward_hook(lambda _m, _args, _out: self._copy(self.after))
+
+    def _copy(self, into: dict[str, Any]) -> None:
+        into.clear()
+        for name, b in self.module.named_buffers():
+            if b.is_floating_point():
+                into[name] = encode(b)
+
+
+# --- unused parameters ----------------------------------------------------------------------
+def is_reducer_error(exc: BaseException) -> bool:
+    return isinstance(exc, RuntimeError) and REDUCER_UNFINISHED in str(exc)
+
+
+def reducer_error(run: int, step: int, rank: int, exc: BaseException, module: nn.Module):  # type: ignore[no-untyped-def]
+    """The event for DDP's error, naming the parameters behind the indices it lists."""
+    text = str(exc).strip()
+    names = [n for n, _ in module.named_parameters()]
+    found = re.search(r"did not receive grad for rank \d+:\s*([\d ]+)", text)
+    indices = [int(i) for i in found.group(1).split()] if found else []
+    unused = [names[i] for i in indices if 0 <= i < len(names)]
+    return ReducerError(run=run, step=step, rank=rank, error=text, unused=unused)
+
+
+def time_unused_cost(
+    run: int, rank: int, scenario: Scenario, x: torch.Tensor, y: torch.Tensor
+) -> UnusedCost:
+    """Per-step seconds with ``find_unused_parameters`` True and False, alternating, on two
+    fresh copies of the run's model: with the flag as the run trains it (``aux`` unused);
+    without it the model cannot train at all, so that copy runs ``aux`` too. The False side
+    does slightly more arithmetic, so the difference, the flag's graph traversal after every
+    forward, is if anything understated."""
+    loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
+    runs = {}
+    for flag in (True, False):
+        model = build_model(scenario)
+        model.use_aux = not flag
+        ddp = DDP(model, find_unused_parameters=flag)
+        runs[flag] = (ddp, torch.optim.SGD(ddp.parameters(), lr=scenario.lr), [])
+    for i in range(COST_ROUNDS + COST_WARMUP):
+        for flag in (True, False) if i % 2 == 0 else (False, True):
+            ddp, opt, times = runs[flag]
+            t0 = time.monotonic()
+            opt.zero_grad()
+            loss_fn(ddp(x), y).backward()
+            opt.step()
+            if i >= COST_WARMUP:
+                times.append(time.monotonic() - t0)
+    return UnusedCost(run=run, rank=rank, with_flag=runs[True][2], without_flag=runs[False][2])
+
+
+# --- checkpoint -----------------------------------------------------------------------------
+def _sha256(path: Path) -> tuple[str, int]:
+    data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def save_and_load(run: int, rank: int, module: nn.Module, folder: Path, outbox: Outbox) -> None:
+    """Rank 0 saves the plain module's ``state_dict()`` (not DDP's, whose keys start with
+    ``module.``); a barrier keeps every reader behind the writer; every rank loads it with
+    ``map_location`` and reports what the load changed."""
+    path = folder / "checkpoint.pt"
+    if rank == 0:
+        torch.save(module.state_dict(), path)
+        digest, size = _sha256(path)
+        outbox.add(Checkpoint(run, 0, "saved", digest, size), now=True)
+    dist.barrier()
+    own = {k: v.clone() for k, v in module.state_dict().items()}
+    digest, size = _sha256(path)
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    module.load_state_dict(state)
+    params = [n for n, _ in module.named_parameters()]
+    same = all(torch.equal(state[n], own[n]) for n in params)
+    replaced = [
+        n
+        for n, b in module.named_buffers()
+        if b.is_floating_point() and not torch.equal(state[n], own[n])
+    ]
+    outbox.add(Checkpoint(run, rank, "loaded", digest, size, same, replaced), now=True)
+    dist.barrier()  # rank 0's folder is removed after the run: every read is done first

@@ -1,0 +1,46 @@
+"""A position on the stage: a step and one of its animation phases (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+PHASES = ("shards", "local", "allreduce", "step")
+
+
+@dataclass(frozen=True, order=True)
+class Cursor:
+    """A position on the stage: (step index, phase index)."""
+
+    step: int = 0
+    phase: int = 0
+
+    @property
+    def phase_name(self) -> str:
+        return PHASES[self.phase]
+
+    def next(self, available_steps: int) -> Cursor:
+        if self.phase + 1 < len(PHASES):
+            return Cursor(self.step, self.phase + 1)
+        if self.step + 1 < available_steps:
+            return Cursor(self.step + 1, 0)
+        return self
+
+    def prev(self) -> Cursor:
+        if self.phase > 0:
+            return Cursor(self.step, self.phase - 1)
+        if self.step > 0:
+            return Cursor(self.step - 1, len(PHASES) - 1)
+        return self
+
+    def is_last(self, available_steps: int) -> bool:
+        return self.next(available_steps) == self
+
+
+def walk(available_steps: int) -> Iterator[Cursor]:
+    c = Cursor()
+    while True:
+        yield c
+        if c.is_last(available_steps):
+            return
+        c = c.next(available_steps)

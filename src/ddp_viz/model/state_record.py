@@ -1,0 +1,79 @@
+"""What a run reported about the state DDP does not average, folded for the views (pure).
+
+:class:`ddp_viz.model.timeline.RunRecord` holds one and hands it the events of
+:mod:`ddp_viz.model.state_events`; the scene and the CLI read the answers from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import median
+
+from ddp_viz.model import state_events as se
+from ddp_viz.model.tensors import tensor_sample
+
+StateEvent = se.BufferValues | se.ReducerError | se.Checkpoint | se.LaunchEnv | se.UnusedCost
+
+
+@dataclass
+class BufferAgreement:
+    """Do the ranks hold the same buffers at one moment of one step, and by how much not."""
+
+    same: bool
+    max_diff: float  # over every value of every buffer, between any rank and rank 0
+    differing: list[str]  # buffer names that are not equal on every rank
+
+
+@dataclass
+class StateRecord:
+    buffers: dict[tuple[int, int], se.BufferValues] = field(default_factory=dict)
+    reducer_errors: dict[int, se.ReducerError] = field(default_factory=dict)
+    saved: se.Checkpoint | None = None
+    loaded: dict[int, se.Checkpoint] = field(default_factory=dict)
+    launch: dict[int, se.LaunchEnv] = field(default_factory=dict)
+    cost: dict[int, se.UnusedCost] = field(default_factory=dict)
+
+    def add(self, event: StateEvent) -> None:
+        match event:
+            case se.BufferValues(step=s, rank=r):
+                self.buffers[(s, r)] = event
+            case se.ReducerError(rank=r):
+                self.reducer_errors[r] = event
+            case se.Checkpoint(action="saved"):
+                self.saved = event
+            case se.Checkpoint(rank=r):
+                self.loaded[r] = event
+            case se.LaunchEnv(rank=r):
+                self.launch[r] = event
+            case se.UnusedCost(rank=r):
+                self.cost[r] = event
+
+    def agreement(self, step: int, world_size: int, moment: str) -> BufferAgreement | None:
+        """Whether every rank's buffers were equal ``before`` or ``after`` the forward of
+        ``step``; None until every rank reported it. Equal means bit for bit."""
+        got = [self.buffers.get((step, r)) for r in range(world_size)]
+        if any(b is None for b in got):
+            return None
+        tables = [getattr(b, moment) for b in got]
+        differing, worst = [], 0.0
+        for name, first in tables[0].items():
+            ref = tensor_sample(first)
+            diffs = [_max_diff(tensor_sample(t.get(name, [])), ref) for t in tables[1:]]
+            changed = any(t.get(name) != first for t in tables[1:])
+            if changed:
+                differing.append(name)
+            worst = max([worst, *diffs])
+        return BufferAgreement(not differing, worst, differing)
+
+    def cost_ms(self) -> tuple[float, float] | None:
+        """Median ms per step with and without ``find_unused_parameters``, over every rank's
+        samples; None when the run did not time it."""
+        with_flag = [t for c in self.cost.values() for t in c.with_flag]
+        without = [t for c in self.cost.values() for t in c.without_flag]
+        if not with_flag or not without:
+            return None
+        return median(with_flag) * 1e3, median(without) * 1e3
+
+
+def _max_diff(a: list[float], b: list[float]) -> float:
+    return max((abs(x - y) for x, y in zip(a, b, strict=False)), default=0.0)
