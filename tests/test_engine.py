@@ -99,6 +99,10 @@ def test_uneven_shards_run_and_differ_from_the_full_batch(engine) -> None:
         "four-ranks-3-steps.jsonl",
         "uneven-3-ranks.jsonl",
         "mlp-2-ranks-3-steps.jsonl",
+        "not-averaged.jsonl",
+        "not-averaged-no-sync.jsonl",
+        "not-averaged-unused.jsonl",
+        "not-averaged-find-unused.jsonl",
     ],
 )
 def test_recordings_match_a_live_run(engine, name: str) -> None:
@@ -111,6 +115,10 @@ def test_recordings_match_a_live_run(engine, name: str) -> None:
             for attr in ("local", "averaged", "params"):
                 assert grads_close(getattr(a.ranks[r], attr), getattr(b.ranks[r], attr))
         assert grads_close(a.reference.full_batch_grads, b.reference.full_batch_grads)
+    for key, want in recorded.state.buffers.items():
+        got = live.state.buffers[key]
+        assert grads_close(got.before, want.before) and grads_close(got.after, want.after)
+    assert set(live.state.reducer_errors) == set(recorded.state.reducer_errors)
 
 
 def test_invalid_run_command_names_the_field(engine) -> None:

@@ -100,6 +100,8 @@ def test_with_join_the_finished_rank_all_reduces_zeros_and_the_run_ends_where_it
     got = rec.steps[3].ranks[1].params
     for n, p in model.named_parameters():
         assert got[n] == pytest.approx(p.detach().flatten().tolist(), abs=1e-6), n
+        # the reference rank 0 reports for the stage is this same computation
+        assert rec.one_process[n] == pytest.approx(p.detach().flatten().tolist(), abs=1e-12), n
     # Join's hook copied the last rank's parameters to rank 0, whose own last step was 3
     assert rec.final_params[0] == rec.final_params[1] == got
     assert rec.steps[2].ranks[0].params != got

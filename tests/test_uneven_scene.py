@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ddp_viz.model.course import load_lesson
-from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.frame import estimate_width, fmt
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
@@ -61,6 +61,11 @@ def test_join_shows_the_zeros_and_the_average_that_came_back() -> None:
     final = f.text_with_key("final")
     assert final.text.startswith("after the loop and the barrier: weight 1.758")
     assert "✓ the same on every rank (Join copied rank 1's" in text
+    # beside a single float64 process on the same rows, as rank 0 computed it
+    solo = f.text_with_key("one_process")
+    assert solo.text.startswith("one process, float64, the same rows, each step ÷ 2")
+    assert 0 <= solo.value <= 1e-6 and "✓ equal" in text
+    assert f"weight {fmt(rec.one_process['weight'][0])}" in text
     # the average is rank 1's own gradient over the initial world size
     assert shadow.averaged["weight"][0] == pytest.approx(
         rec.steps[3].ranks[1].local["weight"][0] / 2, rel=1e-6

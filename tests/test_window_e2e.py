@@ -369,3 +369,33 @@ def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_gue
     window.player.seek_step(3)
     quiz = window.quiz_view
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
+
+
+def test_the_not_averaged_lesson_runs_then_grades_the_unused_parameter_guess(qtbot, window):
+    """The lesson's own run (buffers, checkpoint, env:// start) finishes in the window; with
+    the unused branch on, the run stops at the reducer's error, which the stage shows, and the
+    guess of how many steps complete is graded against it."""
+    window.set_lesson("not-averaged")
+    form = window.form
+    assert form.state.sync.isVisible() and form.state.sync.isChecked()
+    assert not form.state.unused.isChecked() and not form.state.find.isChecked()
+    start_engine(qtbot, window)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert rec.status == "finished" and rec.complete_prefix() == 4
+    assert rec.state.saved is not None and set(rec.state.launch) == {0, 1}
+    text = " ".join(window.stage.frame().all_text().split())
+    assert f"sha256 {rec.state.saved.sha256[:16]}" in text
+    qid = "unused-fails-when"
+    form.state.unused.setChecked(True)
+    lock_guess(qtbot, window, qid, "1")
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    rec = window.session.record
+    assert set(rec.state.reducer_errors) == {0, 1} and rec.complete_prefix() == 1
+    quiz = window.quiz_view
+    qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
+    text = " ".join(window.stage.frame().all_text().split())
+    assert "Expected to have finished reduction in the prior iteration" in text

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from ddp_viz._qt.collective_fields import CollectiveFields
 from ddp_viz._qt.form_labels import float_or_text, show_field_errors
+from ddp_viz._qt.state_fields import StateFields
 from ddp_viz._qt.train_fields import TrainFields
 from ddp_viz._qt.uneven_fields import UnevenFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
@@ -68,6 +69,7 @@ class ScenarioForm(QWidget):
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
         self.collective = CollectiveFields()  # the all-reduce lesson's vectors
         self.uneven = UnevenFields()  # the uneven-inputs lesson's Join and timeout
+        self.state = StateFields()  # what DDP does not average: buffers, unused parameters
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip(
             "DistributedSampler(drop_last=…): cut the tail instead of padding"
@@ -88,6 +90,7 @@ class ScenarioForm(QWidget):
             self.set_epoch,
             self.train.scale_loss,
             self.uneven.join,
+            *self.state.boxes,
         ):
             # never narrower than its label, in whatever type the theme sets later
             box.setMinimumWidth(0)
@@ -129,16 +132,18 @@ class ScenarioForm(QWidget):
         flags.setSpacing(2)
         for box in (self.shuffle, self.drop_last, self.set_epoch):
             flags.addWidget(box)
+        first = form.rowCount()  # the sampler's three rows
         form.addRow("Sampler", flags)
         form.addRow("Batch", self.batch_size)
         form.addRow("Epochs", self.epochs)
         self.train.add_to(form)
         self.collective.add_to(form)
         self.uneven.add_to(form)
+        self.state.add_to(form)
         self._form = form
-        self._sampler_rows = (form.rowCount() - 11, form.rowCount() - 10, form.rowCount() - 9)
+        self._sampler_rows = (first, first + 1, first + 2)
         self._sampler_rows += (self.train.loss_row,)
-        self._bucket_row = form.rowCount() - 12
+        self._bucket_row = first - 1
         self._training_rows = (1, 2, 3, 4)  # steps, learning rate, initial weight and bias
         # the row buttons sit under the rows they change; the fields column can then shrink
         row_buttons = QHBoxLayout()
@@ -175,6 +180,7 @@ class ScenarioForm(QWidget):
         self.train.connect(self._on_field_changed)
         self.collective.connect(self._on_field_changed)
         self.uneven.connect(self._on_field_changed)
+        self.state.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
         self._lesson = scenario
@@ -197,6 +203,7 @@ class ScenarioForm(QWidget):
             **self.train.fields(),
             **self.collective.fields(),
             **self.uneven.fields(),
+            **self.state.fields(),
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -215,7 +222,7 @@ class ScenarioForm(QWidget):
 
     def set_scenario(self, s: Scenario) -> None:
         self._loading = True
-        self._model = s.model
+        self._model, self._ddp, self._launch = s.model, s.ddp, s.launch
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
         self._collective = s.collective is not None
@@ -241,6 +248,9 @@ class ScenarioForm(QWidget):
         for row in self.uneven.rows:
             self._form.setRowVisible(row, s.uneven is not None)
         self.uneven.load(s.uneven)
+        for row in self.state.rows:
+            self._form.setRowVisible(row, self.state.applies(s.model))
+        self.state.load(s.model, s.ddp)
         self.shuffle.setChecked(s.data.shuffle)
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
@@ -291,10 +301,14 @@ class ScenarioForm(QWidget):
             "lr": self.lr.text(),
             "init_weight": self.init_weight.text(),
             "init_bias": self.init_bias.text(),
-            "model": self._model.to_dict(),
-            "ddp": {"bucket_cap_mb": float_or_text(self.bucket_cap.text())},
+            "model": self.state.model_table(self._model),
+            "ddp": {
+                **self.state.ddp_table(self._ddp, self.state.applies(self._model)),
+                "bucket_cap_mb": float_or_text(self.bucket_cap.text()),
+            },
             "data": self._data_table(),
             "train": self.train.table(),
+            "launch": self._launch.to_dict(),
         }
         if self._collective:
             raw["collective"] = self.collective.table()

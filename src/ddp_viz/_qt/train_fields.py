@@ -24,6 +24,7 @@ class TrainFields:
     (shown when the lesson's scenario accumulates)."""
 
     def __init__(self) -> None:
+        self._spec = TrainSpec()
         self.reduction = QComboBox()
         self.reduction.addItems(list(REDUCTIONS))
         self.reduction.setToolTip("nn.MSELoss(reduction=…)")
@@ -69,6 +70,7 @@ class TrainFields:
         self.no_sync.currentIndexChanged.connect(slot)
 
     def load(self, train: TrainSpec) -> None:
+        self._spec = train  # what has no field here (checkpoint) is kept as the lesson says
         self.reduction.setCurrentText(train.loss_reduction)
         self.accumulate.setValue(train.accumulate)
         self.scale_loss.setChecked(train.scale_loss)
@@ -76,6 +78,7 @@ class TrainFields:
 
     def table(self) -> dict[str, Any]:
         return {
+            **self._spec.to_dict(),
             "loss_reduction": self.reduction.currentText(),
             "accumulate": self.accumulate.value(),
             "scale_loss": self.scale_loss.isChecked(),

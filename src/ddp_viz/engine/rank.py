@@ -315,5 +315,8 @@ def _train(
         waits.enter("barrier")
         dist.barrier()
         waits.leave()
-        outbox.add(protocol.FinalParams(run, rank, named_values(model)), now=True)
+        solo = None
+        if oracle is not None and uneven.join:
+            solo = {n: encode(t) for n, t in oracle.uneven_run().items()}
+        outbox.add(protocol.FinalParams(run, rank, named_values(model), solo), now=True)
     outbox.control({"ctl": "done", "steps": completed})

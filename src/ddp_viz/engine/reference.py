@@ -58,6 +58,8 @@ class Oracle:
         # with gradient accumulation: a separate single-process run that takes each step's
         # rows as one batch, never copying DDP's parameters, to set against DDP's at the end
         self.solo = copy.deepcopy(self.model) if scenario.train.accumulate > 1 else None
+        # uneven inputs under Join: the parameters every step starts from, for a whole run
+        self.start = copy.deepcopy(self.model) if scenario.uneven is not None else None
 
     def _rows(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         return _column([self.x[i] for i in rows]), _column([self.y[i] for i in rows])
@@ -108,3 +110,22 @@ class Oracle:
             ),
         )
         return event, full
+
+    def uneven_run(self) -> dict[str, torch.Tensor]:
+        """Uneven inputs under Join, in one float64 process from the initial parameters: each
+        step adds the gradients of the ranks that still have a batch and divides by the world
+        size the run started with (Join's ``divide_by_initial_world_size=True``, the
+        default), as DDP does with the finished ranks' zeros."""
+        assert self.start is not None and self.scenario.uneven is not None
+        model = copy.deepcopy(self.start)
+        world, spec = self.scenario.world_size, self.scenario.uneven
+        shards = self.scenario.shards()
+        for step in range(spec.steps):
+            ranks = [r for r in range(world) if step < spec.steps_of(r, world)]
+            grads = [
+                _loss_and_grads(model, *self._rows(shards[r]), self.reduction)[1] for r in ranks
+            ]
+            with torch.no_grad():
+                for name, p in model.named_parameters():
+                    p -= self.scenario.lr * sum(g[name] for g in grads) / world
+        return {n: p.detach() for n, p in model.named_parameters()}

@@ -174,3 +174,16 @@ def fmt(v: float | None, digits: int = 4) -> str:
     if v is None or v != v:
         return "—"
     return f"{v:.{digits}g}".replace("-", "−")
+
+
+def cut_to_fit(line: str, fits: Callable[[str], bool]) -> list[str]:
+    """A line with a word too long for the stage (a file path in an error), cut where it
+    must be: as many characters as fit, then the rest."""
+    out = []
+    while line and not fits(line):
+        n = len(line) - 1
+        while n > 1 and not fits(line[:n]):
+            n -= 1
+        out.append(line[:n])
+        line = line[n:]
+    return [*out, line] if line else out

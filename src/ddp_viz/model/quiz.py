@@ -30,8 +30,10 @@ REVEALED_IN = {
     # bytes the rank sent in the hand-made ring / naive all-reduce (shown at the last step)
     "ring_bytes": "step",
     "naive_bytes": "step",
+    # how many steps every rank completed, once the run is over (a reducer error stops it)
+    "steps_done": "step",
 }
-NO_PARAM = ("loss", "buckets", "rows", "allreduces", "ring_bytes", "naive_bytes")
+NO_PARAM = ("loss", "buckets", "rows", "allreduces", "ring_bytes", "naive_bytes", "steps_done")
 
 
 def _setting(scenario: Mapping[str, Any], path: str) -> Any:
@@ -113,6 +115,8 @@ class Quantity:
             col = record.collective
             result = col.results.get((self.what[:-6], self.rank)) if col else None
             return None if result is None else float(result.bytes_sent)
+        if self.what == "steps_done":
+            return float(record.complete_prefix()) if record.done else None
         i = self.step - 1
         if not 0 <= i < len(record.steps):
             return None

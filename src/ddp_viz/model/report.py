@@ -9,7 +9,7 @@ from __future__ import annotations
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.sharing import uneven_note, why_average_differs
 from ddp_viz.model.state_report import state_lines
-from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value
+from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value, max_abs_diff
 
 TICK, CROSS = "✓", "✗"
 
@@ -181,6 +181,12 @@ def uneven_lines(rec: RunRecord) -> list[str]:
         out.append(
             f"step {s + 1}: under Join rank {r} all-reduced {zeros}; the average came back {avg}"
         )
+    if rec.one_process is not None and rec.final_params:
+        solo = "  ".join(
+            f"{param_label(rec, n)} {value(rec.one_process, n)}" for n in rec.param_names
+        )
+        diff = max_abs_diff(rec.final_params[min(rec.final_params)], rec.one_process)
+        out.append(f"one process, float64, the same rows: {solo} (largest difference {diff:.2g})")
     for r, stall in sorted(rec.stalled.items()):
         out.append(
             f"rank {r} waited {stall.waited_s:.2f} s in {stall.what}, then gloo said: {stall.error}"

@@ -86,7 +86,8 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
         reasons.append(
             "BatchNorm normalises each rank's batch with that batch's own mean and variance, "
             "so each rank's gradient is not its share of one process's gradient on every row "
-            "(SyncBatchNorm would share the statistics, and in PyTorch it runs on GPUs only)"
+            "(SyncBatchNorm would share the statistics, but it needs a GPU or another "
+            "accelerator: on CPU it raises)"
         )
     repeats = step_repeats(st)
     if repeats:

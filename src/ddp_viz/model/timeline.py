@@ -56,6 +56,19 @@ def grads_close(a: Grads | None, b: Grads | None, tol: float = 1e-5) -> bool:
     return all(tensors_close(a[k], b[k], tol) for k in a)
 
 
+def max_abs_diff(a: Grads, b: Grads) -> float:
+    """The largest difference between two sets of named tensors (their first values when
+    big: summaries carry no more), over the names both hold."""
+    return max(
+        (
+            abs(x - y)
+            for n in a.keys() & b.keys()
+            for x, y in zip(tensor_sample(a[n]), tensor_sample(b[n]), strict=False)
+        ),
+        default=math.nan,
+    )
+
+
 def scalar(g: Grads | None, name: str) -> float:
     """The first value of a named tensor (the only one for one-element tensors)."""
     sample = tensor_sample(g.get(name)) if g else []
@@ -200,6 +213,7 @@ class RunRecord:
     stalled: dict[int, Any] = field(default_factory=dict)
     shadows: dict[tuple[int, int], Any] = field(default_factory=dict)
     final_params: dict[int, Grads] = field(default_factory=dict)
+    one_process: Grads | None = None  # under Join: the same run in one float64 process
     # what DDP does not average: buffers, the reducer's error, checkpoint, launch variables
     state: StateRecord = field(default_factory=StateRecord)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
@@ -257,8 +271,9 @@ class RunRecord:
                 self.stalled[r] = event
             case ue.JoinShadow(step=s, rank=r):
                 self.shadows[(s, r)] = event
-            case ue.FinalParams(rank=r, params=p):
+            case ue.FinalParams(rank=r, params=p, one_process=solo):
                 self.final_params[r] = p
+                self.one_process = solo or self.one_process
             case (
                 se.BufferValues()
                 | se.ReducerError()

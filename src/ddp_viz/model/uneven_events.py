@@ -71,3 +71,5 @@ class FinalParams(Event):
     run: int
     rank: int
     params: Grads
+    # rank 0 under Join: the same run in one float64 process (a labelled reference)
+    one_process: Grads | None = None

@@ -14,6 +14,7 @@ from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
+from ddp_viz.model.scenes.not_averaged import build as build_not_averaged
 from ddp_viz.model.scenes.ring import build as build_ring
 from ddp_viz.model.scenes.uneven import build as build_uneven
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
@@ -27,6 +28,7 @@ SCENES: dict[str, SceneBuilder] = {
     "accumulate": build_accumulate,
     "ring": build_ring,
     "uneven": build_uneven,
+    "not_averaged": build_not_averaged,
 }
 PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 # the toolbar's word for each phase: DDP's step for the training scenes, the ring's for its own

@@ -9,7 +9,7 @@ of the window's); when the timeout ends the wait, gloo's error is shown word for
 
 from __future__ import annotations
 
-from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.timeline import (
@@ -19,7 +19,10 @@ from ddp_viz.model.timeline import (
     RunRecord,
     display_value,
     grads_close,
+    max_abs_diff,
 )
+
+ONE_PROCESS_TOL = 1e-6  # float32 ranks against the float64 reference
 
 
 class _Builder(StepFrameBuilder):
@@ -125,7 +128,9 @@ class _Builder(StepFrameBuilder):
     def wrap(self, text: str, font: Font, room: float) -> list[str]:
         lines = wrap_lines(text, font, room, self.width)
         return [
-            part for line in lines for part in _cut(line, lambda t: self.width(t, font) <= room)
+            part
+            for line in lines
+            for part in cut_to_fit(line, lambda t: self.width(t, font) <= room)
         ]
 
     # --- how it ended --------------------------------------------------------------------------
@@ -198,6 +203,26 @@ class _Builder(StepFrameBuilder):
                     None,
                 )
             )
+            solo = self.rec.one_process
+            if solo is not None:
+                diff = max_abs_diff(first, solo)
+                values = "  ".join(f"{n} {fmt(display_value(solo.get(n)))}" for n in self.names)
+                close = diff <= ONE_PROCESS_TOL
+                lines.append(
+                    (
+                        f"one process, float64, the same rows, each step ÷ "
+                        f"{self.rec.world_size} (Join's default): {values} · "
+                        + (
+                            f"✓ equal (largest difference {fmt(diff, 2)})"
+                            if close
+                            else f"✗ differs by {fmt(diff, 2)}"
+                        ),
+                        f,
+                        t.ok if close else t.bad,
+                        "one_process",
+                        diff,
+                    )
+                )
         y = top
         room = self.ctx.width - 2 * self.pad
         for text, font, color, key, value in lines:
@@ -207,19 +232,6 @@ class _Builder(StepFrameBuilder):
                 k = key if i == 0 else ""
                 self.text(self.pad, y, line, font, color, key=k, value=value if k else None)
                 y += font.px * LINE
-
-
-def _cut(line: str, fits) -> list[str]:  # type: ignore[no-untyped-def]
-    """A line with a word too long for the stage (a file path in gloo's error), cut where it
-    must be: as many characters as fit, then the rest."""
-    out = []
-    while line and not fits(line):
-        n = len(line) - 1
-        while n > 1 and not fits(line[:n]):
-            n -= 1
-        out.append(line[:n])
-        line = line[n:]
-    return [*out, line] if line else out
 
 
 def build(

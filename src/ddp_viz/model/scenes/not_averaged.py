@@ -1,0 +1,245 @@
+"""The "what DDP does not average" scene: BatchNorm's buffers on every rank around each
+forward, whether the comm hook averaged anything, and after the loop the reducer's error, the
+cost of ``find_unused_parameters``, the checkpoint and the launch variables, all as recorded.
+
+Phases: ``shards`` shows the buffers as the module's forward began (after DDP's broadcast, when
+it broadcasts), ``local`` after the forward, ``allreduce`` what the comm hook averaged, and
+``step`` whether the parameters agree after ``optimizer.step()``, then how the run ended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddp_viz.model.frame import Align, Font, StageFrame, cut_to_fit, fmt, wrap_lines
+from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.sharing import why_average_differs
+from ddp_viz.model.state_report import checkpoint_lines, cost_line, launch_line
+from ddp_viz.model.tensors import tensor_sample
+from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
+
+SHOWN_VALUES = 4  # per buffer; a wider layer shows its first four and "…"
+
+
+@dataclass
+class _Entry:
+    """One paragraph below the table: wrapped to the stage, cut when the stage is full."""
+
+    text: str
+    font: Font
+    color: str
+    key: str = ""
+    value: float | None = None
+
+
+class _Builder(StepFrameBuilder):
+    def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
+        super().__init__(rec, cursor, progress, ctx)
+        ddp = rec.scenario.get("ddp", {})
+        self.sync = bool(ddp.get("forward_sync_buffers", True))
+        self.find = bool(ddp.get("find_unused_parameters", False))
+        self.total = max(rec.steps_planned, len(rec.steps))
+        self.moment = "before" if PHASES[self.phase] == "shards" else "after"
+        self.room = ctx.width - 2 * self.pad
+
+    def build(self) -> StageFrame:
+        n = self.cursor.step + 1
+        flags = f"forward_sync_buffers={self.sync} · find_unused_parameters={self.find}"
+        lines = self.title(f"Step {n} of {self.total}", [flags, f"sync={self.sync}"], self.t.muted)
+        lines += self.caption(PHASES[self.phase], self.step is None, 2)
+        y = self.pad * 0.6
+        for line in lines:
+            self.emit(line, y)
+            y += line.height
+        y = self.buffer_table(y + self.pad * 0.4)
+        self.paragraphs(y + self.pad * 0.4, self.entries())
+        return self.frame
+
+    # --- the buffers, one row per rank and buffer --------------------------------------------
+    def buffer_table(self, top: float) -> float:
+        got = {r: ev for (s, r), ev in self.rec.state.buffers.items() if s == self.cursor.step}
+        if not got:
+            return top
+        t, f = self.t, self.small
+        lh = f.px * LINE
+        when = (
+            "as the forward began"
+            + (" (just after DDP's broadcast from rank 0)" if self.sync else "")
+            if self.moment == "before"
+            else "after the forward (each rank's own batch)"
+        )
+        head = Font(f.px, bold=True)
+        y = top
+        for line in wrap_lines(f"BatchNorm buffers {when}", head, self.room, self.width):
+            self.text(self.pad, y, line, head, t.text)
+            y += lh
+        names = sorted({n for ev in got.values() for n in getattr(ev, self.moment)})
+        label_w = max(self.width(f"rank {r}", f) for r in got) + f.px
+        name_w = max(self.width(n, f) for n in names) + f.px
+        col_w = self.width("−0.0000", f) + f.px * 0.8
+        for r in sorted(got):
+            values = getattr(got[r], self.moment)
+            for i, name in enumerate(names):
+                if y + lh > self.ctx.height:
+                    return y
+                if i == 0:
+                    self.text(self.pad, y, f"rank {r}", f, t.rank_color(r))
+                self.text(self.pad + label_w, y, name, f, t.muted)
+                x = self.pad + label_w + name_w
+                sample = tensor_sample(values.get(name, []))
+                for j, v in enumerate(sample[:SHOWN_VALUES]):
+                    key = f"rank{r}.{self.moment}.{name}.{j}"
+                    self.text(x + (j + 1) * col_w, y, fmt(v), f, t.text, Align.RIGHT, key, v)
+                if len(sample) > SHOWN_VALUES:
+                    self.text(x + SHOWN_VALUES * col_w + f.px * 0.4, y, "…", f, t.muted)
+                y += lh
+        return y
+
+    # --- what the gradients and parameters did, then how the run ended ------------------------
+    def buffer_verdicts(self) -> list[_Entry]:
+        """Whether the ranks' buffers agree at this moment, then the largest difference step by
+        step so far (the drift without DDP's broadcast), from the recorded values."""
+        t, f = self.t, self.small
+        state, world = self.rec.state, self.rec.world_size
+        agreement = state.agreement(self.cursor.step, world, self.moment)
+        if agreement is None:
+            return []
+        if agreement.same:
+            whose = " (rank 0's, broadcast by DDP)" if self.moment == "before" else ""
+            verdict, color = f"✓ identical on every rank{whose}", t.ok
+        else:
+            verdict = (
+                f"✗ {', '.join(agreement.differing)} differ between ranks by up to "
+                f"{fmt(agreement.max_diff)}"
+            )
+            color = t.bad
+        out = [_Entry(verdict, Font(f.px, bold=True), color, f"buffers.{self.moment}")]
+        diffs = []
+        for s in range(self.cursor.step + 1):
+            a = state.agreement(s, world, self.moment)
+            if a is not None:
+                diffs.append(fmt(a.max_diff))
+        when = "as each forward began" if self.moment == "before" else "after each forward"
+        out.append(
+            _Entry(
+                f"largest difference between ranks {when}, step by step: {' · '.join(diffs)}",
+                f,
+                t.muted,
+                f"drift.{self.moment}",
+            )
+        )
+        return out
+
+    def entries(self) -> list[_Entry]:
+        t, f = self.t, self.small
+        out: list[_Entry] = self.buffer_verdicts()
+        st = self.step
+        phase = PHASES[self.phase]
+        if st is not None and st.complete(self.rec.world_size) and phase in ("allreduce", "step"):
+            none_averaged = all(not rs.buckets for rs in st.ranks.values())
+            if none_averaged:
+                out.append(
+                    _Entry(
+                        "✗ the comm hook never ran: the bucket never filled, because a parameter "
+                        "got no gradient, so nothing was all-reduced and each rank keeps its own "
+                        "gradient",
+                        Font(f.px, bold=True),
+                        t.bad,
+                        "grads.unaveraged",
+                    )
+                )
+            elif phase == "allreduce":
+                buckets = max(len(rs.buckets) for rs in st.ranks.values())
+                same = st.averaged_agree()
+                if st.reference is not None and st.average_is_full_batch() is False:
+                    why = why_average_differs(self.rec, st)
+                    out.append(_Entry(f"✗ average ≠ full batch: {why}", f, t.text, "why"))
+                out.append(
+                    _Entry(
+                        f"the comm hook all-reduced {buckets} bucket(s): "
+                        + (
+                            "✓ every rank holds the same average"
+                            if same
+                            else "✗ the averages differ"
+                        ),
+                        f,
+                        t.ok if same else t.bad,
+                        "grads.averaged",
+                    )
+                )
+            if phase == "step":
+                same = st.ranks_agree()
+                out.append(
+                    _Entry(
+                        "after optimizer.step(): "
+                        + (
+                            "✓ parameters identical on every rank"
+                            if same
+                            else "✗ the ranks' parameters now differ"
+                        ),
+                        Font(f.px, bold=True),
+                        t.ok if same else t.bad,
+                        "params.agree",
+                    )
+                )
+        if self.at_end():
+            out += self.ending()
+        return out
+
+    def at_end(self) -> bool:
+        """The last phase of the last step the run reported, once the run is over."""
+        done = self.rec.complete_prefix()
+        return self.rec.done and self.cursor.step + 1 >= done and PHASES[self.phase] == "step"
+
+    def ending(self) -> list[_Entry]:
+        t, f = self.t, self.small
+        out: list[_Entry] = []
+        errors = self.rec.state.reducer_errors
+        if errors:
+            first = errors[min(errors)]
+            names = ", ".join(first.unused)
+            out.append(
+                _Entry(
+                    f"step {first.step + 1} never started: DDP's reducer raised on "
+                    f"{len(errors)} rank(s). Parameter indices in its text name {names}. It said:",
+                    Font(f.px, bold=True),
+                    t.bad,
+                    "reducer.error",
+                    float(first.step + 1),
+                )
+            )
+            out.append(_Entry(first.error, f, t.text))
+        cost = cost_line(self.rec)
+        if cost:
+            ms = self.rec.state.cost_ms()
+            out.append(_Entry(cost, f, t.text, "cost.with", ms[0] if ms else None))
+        out += [
+            _Entry(line, f, t.text, f"checkpoint.{i}")
+            for i, line in enumerate(checkpoint_lines(self.rec))
+        ]
+        launch = launch_line(self.rec)
+        if launch:
+            out.append(_Entry(launch, f, t.muted, "launch"))
+        return out
+
+    def paragraphs(self, top: float, entries: list[_Entry]) -> None:
+        y = top
+        for e in entries:
+            wrapped = wrap_lines(e.text, e.font, self.room, self.width)
+            fits = lambda t, font=e.font: self.width(t, font) <= self.room  # noqa: E731
+            for i, line in enumerate(part for w in wrapped for part in cut_to_fit(w, fits)):
+                if y + e.font.px * LINE > self.ctx.height:
+                    return
+                key = e.key if i == 0 else ""
+                self.text(
+                    self.pad, y, line, e.font, e.color, key=key, value=e.value if key else None
+                )
+                y += e.font.px * LINE
+
+
+def build(
+    record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
+) -> StageFrame:
+    assert record is not None  # an empty stage is drawn by stage_frame for every scene
+    return _Builder(record, cursor, progress, ctx).build()

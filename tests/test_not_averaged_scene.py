@@ -1,0 +1,110 @@
+"""The "what DDP does not average" scene from recorded runs: every buffer value on screen is the
+one a rank reported, the verdicts follow the recorded values, and the reducer's error, the cost
+of find_unused_parameters, the checkpoint and the launch variables are shown as recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz.model.course import load_lesson
+from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.session import status_text
+from ddp_viz.model.tensors import tensor_sample
+from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, record
+from tests.conftest import load_recording
+from tests.frames import assert_inside_and_apart
+
+SYNC, NO_SYNC = "not-averaged.jsonl", "not-averaged-no-sync.jsonl"
+UNUSED, FIND = "not-averaged-unused.jsonl", "not-averaged-find-unused.jsonl"
+SHARDS, LOCAL, ALLREDUCE, STEP = range(4)
+
+
+def frame(name, step, phase, w=1280, h=720, theme="light"):
+    rec = record(load_recording(name))
+    lesson = load_lesson("not-averaged")
+    ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
+    return rec, stage_frame(rec, Cursor(step, phase), 1.0, ctx, "not_averaged")
+
+
+def text_of(f) -> str:
+    return " ".join(f.all_text().split())
+
+
+@pytest.mark.parametrize("name", [SYNC, NO_SYNC])
+def test_every_buffer_value_on_screen_is_the_one_the_rank_reported(name) -> None:
+    rec = record(load_recording(name))
+    for step in range(rec.steps_planned):
+        for phase, moment in ((SHARDS, "before"), (LOCAL, "after")):
+            _, f = frame(name, step, phase)
+            shown = {k: v for k, v in f.numbers().items() if k.startswith("rank")}
+            assert len(shown) == 2 * 2 * 3  # ranks × buffers × width of the layer
+            for key, value in shown.items():
+                rank, when, layer, buffer, index = key.split(".")
+                assert when == moment
+                event = rec.state.buffers[(step, int(rank.removeprefix("rank")))]
+                values = getattr(event, moment)[f"{layer}.{buffer}"]
+                assert value == tensor_sample(values)[int(index)], key
+
+
+def test_with_the_broadcast_the_ranks_agree_as_each_forward_begins_and_differ_after() -> None:
+    for step in range(4):
+        _, f = frame(SYNC, step, SHARDS)
+        verdict = f.text_with_key("buffers.before")
+        assert verdict.text == "✓ identical on every rank (rank 0's, broadcast by DDP)"
+        _, f = frame(SYNC, step, LOCAL)
+        assert f.text_with_key("buffers.after").text.startswith("✗ 1.running_mean, 1.running_var")
+
+
+def test_without_the_broadcast_the_drift_shows_step_by_step() -> None:
+    rec, f = frame(NO_SYNC, 3, SHARDS)
+    verdict = f.text_with_key("buffers.before")
+    agreement = rec.state.agreement(3, 2, "before")
+    assert verdict.text.startswith("✗") and not agreement.same
+    drift = f.text_with_key("drift.before").text
+    assert drift.startswith("largest difference between ranks as each forward began")
+    _, first = frame(NO_SYNC, 0, SHARDS)
+    assert first.text_with_key("buffers.before").text.startswith("✓")  # DDP(model) synced once
+
+
+def test_an_unused_parameter_shows_no_average_then_the_reducers_words() -> None:
+    rec, f = frame(UNUSED, 0, ALLREDUCE)
+    assert f.text_with_key("grads.unaveraged").text.startswith("✗ the comm hook never ran")
+    rec, f = frame(UNUSED, 0, STEP)
+    text = text_of(f)
+    assert "✗ the ranks' parameters now differ" in text
+    error = f.text_with_key("reducer.error")
+    assert error.value == 2.0 and "aux.weight, aux.bias" in text_of(f)
+    words = " ".join(rec.state.reducer_errors[0].error.split())
+    assert words[:200] in text  # the reducer's own text, word for word
+    assert status_text(rec).startswith("Run 1 stopped after 1 step(s): DDP's reducer refused")
+
+
+def test_the_cost_the_checkpoint_and_the_launch_are_the_recorded_ones() -> None:
+    rec, f = frame(FIND, 3, STEP)
+    with_flag, without = rec.state.cost_ms()
+    cost = f.text_with_key("cost.with")
+    assert cost.value == with_flag and f"{with_flag:.2f} ms" in cost.text
+    assert f"{without:.2f} ms" in text_of(f)
+    text = text_of(f)
+    assert f"sha256 {rec.state.saved.sha256[:16]}" in text
+    assert "rank 1 loaded it (map_location='cpu'): ✓ the same file" in text
+    port = rec.state.launch[0].env["MASTER_PORT"]
+    assert f"MASTER_PORT={port}" in text and "init_method=env://" in text
+    # not before the run's last step
+    _, early = frame(FIND, 1, STEP)
+    assert early.text_with_key("cost.with") is None
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
+)
+def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
+    for name, steps in ((SYNC, 4), (UNUSED, 1), (FIND, 4)):
+        for step in range(steps):
+            for phase in range(4):
+                _, f = frame(name, step, phase, w, h, theme)
+                assert_inside_and_apart(f)
+                if theme == "projector":
+                    assert f.smallest_px() >= 24
