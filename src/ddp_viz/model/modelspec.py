@@ -129,8 +129,8 @@ class ModelSpec:
             "hidden": list(self.hidden),
             "activation": self.activation,
             "seed": self.seed,
-            **({"norm": self.norm} if self.norm != "none" else {}),
-            **({"unused": True} if self.unused else {}),
+            "norm": self.norm,
+            "unused": self.unused,
             **extra,
         }
 

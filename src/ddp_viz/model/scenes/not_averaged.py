@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddp_viz.model.frame import Align, Font, StageFrame, cut_to_fit, fmt, wrap_lines
+from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import why_average_differs
@@ -53,8 +53,67 @@ class _Builder(StepFrameBuilder):
             self.emit(line, y)
             y += line.height
         y = self.buffer_table(y + self.pad * 0.4)
-        self.paragraphs(y + self.pad * 0.4, self.entries())
+        y = self.paragraphs(y + self.pad * 0.4, self.entries())
+        if PHASES[self.phase] in ("shards", "local"):
+            self.drift_chart(y + self.pad, self.ctx.height - self.pad * 0.5)
         return self.frame
+
+    def drift_chart(self, top: float, bottom: float) -> None:
+        """Per step so far, the largest difference between the ranks' buffers as the forward
+        began and after it: two bars and their recorded values, on one scale."""
+        t, f = self.t, self.small
+        lh = f.px * LINE
+        world, state = self.rec.world_size, self.rec.state
+        shown = {}
+        for s in range(min(self.cursor.step + 1, self.total)):
+            pair = [state.agreement(s, world, m) for m in ("before", "after")]
+            if all(p is not None for p in pair):
+                shown[s] = [p.max_diff for p in pair if p is not None]
+        if not shown or bottom - top < lh * 6:
+            return
+        self.text(self.pad, top, "largest difference between ranks, per step", f, t.text)
+        colors = {"before": t.accent, "after": t.bad}
+        x = self.pad
+        for moment, label in (("before", "as the forward began"), ("after", "after it")):
+            self.shape(
+                kind="rect",
+                box=Rect(x, top + lh * 1.25, f.px * 0.8, f.px * 0.8),
+                fill=colors[moment],
+            )
+            x += f.px * 1.2
+            self.text(x, top + lh, label, f, t.muted)
+            x += self.width(label, f) + f.px
+        base, high = bottom - lh, top + lh * 3.2  # bar bottoms, and the tallest bar's top
+        slot = min(
+            (self.ctx.width - 2 * self.pad) / max(1, self.total), self.width("0.0000", f) * 2.6
+        )
+        bar = slot * 0.36
+        scale = max((v for pair in shown.values() for v in pair), default=0.0) or 1.0
+        for s in range(self.total):
+            cx = self.pad + (s + 0.5) * slot
+            self.text(cx, base, f"step {s + 1}", f, t.muted, Align.CENTER)
+            for i, (moment, value) in enumerate(
+                zip(("before", "after"), shown.get(s, []), strict=False)
+            ):
+                h = (base - high) * value / scale
+                left = cx - bar + i * bar
+                self.shape(
+                    kind="rect",
+                    box=Rect(left, base - h, bar * 0.9, h),
+                    fill=colors[moment],
+                    key=f"bar.{moment}.{s}",
+                )
+                label = fmt(value, 2)
+                self.text(
+                    left + bar * 0.45,
+                    base - h - lh,
+                    label,
+                    Font(f.px * 0.85),
+                    t.text,
+                    Align.CENTER,
+                    f"drift.{moment}.{s}",
+                    value,
+                )
 
     # --- the buffers, one row per rank and buffer --------------------------------------------
     def buffer_table(self, top: float) -> float:
@@ -98,8 +157,7 @@ class _Builder(StepFrameBuilder):
 
     # --- what the gradients and parameters did, then how the run ended ------------------------
     def buffer_verdicts(self) -> list[_Entry]:
-        """Whether the ranks' buffers agree at this moment, then the largest difference step by
-        step so far (the drift without DDP's broadcast), from the recorded values."""
+        """Whether the ranks' buffers agree at this moment, from the recorded values."""
         t, f = self.t, self.small
         state, world = self.rec.state, self.rec.world_size
         agreement = state.agreement(self.cursor.step, world, self.moment)
@@ -114,22 +172,7 @@ class _Builder(StepFrameBuilder):
                 f"{fmt(agreement.max_diff)}"
             )
             color = t.bad
-        out = [_Entry(verdict, Font(f.px, bold=True), color, f"buffers.{self.moment}")]
-        diffs = []
-        for s in range(self.cursor.step + 1):
-            a = state.agreement(s, world, self.moment)
-            if a is not None:
-                diffs.append(fmt(a.max_diff))
-        when = "as each forward began" if self.moment == "before" else "after each forward"
-        out.append(
-            _Entry(
-                f"largest difference between ranks {when}, step by step: {' · '.join(diffs)}",
-                f,
-                t.muted,
-                f"drift.{self.moment}",
-            )
-        )
-        return out
+        return [_Entry(verdict, Font(f.px, bold=True), color, f"buffers.{self.moment}")]
 
     def entries(self) -> list[_Entry]:
         t, f = self.t, self.small
@@ -209,7 +252,7 @@ class _Builder(StepFrameBuilder):
                     float(first.step + 1),
                 )
             )
-            out.append(_Entry(first.error, f, t.text))
+            out.append(_Entry(excerpt(first.error), f, t.text, "reducer.text"))
         cost = cost_line(self.rec)
         if cost:
             ms = self.rec.state.cost_ms()
@@ -223,19 +266,33 @@ class _Builder(StepFrameBuilder):
             out.append(_Entry(launch, f, t.muted, "launch"))
         return out
 
-    def paragraphs(self, top: float, entries: list[_Entry]) -> None:
+    def paragraphs(self, top: float, entries: list[_Entry]) -> float:
         y = top
         for e in entries:
             wrapped = wrap_lines(e.text, e.font, self.room, self.width)
             fits = lambda t, font=e.font: self.width(t, font) <= self.room  # noqa: E731
             for i, line in enumerate(part for w in wrapped for part in cut_to_fit(w, fits)):
                 if y + e.font.px * LINE > self.ctx.height:
-                    return
+                    return y
                 key = e.key if i == 0 else ""
                 self.text(
                     self.pad, y, line, e.font, e.color, key=key, value=e.value if key else None
                 )
                 y += e.font.px * LINE
+        return y
+
+
+def excerpt(error: str) -> str:
+    """The reducer's words that matter on a stage, word for word: its first two sentences and
+    the one naming the parameters, with "…" where sentences are left out (``ddp-viz run``
+    prints the whole text)."""
+    sentences = [s.strip() for s in error.replace("\n", " ").split(". ") if s.strip()]
+    keep = sentences[:2]
+    named = [s for s in sentences[2:] if "did not receive grad" in s]
+    if named:
+        keep += ["…", named[0].split(" In addition")[0].strip()]
+    text = ". ".join(keep).replace(". …. ", ". … ")
+    return text if text.endswith((".", "…")) else text + "."
 
 
 def build(
