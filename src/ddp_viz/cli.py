@@ -59,6 +59,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="size of the GIF and PNG (default 1280x720)",
     )
 
+    watch = sub.add_parser(
+        "watch",
+        help="run your own DDP command (torchrun …) and watch its ranks, unchanged",
+        description="Run COMMAND with every Python process in it watched: each "
+        "DistributedDataParallel gets a capture comm hook around its own (or DDP's default), "
+        "and the ranks stream their steps to a listener here. Exits with COMMAND's status.",
+    )
+    watch.add_argument("--record", metavar="FILE", help="save the watched run as JSON lines")
+    watch.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:0",
+        help="where the listener binds (default 127.0.0.1 on a free port)",
+    )
+    watch.add_argument(
+        "--no-window", action="store_true", help="record and report only (no window)"
+    )
+    watch.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND …")
+
     bench = sub.add_parser("bench", help="measure start-up, warm runs, memory against baselines")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions")
     bench.add_argument("--only", metavar="NAMES", help="comma-separated subset of benchmarks")
@@ -203,6 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             with contextlib.suppress(OSError):
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (flushing at exit is quiet)
             return 0
+    if args.command == "watch":
+        from ddp_viz.watch.command import watch
+
+        command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        if not args.no_window:
+            print(
+                "ddp-viz watch: the live window for watched runs is not built yet; recording "
+                "and reporting as with --no-window (open the recording later)",
+                file=sys.stderr,
+            )
+        return watch(command, args.record, args.listen)
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 

@@ -30,6 +30,7 @@ from ddp_viz.model.state_events import (
     UnusedCost,
 )
 from ddp_viz.model.uneven_events import FinalParams, JoinShadow, OutOfData, Stalled, Waiting
+from ddp_viz.model.watch_events import WatchDropped, WatchedRank, WatchSummary
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is rejected, never parsed
 
@@ -264,6 +265,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Checkpoint,
         LaunchEnv,
         UnusedCost,
+        WatchedRank,
+        WatchSummary,
+        WatchDropped,
         RunFinished,
         RunFailed,
         RunCancelled,

@@ -1,0 +1,49 @@
+"""Loaded by the watched command's ``sitecustomize``: patch DDP once torch defines it.
+
+An import hook waits for ``torch.nn.parallel.distributed`` (``import torch`` brings it in)
+and patches its class right after the module has run; until then nothing of torch is imported
+here, so processes that never use torch (``torchrun``'s launcher, tools) pay nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import Any
+
+TARGET = "torch.nn.parallel.distributed"
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != TARGET:
+            return None
+        sys.meta_path.remove(self)  # once
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        run = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            try:
+                from ddp_viz.watch.capture import patch
+
+                patch(module)
+            except Exception as exc:  # the script runs unwatched rather than not at all
+                print(f"ddp-viz watch: not watching this process: {exc}", file=sys.stderr)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def install() -> None:
+    if TARGET in sys.modules:  # already imported (rare): patch it now
+        from ddp_viz.watch.capture import patch
+
+        patch(sys.modules[TARGET])
+    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,194 @@
+"""Inside a watched script's processes: watch every ``DistributedDataParallel`` it builds.
+
+:func:`patch` wraps ``DistributedDataParallel.__init__`` and ``register_comm_hook``:
+
+- a script that registers its own comm hook (fp16 compression, PowerSGD, …) gets its hook
+  wrapped, not replaced: the wrapper copies the bucket (the rank's local gradient), calls the
+  script's hook with the script's state, and reads what its future returns;
+- a script that registers none gets DDP's default all-reduce hook, wrapped the same way,
+  registered just before its first forward (so a hook the script registers after building DDP
+  still comes first).
+
+A step's events leave when the next forward begins (its backward, all-reduces and optimizer
+step are over by then) and at exit. Nothing here raises into the script: a failure turns the
+watch off and the training goes on.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import socket
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+from ddp_viz.engine.tensors import encode
+from ddp_viz.model import protocol
+from ddp_viz.model import watch_wire as wire
+from ddp_viz.model.watch_events import WatchDropped
+from ddp_viz.watch.sender import Sender
+
+RUN = 1  # a listener records one watched run
+
+
+class Watch:
+    """One DDP instance's capture and its sender."""
+
+    def __init__(self, ddp: Any, addr: str, token: str) -> None:
+        self.ddp = ddp
+        self.rank = dist.get_rank(ddp.process_group)
+        self.world = dist.get_world_size(ddp.process_group)
+        module = ddp.module
+        self.named = list(module.named_parameters())
+        self.names = {id(p): n for n, p in self.named}
+        self.registered = False
+        self.step = 0
+        self._reset()
+        self.sender = Sender(addr, token, self._hello)
+        ddp.register_forward_pre_hook(self._on_forward_started)
+        ddp.register_forward_hook(self._on_forward_done)
+        atexit.register(self.close)
+
+    def _hello(self) -> wire.Hello:
+        return wire.Hello(
+            host=os.environ.get("DDP_VIZ_HOST") or socket.gethostname(),
+            pid=os.getpid(),
+            rank=self.rank,
+            local_rank=int(os.environ.get("LOCAL_RANK", self.rank)),
+            world_size=self.world,
+            clock=time.monotonic(),
+            params=[{"name": n, "shape": list(p.shape)} for n, p in self.named],
+        )
+
+    def _reset(self) -> None:
+        self.local: dict[str, torch.Tensor] = {}
+        self.averaged: dict[str, torch.Tensor] = {}
+        self.buckets: dict[int, dict[str, Any]] = {}
+        self.forward: list[list[float]] = []
+
+    # --- the hook ------------------------------------------------------------------------
+    def hook(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
+        if not self.sender.alive:  # no listener: the script's hook alone, nothing copied
+            return self._call(user_state, user_hook, bucket)
+        start = time.monotonic()
+        params = list(bucket.parameters())
+        names = [self.names.get(id(p), f"param{i}") for i, p in enumerate(params)]
+        buffer = bucket.buffer()
+        local = buffer.detach().clone()
+        index = bucket.index()
+        span = {"index": index, "params": names, "bytes": buffer.numel() * buffer.element_size()}
+        span.update(launched=start, finished=None)
+        self.buckets[index] = span
+        fut = self._call(user_state, user_hook, bucket)
+
+        def read(f: torch.futures.Future) -> torch.Tensor:
+            value = f.value()
+            tensor = value[0] if isinstance(value, list) else value
+            span["finished"] = time.monotonic()
+            self._split(self.local, local, params, names)
+            self._split(self.averaged, tensor.detach(), params, names)
+            return tensor
+
+        return fut.then(read)
+
+    def _call(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
+        if user_hook is None:
+            return default_hooks.allreduce_hook(self.ddp.process_group, bucket)
+        return user_hook(user_state, bucket)
+
+    @staticmethod
+    def _split(into: dict, flat: torch.Tensor, params: list, names: list[str]) -> None:
+        offset = 0
+        for p, name in zip(params, names, strict=True):
+            n = p.numel()
+            into[name] = flat[offset : offset + n].view(p.shape).clone()
+            offset += n
+
+    # --- steps ---------------------------------------------------------------------------
+    def _on_forward_started(self, _module: Any, _args: Any) -> None:
+        if not self.registered:
+            self.registered = True
+            _ORIGINAL["register_comm_hook"](self.ddp, (self, None, None), _hook)
+        self.flush()
+        self.forward.append([time.monotonic(), math.nan])
+
+    def _on_forward_done(self, _module: Any, _args: Any, _out: Any) -> None:
+        if self.forward:
+            self.forward[-1][1] = time.monotonic()
+
+    def flush(self) -> None:
+        """The last step's events, if its backward all-reduced anything."""
+        if not self.buckets or not self.sender.alive:
+            self._reset()
+            return
+        try:
+            events = self._events()
+        except Exception:  # never into the script
+            events = []
+        for e in events:
+            self.sender.send(protocol.encode(e))
+        self.step += 1
+        self._reset()
+
+    def _events(self) -> list[protocol.Event]:
+        run, step, rank = RUN, self.step, self.rank
+        order = [n for n, _ in self.named]
+        local = {n: encode(self.local[n], False) for n in order if n in self.local}
+        averaged = {n: encode(self.averaged[n]) for n in order if n in self.averaged}
+        params = {n: encode(p) for n, p in self.named}
+        buckets = [self.buckets[i] for i in sorted(self.buckets)]
+        allreduce = [[b["launched"], b["finished"]] for b in buckets if b["finished"]]
+        spans = {"forward": self.forward[-1:], "allreduce": allreduce}
+        return [
+            protocol.LocalGrad(run, step, rank, math.nan, local, [b["params"] for b in buckets]),
+            protocol.AveragedGrad(run, step, rank, averaged),
+            protocol.Params(run, step, rank, params),
+            protocol.Timing(run, step, rank, spans, buckets=buckets),
+        ]
+
+    def close(self) -> None:
+        self.flush()
+        last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
+        self.sender.close(last)
+
+
+def _hook(state, bucket):  # type: ignore[no-untyped-def]
+    # unannotated on purpose: DDP checks a hook's annotations, and postponed ones fail it
+    watch, user_state, user_hook = state
+    return watch.hook(user_state, user_hook, bucket)
+
+
+_ORIGINAL: dict[str, Any] = {}
+
+
+def patch(module: Any) -> None:
+    """Wrap ``module.DistributedDataParallel`` (``torch.nn.parallel.distributed``)."""
+    ddp_class = module.DistributedDataParallel
+    if getattr(ddp_class, "_ddp_viz_watched", False):
+        return
+    addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
+    init, register = ddp_class.__init__, ddp_class.register_comm_hook
+    _ORIGINAL["register_comm_hook"] = register
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        try:
+            self._ddp_viz = Watch(self, addr, token)
+        except Exception:  # a watch that cannot start leaves the script alone
+            self._ddp_viz = None
+
+    def register_comm_hook(self, state: Any, hook: Any) -> Any:
+        watch = getattr(self, "_ddp_viz", None)
+        if watch is None or watch.registered:
+            return register(self, state, hook)
+        watch.registered = True
+        return register(self, (watch, state, hook), _hook)
+
+    ddp_class.__init__ = __init__
+    ddp_class.register_comm_hook = register_comm_hook
+    ddp_class._ddp_viz_watched = True
