@@ -25,8 +25,15 @@ Sink = Callable[[protocol.Event], None]
 
 
 class Listener:
-    def __init__(self, token: str, sink: Sink, host: str = "127.0.0.1", port: int = 0):
-        self.token, self.sink = token, sink
+    def __init__(
+        self,
+        token: str,
+        sink: Sink,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        handshake_s: float = wire.HANDSHAKE_S,
+    ):
+        self.token, self.sink, self.handshake_s = token, sink, handshake_s
         self.host, self.port = host, port
         self.refused: Counter[str] = Counter()
         self.bad_lines = 0
@@ -80,7 +87,7 @@ class Listener:
         writer.write(line.encode() + b"\n")
         try:
             await writer.drain()
-            answer = await asyncio.wait_for(reader.readuntil(b"\n"), timeout=wire.HANDSHAKE_S)
+            answer = await asyncio.wait_for(reader.readuntil(b"\n"), timeout=self.handshake_s)
         except TimeoutError:
             self._refuse("no answer in time")
             return None, 0.0

@@ -1,0 +1,145 @@
+"""``ddp-viz watch`` around real torchrun runs of a script that knows nothing of ddp-viz:
+every rank's steps are recorded, the averages are identical and the mean of the local
+gradients, a script's own comm hook keeps its effect, the exit status is the script's, a
+missing listener costs nothing, and Ctrl-C stops the whole tree."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from ddp_viz.model import protocol
+from ddp_viz.model.tensors import is_summary, tensor_sample
+from ddp_viz.model.timeline import record
+from ddp_viz.watch.command import watched_env
+
+pytestmark = pytest.mark.gloo
+
+SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
+BIN = Path(sys.executable).parent
+
+
+def torchrun(*args: str) -> list[str]:
+    return [str(BIN / "torchrun"), "--standalone", "--nproc-per-node", "2", str(SCRIPT), *args]
+
+
+def watch(tmp_path: Path, *args: str, timeout: float = 120) -> tuple[int, list, str]:
+    rec = tmp_path / "watched.jsonl"
+    cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window", "--", *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    events = [protocol.decode(line) for line in rec.read_text().splitlines()]
+    return done.returncode, events, done.stderr
+
+
+def test_an_unchanged_script_is_watched_and_its_exit_status_is_watchs(tmp_path) -> None:
+    code, events, err = watch(tmp_path, *torchrun("--epochs", "2", "--exit-code", "3"))
+    assert code == 1, err  # torchrun's own status when a worker exits with 3, as unwatched
+    rec = record(events)
+    assert rec.world_size == 2 and set(rec.pids) == {0, 1}
+    steps = rec.complete_steps()
+    assert len(steps) == 2 * 4  # 64 rows, 2 ranks, batches of 8: 4 steps an epoch
+    for st in steps:
+        assert st.averaged_agree()  # every rank holds the same average...
+        # ...and it is the mean of the ranks' own gradients (big tensors: their first values
+        # and their mean, which the summaries carry)
+        for name, values in st.averaged().items():
+            locals_ = [rs.local[name] for rs in st.ranks.values()]
+            want = [sum(v) / len(v) for v in zip(*map(tensor_sample, locals_), strict=True)]
+            assert tensor_sample(values) == pytest.approx(want, abs=1e-6)
+            if is_summary(values):
+                mean = sum(t["mean"] for t in locals_) / len(locals_)
+                assert values["mean"] == pytest.approx(mean, abs=1e-7)
+        assert st.ranks_agree()
+    hosts = [e for e in events if e.kind == "watched_rank"]
+    assert {e.rank for e in hosts} == {0, 1} and all(e.pid in rec.pids.values() for e in hosts)
+    summary = next(e for e in events if e.kind == "watch_summary")
+    assert summary.exit_code == 1 and not summary.refused and summary.bad_lines == 0
+    assert summary.dropped == {"0": 0, "1": 0}
+    assert "✓ averaged gradients identical on every rank at every step" in err
+
+
+def test_the_exit_status_is_the_commands(tmp_path) -> None:
+    code, events, _ = watch(tmp_path, sys.executable, "-c", "raise SystemExit(7)")
+    assert code == 7
+    assert [e.kind for e in events] == ["watch_summary"]  # no rank ever connected
+
+
+def test_a_scripts_own_comm_hook_keeps_its_effect_and_is_watched(tmp_path) -> None:
+    plain = tmp_path / "plain.pt"
+    run = subprocess.run(
+        torchrun("--epochs", "1", "--fp16-hook", "--out", str(plain)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert run.returncode == 0, run.stderr
+    watched = tmp_path / "watched.pt"
+    code, events, err = watch(
+        tmp_path, *torchrun("--epochs", "1", "--fp16-hook", "--out", str(watched))
+    )
+    assert code == 0, err
+    a, b = torch.load(plain), torch.load(watched)
+    assert all(torch.equal(a[k], b[k]) for k in a)  # the fp16 hook ran as it does unwatched
+    rec = record(events)
+    steps = rec.complete_steps()
+    assert len(steps) == 4 and all(st.averaged_agree() for st in steps)
+    # fp16 compression: the average is the mean of the locals only to half precision
+    st = steps[0]
+    for name, values in st.averaged().items():
+        locals_ = [tensor_sample(rs.local[name]) for rs in st.ranks.values()]
+        got, want = tensor_sample(values), [sum(v) / 2 for v in zip(*locals_, strict=True)]
+        assert got == pytest.approx(want, rel=2e-3, abs=2e-3)
+        assert got != pytest.approx(want, rel=1e-9, abs=0) or all(v == 0 for v in want)
+
+
+def test_without_a_listener_the_script_runs_as_if_unwatched(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago: nobody listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**watched_env(f"127.0.0.1:{port}", "token"), "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "p.pt"
+    run = subprocess.run(
+        torchrun("--epochs", "1", "--out", str(out)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert out.exists() and "Traceback" not in run.stderr
+
+
+def test_ctrl_c_stops_the_whole_tree(tmp_path) -> None:
+    rec = tmp_path / "r.jsonl"
+    cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window", "--"]
+    proc = subprocess.Popen(
+        [*cmd, *torchrun("--forever")], stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline_lines = 0
+        # wait until the ranks stream: the recording grows (read, not slept on)
+        while deadline_lines < 20:
+            if proc.poll() is not None:
+                break
+            deadline_lines = len(rec.read_text().splitlines()) if rec.exists() else 0
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.2)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert code != 0 and math.isfinite(code)
+    events = [protocol.decode(line) for line in rec.read_text().splitlines()]
+    assert any(e.kind == "watch_summary" for e in events)
