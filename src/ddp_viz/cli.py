@@ -76,7 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument(
         "--no-window", action="store_true", help="record and report only (no window)"
     )
+    watch.add_argument(
+        "--remote",
+        action="store_true",
+        help="stream to the listener DDP_VIZ_ADDR names, with DDP_VIZ_TOKEN (ddp-viz listen)",
+    )
     watch.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND …")
+    listen = sub.add_parser(
+        "listen",
+        help="listen for watched ranks on other machines (ddp-viz watch --remote)",
+        description="Print an address and a token, then record what ranks started with "
+        "`ddp-viz watch --remote` send, until Ctrl-C.",
+    )
+    listen.add_argument(
+        "--bind",
+        metavar="HOST:PORT",
+        default="127.0.0.1:0",
+        help="address to listen on (default 127.0.0.1; another machine needs its address)",
+    )
+    listen.add_argument("--record", metavar="FILE", help="save the watched run as JSON lines")
+    listen.add_argument("--no-window", action="store_true", help="record and report only")
 
     bench = sub.add_parser("bench", help="measure start-up, warm runs, memory against baselines")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -222,10 +241,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             with contextlib.suppress(OSError):
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (flushing at exit is quiet)
             return 0
-    if args.command == "watch":
-        from ddp_viz.watch.command import watch
+    if args.command in ("watch", "listen"):
+        from ddp_viz.watch.command import listen, watch, watch_remote
 
+        if args.command == "listen":
+            if not args.no_window:
+                print(
+                    "ddp-viz listen: the live window for watched runs is not built yet; "
+                    "recording and reporting as with --no-window",
+                    file=sys.stderr,
+                )
+            return listen(args.bind, args.record)
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        if args.remote:
+            return watch_remote(command)
         if not args.no_window:
             print(
                 "ddp-viz watch: the live window for watched runs is not built yet; recording "

@@ -34,6 +34,13 @@ from ddp_viz.model.watch_events import WatchDropped
 from ddp_viz.watch.sender import Sender
 
 RUN = 1  # a listener records one watched run
+# A host's clock as this rank reads it. DDP_VIZ_CLOCK_SKEW_S moves it, so that tests on one
+# machine can play hosts whose clocks differ (the listener must put them back on one clock).
+_SKEW = float(os.environ.get("DDP_VIZ_CLOCK_SKEW_S", "0") or 0)
+
+
+def _now() -> float:
+    return time.monotonic() + _SKEW
 
 
 class Watch:
@@ -61,7 +68,7 @@ class Watch:
             rank=self.rank,
             local_rank=int(os.environ.get("LOCAL_RANK", self.rank)),
             world_size=self.world,
-            clock=time.monotonic(),
+            clock=_now(),
             params=[{"name": n, "shape": list(p.shape)} for n, p in self.named],
         )
 
@@ -75,7 +82,7 @@ class Watch:
     def hook(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
         if not self.sender.alive:  # no listener: the script's hook alone, nothing copied
             return self._call(user_state, user_hook, bucket)
-        start = time.monotonic()
+        start = _now()
         params = list(bucket.parameters())
         names = [self.names.get(id(p), f"param{i}") for i, p in enumerate(params)]
         buffer = bucket.buffer()
@@ -89,7 +96,7 @@ class Watch:
         def read(f: torch.futures.Future) -> torch.Tensor:
             value = f.value()
             tensor = value[0] if isinstance(value, list) else value
-            span["finished"] = time.monotonic()
+            span["finished"] = _now()
             self._split(self.local, local, params, names)
             self._split(self.averaged, tensor.detach(), params, names)
             return tensor
@@ -115,11 +122,11 @@ class Watch:
             self.registered = True
             _ORIGINAL["register_comm_hook"](self.ddp, (self, None, None), _hook)
         self.flush()
-        self.forward.append([time.monotonic(), math.nan])
+        self.forward.append([_now(), math.nan])
 
     def _on_forward_done(self, _module: Any, _args: Any, _out: Any) -> None:
         if self.forward:
-            self.forward[-1][1] = time.monotonic()
+            self.forward[-1][1] = _now()
 
     def flush(self) -> None:
         """The last step's events, if its backward all-reduced anything."""

@@ -46,7 +46,32 @@ def watched_env(addr: str, token: str) -> dict[str, str]:
     return env
 
 
+class Recorder:
+    """Folds the listener's events into a run (for the report) and writes them, if asked."""
+
+    def __init__(self, record: str | None) -> None:
+        self.rec = RunRecord()
+        self.path = record
+        self.file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
+        self.t0 = time.monotonic()
+
+    def __call__(self, event: protocol.Event) -> None:
+        self.rec.apply(event)
+        if self.file is not None:
+            self.file.write(protocol.encode(event) + "\n")
+            self.file.flush()
+
+    def finish(self, listener: Listener, code: int) -> None:
+        done = len(self.rec.complete_steps())
+        self(WatchSummary(RUN, code, dict(listener.refused), listener.bad_lines, listener.dropped))
+        if self.rec.run is not None:
+            self(protocol.RunFinished(RUN, done, time.monotonic() - self.t0))
+        if self.file is not None:
+            self.file.close()
+
+
 def watch(command: list[str], record: str | None, listen: str, out: TextIO = sys.stderr) -> int:
+    """Listen here, run ``command`` watched, record; the command's exit status."""
     if not command:
         print("ddp-viz watch: give the command after --, e.g. -- torchrun …", file=out)
         return 2
@@ -58,49 +83,93 @@ def watch(command: list[str], record: str | None, listen: str, out: TextIO = sys
     return asyncio.run(_watch(command, record, host, port, out))
 
 
+def watch_remote(command: list[str], out: TextIO = sys.stderr) -> int:
+    """Run ``command`` watched, streaming to the listener ``DDP_VIZ_ADDR`` names (``ddp-viz
+    listen`` on another machine), proving ``DDP_VIZ_TOKEN``."""
+    addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
+    if not command or not addr or not token:
+        print(
+            f"ddp-viz watch --remote: set {wire.ADDR_ENV}=HOST:PORT and {wire.TOKEN_ENV} (as "
+            "`ddp-viz listen` prints them) and give the command after --",
+            file=out,
+        )
+        return 2
+    try:
+        parse_address(addr)
+    except ValueError as exc:
+        print(f"ddp-viz watch --remote: {wire.ADDR_ENV}: {exc}", file=out)
+        return 2
+    return asyncio.run(_run_command(command, watched_env(addr, token), out))
+
+
+def listen(bind: str, record: str | None, out: TextIO = sys.stdout) -> int:
+    """Listen until Ctrl-C (or SIGTERM) for ranks that ``watch --remote`` starts elsewhere."""
+    try:
+        host, port = parse_address(bind)
+    except ValueError as exc:
+        print(f"ddp-viz listen: {exc}", file=out)
+        return 2
+    return asyncio.run(_listen(host, port, record, out))
+
+
+async def _listen(host: str, port: int, record: str | None, out: TextIO) -> int:
+    recorder = Recorder(record)
+    listener = Listener(wire.new_token(), recorder, host, port)
+    try:
+        bound, port = await listener.start()
+    except OSError as exc:
+        print(f"ddp-viz listen: cannot listen on {host}:{port}: {exc}", file=out)
+        return 2
+    print(
+        f"ddp-viz listen: on {bound}:{port}\n"
+        f"  on each training machine: {wire.ADDR_ENV}={bound}:{port} "
+        f"{wire.TOKEN_ENV}={listener.token} ddp-viz watch --remote -- torchrun …",
+        file=out,
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await listener.close()
+    recorder.finish(listener, 0)
+    print(summary(recorder.rec, listener, None, record), file=out, flush=True)
+    return 0
+
+
 async def _watch(command: list[str], record: str | None, host: str, port: int, out: TextIO) -> int:
-    rec = RunRecord()
-    file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
-    idle = asyncio.Event()
-
-    def sink(event: protocol.Event) -> None:
-        rec.apply(event)
-        if file is not None:
-            file.write(protocol.encode(event) + "\n")
-
-    listener = Listener(wire.new_token(), sink, host, port)
+    recorder = Recorder(record)
+    listener = Listener(wire.new_token(), recorder, host, port)
     try:
         bound, port = await listener.start()
     except OSError as exc:
         print(f"ddp-viz watch: cannot listen on {host}:{port}: {exc}", file=out)
         return 2
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
-    t0 = time.monotonic()
-    env = watched_env(f"{bound}:{port}", listener.token)
+    code = await _run_command(command, watched_env(f"{bound}:{port}", listener.token), out)
+    deadline = time.monotonic() + DRAIN_S
+    idle = asyncio.Event()  # never set: a bounded wait for the last connections to close
+    while listener.connections and time.monotonic() < deadline:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(idle.wait(), 0.05)
+    await listener.close()
+    recorder.finish(listener, code)
+    print(summary(recorder.rec, listener, code, record), file=out)
+    return code
+
+
+async def _run_command(command: list[str], env: dict[str, str], out: TextIO) -> int:
     try:
         proc = await asyncio.create_subprocess_exec(*command, env=env, start_new_session=True)
     except OSError as exc:
         print(f"ddp-viz watch: cannot start {command[0]}: {exc}", file=out)
-        await listener.close()
         return 127
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C stops the whole tree, then us
         loop.add_signal_handler(sig, _pass_on, proc.pid, sig)
     code = await proc.wait()
-    code = 128 - code if code < 0 else code  # killed by a signal: the shell's convention
-    deadline = time.monotonic() + DRAIN_S
-    while listener.connections and time.monotonic() < deadline:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(idle.wait(), 0.05)
-    await listener.close()
-    done = len(rec.complete_steps())
-    sink(WatchSummary(RUN, code, dict(listener.refused), listener.bad_lines, listener.dropped))
-    if rec.run is not None:
-        sink(protocol.RunFinished(RUN, done, time.monotonic() - t0))
-    if file is not None:
-        file.close()
-    print(summary(rec, listener, code, record), file=out)
-    return code
+    return 128 - code if code < 0 else code  # killed by a signal: the shell's convention
 
 
 def _pass_on(pid: int, sig: int) -> None:
@@ -108,12 +177,13 @@ def _pass_on(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
-def summary(rec: RunRecord, listener: Listener, code: int, record: str | None) -> str:
+def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | None) -> str:
     hosts = sorted({r.host for r in listener.ranks.values()})
     steps = len(rec.complete_steps())
     agree = [st.averaged_agree() for st in rec.complete_steps()]
+    ended = "the listener stopped" if code is None else f"the command exited with {code}"
     lines = [
-        f"ddp-viz watch: the command exited with {code}; {len(listener.ranks)} rank(s) on "
+        f"ddp-viz: {ended}; {len(listener.ranks)} rank(s) on "
         f"{', '.join(hosts) or 'no host'}, {steps} complete step(s)"
         + (f", recorded to {record}" if record else ""),
     ]
