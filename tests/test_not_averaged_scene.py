@@ -117,3 +117,49 @@ def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
                 assert_inside_and_apart(f)
                 if theme == "projector":
                     assert f.smallest_px() >= 24
+
+
+def test_the_launch_variables_show_as_the_run_starts() -> None:
+    rec, f = frame(SYNC, 0, SHARDS)
+    launch = f.text_with_key("launch")
+    env = rec.state.launch[1].env
+    assert launch is not None and "init_method=env://" in launch.text
+    text = text_of(f)
+    assert f"MASTER_PORT={env['MASTER_PORT']}" in text and "LOCAL_WORLD_SIZE=2" in text
+    assert "rank 1: RANK=1 LOCAL_RANK=1" in text
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "theme"),
+    [(1280, 720, "light"), (1341, 700, "projector"), (560, 480, "light"), (700, 320, "projector")],
+)
+def test_the_ending_is_shown_whole_or_says_that_it_is_cut(w, h, theme) -> None:
+    wanted = {UNUSED: {"reducer.error", "reducer.text", "launch"}, FIND: {"cost.with", "launch"}}
+    for name, keys in wanted.items():
+        rec = record(load_recording(name))
+        _, f = frame(name, rec.complete_prefix() - 1, STEP, w, h, theme)
+        shown = {t.key for t in f.texts}
+        assert keys <= shown or "cut" in shown, (name, shown)
+        if (w, h) == (1280, 720):
+            assert keys <= shown and "cut" not in shown  # a laptop's stage holds it all
+        if (w, h) == (700, 320):  # far too small: it says so, on the stage
+            assert "cut" in shown and f.text_with_key("cut").box.bottom <= h
+            assert_inside_and_apart(f)
+
+
+def test_a_scenario_alone_gets_the_stage_of_its_lesson() -> None:
+    from ddp_viz.model.course import lesson_for
+
+    assert lesson_for(record(load_recording(UNUSED)).scenario) == "not-averaged"
+    assert lesson_for(record(load_recording("uneven-join.jsonl")).scenario) == "uneven-inputs"
+    assert lesson_for(record(load_recording("ring-4-ranks.jsonl")).scenario) == "all-reduce"
+    assert lesson_for(record(load_recording("default-run.jsonl")).scenario) == "ddp-pattern"
+
+
+def test_the_cli_explains_a_step_that_averaged_nothing() -> None:
+    from ddp_viz.model.report import run_report
+
+    report = run_report(record(load_recording(UNUSED)))
+    assert "why: nothing was all-reduced: a parameter got no gradient" in report
+    assert "BatchNorm normalises" not in report
+    assert " nan" not in report  # aux got no gradient: shown as —, not as a number

@@ -210,14 +210,14 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
         from ddp_viz._qt import export
         from ddp_viz._qt.stage import StageWidget
         from ddp_viz._qt.theme import apply_theme
-        from ddp_viz.model.course import DEFAULT_LESSON, load_lesson
+        from ddp_viz.model.course import lesson_for, load_lesson
         from ddp_viz.model.theme import load_theme
         from ddp_viz.model.timeline import PHASES, Cursor
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         theme = load_theme(args.theme)
         apply_theme(app, theme)
-        lesson = load_lesson(args.lesson or DEFAULT_LESSON)
+        lesson = load_lesson(args.lesson or lesson_for(rec.scenario))
         if args.gif:
             frames = export.stage_frames(rec, theme, lesson, size=size, fps=fps)
             export.save_gif(frames, args.gif, fps)

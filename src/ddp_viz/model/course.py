@@ -70,3 +70,21 @@ def load_course(folder: Path | None = None, done: Iterable[str] = ()) -> Course:
 
 def load_lesson(lesson_id: str = DEFAULT_LESSON) -> Lesson:
     return load_lesson_folder(asset("lessons", lesson_id))
+
+
+def lesson_for(scenario: dict) -> str:
+    """The lesson whose stage shows what a scenario is about (``ddp-viz run --scenario F``
+    without ``--lesson``): the all-reduce, uneven inputs, state DDP does not average, gradient
+    accumulation, a sampler; the DDP pattern otherwise."""
+    model, train = scenario.get("model", {}), scenario.get("train", {})
+    if "collective" in scenario:
+        return "all-reduce"
+    if "uneven" in scenario:
+        return "uneven-inputs"
+    if model.get("norm", "none") != "none" or model.get("unused") or train.get("checkpoint"):
+        return "not-averaged"
+    if int(train.get("accumulate", 1)) > 1 or train.get("no_sync", "none") != "none":
+        return "accumulate-with-no-sync"
+    if scenario.get("data", {}).get("sampler") == "distributed":
+        return "who-splits-the-data"
+    return DEFAULT_LESSON

@@ -43,7 +43,8 @@ def param_label(rec: RunRecord, name: str) -> str:
 
 
 def value(g: Grads | None, name: str) -> str:
-    return fmt(display_value(g.get(name))) if g else "—"
+    """A named tensor as the table shows it; "—" when the rank sent none (no gradient)."""
+    return fmt(display_value(g[name])) if g and g.get(name) is not None else "—"
 
 
 def _rows_of(rec: RunRecord, r: int, rows: list[int]) -> list[int]:

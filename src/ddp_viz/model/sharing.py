@@ -82,7 +82,13 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             f"divides by the world size, so the average is the sum's gradient ÷ "
             f"{record.world_size}{scaled}"
         )
-    if record.scenario.get("model", {}).get("norm") == "batch":
+    if st.ranks and all(not rs.averaged for rs in st.ranks.values()):
+        return (
+            "nothing was all-reduced: a parameter got no gradient, so DDP's bucket never "
+            "filled and each rank kept its own gradient"
+        )
+    batch_norm = record.scenario.get("model", {}).get("norm") == "batch"
+    if batch_norm and record.world_size > 1:
         reasons.append(
             "BatchNorm normalises each rank's batch with that batch's own mean and variance, "
             "so each rank's gradient is not its share of one process's gradient on every row "

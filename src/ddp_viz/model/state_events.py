@@ -70,8 +70,9 @@ class LaunchEnv(Event):
 @dataclass(frozen=True)
 class UnusedCost(Event):
     """What ``find_unused_parameters=True`` cost in this run: seconds per training step
-    (forward, backward with its all-reduce, optimizer step) with the flag and without, timed
-    alternately on the same model with every parameter in use."""
+    (forward, backward with its all-reduce, optimizer step), timed alternately on two fresh
+    copies of the model: with the flag as the run trains it, and without it, where ``aux``
+    must be used for the model to train at all."""
 
     kind: ClassVar[str] = "unused_cost"
     run: int

@@ -13,15 +13,13 @@ def launch_line(rec: RunRecord) -> str:
     if not launch:
         return ""
     first = launch[min(launch)]
-    shared = " ".join(
-        f"{k}={v}" for k, v in first.env.items() if k in ("MASTER_ADDR", "MASTER_PORT")
-    )
+    own = ("RANK", "LOCAL_RANK")
+    shared = " ".join(f"{k}={v}" for k, v in first.env.items() if k not in own)
     per_rank = "; ".join(
-        f"rank {r}: " + " ".join(f"{k}={v}" for k, v in ev.env.items() if "RANK" in k)
+        f"rank {r}: " + " ".join(f"{k}={v}" for k, v in ev.env.items() if k in own)
         for r, ev in sorted(launch.items())
     )
-    world = first.env.get("WORLD_SIZE", "?")
-    return f"launched with init_method={first.init_method} {shared} WORLD_SIZE={world} · {per_rank}"
+    return f"launched with init_method={first.init_method} · {shared} · {per_rank}"
 
 
 def buffer_line(rec: RunRecord, step: int, moment: str) -> str:

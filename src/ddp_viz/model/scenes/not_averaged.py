@@ -20,6 +20,7 @@ from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SHOWN_VALUES = 4  # per buffer; a wider layer shows its first four and "…"
+CUT = ("… more than fits here (ddp-viz run prints it all)", "… more than fits here", "…")
 
 
 @dataclass
@@ -45,14 +46,20 @@ class _Builder(StepFrameBuilder):
 
     def build(self) -> StageFrame:
         n = self.cursor.step + 1
-        flags = f"forward_sync_buffers={self.sync} · find_unused_parameters={self.find}"
-        lines = self.title(f"Step {n} of {self.total}", [flags, f"sync={self.sync}"], self.t.muted)
+        sync, find = self.sync, self.find
+        flags = [
+            f"forward_sync_buffers={sync} · find_unused_parameters={find}",
+            f"sync_buffers={sync} · find_unused={find}",
+            f"sync={sync} · find_unused={find}",
+        ]
+        lines = self.title(f"Step {n} of {self.total}", flags, self.t.muted)
         lines += self.caption(PHASES[self.phase], self.step is None, 2)
         y = self.pad * 0.6
         for line in lines:
             self.emit(line, y)
             y += line.height
-        y = self.buffer_table(y + self.pad * 0.4)
+        if not self.at_end():  # the run's ending needs the room; the table was shown before
+            y = self.buffer_table(y + self.pad * 0.4)
         y = self.paragraphs(y + self.pad * 0.4, self.entries())
         if PHASES[self.phase] in ("shards", "local"):
             self.drift_chart(y + self.pad, self.ctx.height - self.pad * 0.5)
@@ -176,9 +183,12 @@ class _Builder(StepFrameBuilder):
 
     def entries(self) -> list[_Entry]:
         t, f = self.t, self.small
-        out: list[_Entry] = self.buffer_verdicts()
         st = self.step
         phase = PHASES[self.phase]
+        launch = launch_line(self.rec)
+        first = self.cursor.step == 0 and phase == "shards"
+        out: list[_Entry] = [_Entry(launch, f, t.muted, "launch")] if first and launch else []
+        out += [] if self.at_end() else self.buffer_verdicts()
         if st is not None and st.complete(self.rec.world_size) and phase in ("allreduce", "step"):
             none_averaged = all(not rs.buckets for rs in st.ranks.values())
             if none_averaged:
@@ -261,24 +271,32 @@ class _Builder(StepFrameBuilder):
             _Entry(line, f, t.text, f"checkpoint.{i}")
             for i, line in enumerate(checkpoint_lines(self.rec))
         ]
-        launch = launch_line(self.rec)
-        if launch:
+        if launch := launch_line(self.rec):
             out.append(_Entry(launch, f, t.muted, "launch"))
         return out
 
     def paragraphs(self, top: float, entries: list[_Entry]) -> float:
-        y = top
+        """The entries, wrapped; when the stage is too short for all of them, the last line
+        that fits says so ("… more than the stage holds"), so nothing is cut off silently."""
+        lines: list[tuple[str, _Entry, bool]] = []
         for e in entries:
             wrapped = wrap_lines(e.text, e.font, self.room, self.width)
             fits = lambda t, font=e.font: self.width(t, font) <= self.room  # noqa: E731
-            for i, line in enumerate(part for w in wrapped for part in cut_to_fit(w, fits)):
-                if y + e.font.px * LINE > self.ctx.height:
-                    return y
-                key = e.key if i == 0 else ""
-                self.text(
-                    self.pad, y, line, e.font, e.color, key=key, value=e.value if key else None
-                )
-                y += e.font.px * LINE
+            parts = [part for w in wrapped for part in cut_to_fit(w, fits)]
+            lines += [(part, e, i == 0) for i, part in enumerate(parts)]
+        y, bottom = top, self.ctx.height
+        for i, (text, e, first) in enumerate(lines):
+            h = e.font.px * LINE
+            last_fitting = i + 1 < len(lines) and y + h + lines[i + 1][1].font.px * LINE > bottom
+            if y + h > bottom:
+                break
+            if last_fitting:
+                fit = [c for c in CUT if self.width(c, self.small) <= self.room] or [CUT[-1]]
+                self.text(self.pad, y, fit[0], self.small, self.t.muted, key="cut")
+                return y + h
+            key = e.key if first else ""
+            self.text(self.pad, y, text, e.font, e.color, key=key, value=e.value if key else None)
+            y += h
         return y
 
 
