@@ -73,7 +73,8 @@ class Plots(SurfaceMixin, QWidget):
         t = self.theme
         font_px = self.text_px
         for w, title, left, bottom in (
-            (self.loss_plot, "Loss per rank (dashed +: full batch)", "loss", "step"),
+            # two lines: one does not fit the panel's width at 1280 px
+            (self.loss_plot, "Loss per rank<br>(dashed +: full batch)", "loss", "step"),
             (self.param_plot, "Parameters", "value", "after step (0: start)"),
             (self.surface_plot, "Loss surface", "", ""),  # axes named by the run's parameters
         ):
