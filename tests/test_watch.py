@@ -31,9 +31,13 @@ def torchrun(*args: str) -> list[str]:
     return [str(BIN / "torchrun"), "--standalone", "--nproc-per-node", "2", str(SCRIPT), *args]
 
 
-def watch(tmp_path: Path, *args: str, timeout: float = 120) -> tuple[int, list, str]:
+def watch(
+    tmp_path: Path, *args: str, timeout: float = 120, budget: str = ""
+) -> tuple[int, list, str]:
     rec = tmp_path / "watched.jsonl"
-    cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window", "--", *args]
+    cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window"]
+    cmd += ["--budget", budget] if budget else []
+    cmd += ["--", *args]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     events = [protocol.decode(line) for line in rec.read_text().splitlines()]
     return done.returncode, events, done.stderr
@@ -44,8 +48,12 @@ def test_an_unchanged_script_is_watched_and_its_exit_status_is_watchs(tmp_path) 
     assert code == 1, err  # torchrun's own status when a worker exits with 3, as unwatched
     rec = record(events)
     assert rec.world_size == 2 and set(rec.pids) == {0, 1}
+    # 64 rows, 2 ranks, batches of 8: 4 steps an epoch; every step of every rank reports its
+    # timings, and the first at least is captured in full (more as the budget allows)
+    assert len(rec.steps) == 2 * 4
+    assert all(st.ranks[r].bucket_spans for st in rec.steps for r in (0, 1))
     steps = rec.complete_steps()
-    assert len(steps) == 2 * 4  # 64 rows, 2 ranks, batches of 8: 4 steps an epoch
+    assert steps and steps[0].step == 0
     for st in steps:
         assert st.averaged_agree()  # every rank holds the same average...
         # ...and it is the mean of the ranks' own gradients (big tensors: their first values
@@ -63,7 +71,15 @@ def test_an_unchanged_script_is_watched_and_its_exit_status_is_watchs(tmp_path) 
     summary = next(e for e in events if e.kind == "watch_summary")
     assert summary.exit_code == 1 and not summary.refused and summary.bad_lines == 0
     assert summary.dropped == {"0": 0, "1": 0}
-    assert "✓ averaged gradients identical on every rank at every step" in err
+    assert "✓ averaged gradients identical on every rank at every step captured in full" in err
+    assert "8 step(s)" in err
+
+
+def test_with_the_whole_budget_every_step_is_captured_in_full(tmp_path) -> None:
+    code, events, err = watch(tmp_path, *torchrun("--epochs", "1"), budget="1")
+    assert code == 0, err
+    steps = record(events).complete_steps()
+    assert len(steps) == 4 and all(st.averaged_agree() and st.ranks_agree() for st in steps)
 
 
 def test_the_exit_status_is_the_commands(tmp_path) -> None:
@@ -84,7 +100,7 @@ def test_a_scripts_own_comm_hook_keeps_its_effect_and_is_watched(tmp_path) -> No
     assert run.returncode == 0, run.stderr
     watched = tmp_path / "watched.pt"
     code, events, err = watch(
-        tmp_path, *torchrun("--epochs", "1", "--fp16-hook", "--out", str(watched))
+        tmp_path, *torchrun("--epochs", "1", "--fp16-hook", "--out", str(watched)), budget="1"
     )
     assert code == 0, err
     a, b = torch.load(plain), torch.load(watched)

@@ -95,6 +95,7 @@ def test_two_machines_stream_to_one_listener_on_one_clock(two_hosts, tmp_path) -
                 "DDP_VIZ_HOST": f"host-{'ab'[node]}",
                 "DDP_VIZ_CLOCK_SKEW_S": str(SKEW_S * node),
                 "GLOO_SOCKET_IFNAME": iface,
+                "DDP_VIZ_BUDGET": "1",  # every step in full
                 "OMP_NUM_THREADS": "1",
             }
             cmd = [

@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-window", action="store_true", help="record and report only (no window)"
     )
     watch.add_argument(
+        "--budget",
+        metavar="FRACTION",
+        type=float,
+        help="share of training time full captures may take (default 0.02; 1: every step)",
+    )
+    watch.add_argument(
         "--remote",
         action="store_true",
         help="stream to the listener DDP_VIZ_ADDR names, with DDP_VIZ_TOKEN (ddp-viz listen)",
@@ -261,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "and reporting as with --no-window (open the recording later)",
                 file=sys.stderr,
             )
-        return watch(command, args.record, args.listen)
+        return watch(command, args.record, args.listen, budget=args.budget)
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 

@@ -22,7 +22,7 @@ from ddp_viz.client import EngineClient
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
 
-ALL = ("cold", "warm", "gui", "stream", "memory", "overhead", "pipeline", "window")
+ALL = ("cold", "warm", "gui", "stream", "memory", "overhead", "pipeline", "window", "watch")
 TARGETS = {
     "cold_ratio_8": ("cold 8 ranks ÷ naive", "≤ 0.35"),
     "warm_2_s": ("warm Run → first averaged gradient, 2 ranks", "< 0.15 s"),
@@ -37,6 +37,9 @@ TARGETS = {
     "mlp_ratio_4": ("run --json ÷ bare DDP loop, buckets MLP, 4 ranks", "≤ 1.2"),
     "window_ratio": ("window run ÷ headless, per step", "≤ 1.2"),
     "window_p99_ratio": ("window frame p99 ÷ bare Qt timer p99", "≤ 2"),
+    "watch_ratio_mlp": ("watched ÷ plain torchrun step, buckets MLP", "≤ 1.05"),
+    "watch_ratio_10m": ("watched ÷ plain torchrun step, 10 M parameters", "≤ 1.05"),
+    "watch_gone_ratio_10m": ("listener gone ÷ plain step, 10 M parameters", "≤ 1.05"),
 }
 
 
@@ -324,6 +327,18 @@ def main(quick: bool = False, only: str | None = None) -> int:
             f"{fig['captured_step_ms']:.3f} ms",
             f"without {fig['plain_step_ms']:.3f} ms, ratio {fig['overhead_ratio']:.2f}",
         )
+    if "watch" in chosen:
+        from ddp_viz.bench.watch import CASES, watch_overhead
+
+        fig.update(watch_overhead(max(1, reps - 2)))
+        for key, what, _, _ in CASES:
+            row(
+                f"torchrun step watched, {what}",
+                f"{fig[f'watch_{key}_ms']:.2f} ms",
+                f"plain {fig[f'watch_plain_{key}_ms']:.2f} ms, ratio "
+                f"{fig[f'watch_ratio_{key}']:.3f}; listener gone "
+                f"{fig[f'watch_gone_ratio_{key}']:.3f}",
+            )
     verdicts = {}
     for key, (label, target) in TARGETS.items():
         if key in fig:

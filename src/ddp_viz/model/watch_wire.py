@@ -23,6 +23,7 @@ VERSION = 1
 MAX_HELLO_BYTES = 64 * 1024  # the answer line, parameter names included
 HANDSHAKE_S = 5.0  # a connection that has not proved the token by then is dropped
 ADDR_ENV, TOKEN_ENV = "DDP_VIZ_ADDR", "DDP_VIZ_TOKEN"
+BUDGET_ENV = "DDP_VIZ_BUDGET"  # the share of training time full captures may take
 
 
 class WireError(ValueError):

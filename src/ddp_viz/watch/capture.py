@@ -37,6 +37,11 @@ RUN = 1  # a listener records one watched run
 # A host's clock as this rank reads it. DDP_VIZ_CLOCK_SKEW_S moves it, so that tests on one
 # machine can play hosts whose clocks differ (the listener must put them back on one clock).
 _SKEW = float(os.environ.get("DDP_VIZ_CLOCK_SKEW_S", "0") or 0)
+# Copying and summarising every gradient of every step would cost a big model's training far
+# more than it can spare, so a step is captured in full (gradients, parameters) only while that
+# work stays within this fraction of the training's time; every other step reports its
+# timings alone. 1 captures every step (small scripts, tests).
+DEFAULT_BUDGET = 0.02
 
 
 def _now() -> float:
@@ -55,6 +60,10 @@ class Watch:
         self.names = {id(p): n for n, p in self.named}
         self.registered = False
         self.step = 0
+        self.budget = float(os.environ.get(wire.BUDGET_ENV) or DEFAULT_BUDGET)
+        self.spent = 0.0  # seconds of capture work, in this thread and the sender's
+        self.started: float | None = None
+        self.full = True
         self._reset()
         self.sender = Sender(addr, token, self._hello)
         ddp.register_forward_pre_hook(self._on_forward_started)
@@ -86,19 +95,24 @@ class Watch:
         params = list(bucket.parameters())
         names = [self.names.get(id(p), f"param{i}") for i, p in enumerate(params)]
         buffer = bucket.buffer()
-        local = buffer.detach().clone()
+        full = self.full
+        local = buffer.detach().clone() if full else None
         index = bucket.index()
         span = {"index": index, "params": names, "bytes": buffer.numel() * buffer.element_size()}
         span.update(launched=start, finished=None)
         self.buckets[index] = span
+        if full:
+            self.spent += _now() - start
         fut = self._call(user_state, user_hook, bucket)
 
         def read(f: torch.futures.Future) -> torch.Tensor:
             value = f.value()
             tensor = value[0] if isinstance(value, list) else value
-            span["finished"] = _now()
-            self._split(self.local, local, params, names)
-            self._split(self.averaged, tensor.detach(), params, names)
+            span["finished"] = done = _now()
+            if local is not None:
+                self._split(self.local, local, params, names)
+                self._split(self.averaged, tensor.detach(), params, names)
+                self.spent += _now() - done
             return tensor
 
         return fut.then(read)
@@ -122,7 +136,15 @@ class Watch:
             self.registered = True
             _ORIGINAL["register_comm_hook"](self.ddp, (self, None, None), _hook)
         self.flush()
-        self.forward.append([_now(), math.nan])
+        now = _now()
+        if self.started is None:
+            self.started = now
+        # in full while the capture's work stays within its share of the time trained so far
+        self.full = self.spent <= self.budget * (now - self.started)
+        self.forward.append([now, math.nan])
+
+    def account(self, seconds: float) -> None:
+        self.spent += seconds
 
     def _on_forward_done(self, _module: Any, _args: Any, _out: Any) -> None:
         if self.forward:
@@ -133,35 +155,67 @@ class Watch:
         if not self.buckets or not self.sender.alive:
             self._reset()
             return
-        try:
-            events = self._events()
-        except Exception:  # never into the script
-            events = []
-        for e in events:
-            self.sender.send(protocol.encode(e))
+        # what the step left, copied now (the next optimizer step changes the parameters in
+        # place); turning it into events happens on the sender's thread
+        t0 = _now()
+        full = bool(self.local)
+        params = {n: p.detach().clone() for n, p in self.named} if full else {}
+        step = Step(self.step, self.rank, self.local, self.averaged, params, self.buckets)
+        step.forward, step.account = self.forward[-1:], self.account
+        if full:
+            self.spent += _now() - t0
+            held = [*self.local.values(), *self.averaged.values(), *params.values()]
+            self.sender.send_later(step.lines, 4, sum(t.numel() * t.element_size() for t in held))
+        else:  # its timings alone: nothing held, never dropped for memory
+            self.sender.send_later(step.lines, 1, 0)
         self.step += 1
         self._reset()
-
-    def _events(self) -> list[protocol.Event]:
-        run, step, rank = RUN, self.step, self.rank
-        order = [n for n, _ in self.named]
-        local = {n: encode(self.local[n], False) for n in order if n in self.local}
-        averaged = {n: encode(self.averaged[n]) for n in order if n in self.averaged}
-        params = {n: encode(p) for n, p in self.named}
-        buckets = [self.buckets[i] for i in sorted(self.buckets)]
-        allreduce = [[b["launched"], b["finished"]] for b in buckets if b["finished"]]
-        spans = {"forward": self.forward[-1:], "allreduce": allreduce}
-        return [
-            protocol.LocalGrad(run, step, rank, math.nan, local, [b["params"] for b in buckets]),
-            protocol.AveragedGrad(run, step, rank, averaged),
-            protocol.Params(run, step, rank, params),
-            protocol.Timing(run, step, rank, spans, buckets=buckets),
-        ]
 
     def close(self) -> None:
         self.flush()
         last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
         self.sender.close(last)
+
+
+class Step:
+    """One step's copies, and the event lines they make."""
+
+    def __init__(self, step: int, rank: int, local: dict, averaged: dict, params: dict, buckets):  # type: ignore[no-untyped-def]
+        self.step, self.rank = step, rank
+        self.local, self.averaged, self.params, self.buckets = local, averaged, params, buckets
+        self.forward: list[list[float]] = []
+        self.account: Any = None
+
+    def lines(self) -> list[str]:
+        """The step's events as lines (its timings alone when it was not captured in full);
+        the CPU time this takes counts against the capture's budget."""
+        t0 = time.thread_time()
+        try:
+            return [protocol.encode(e) for e in self.events()]
+        except Exception:  # never into the script, nor into the sender
+            return []
+        finally:
+            if self.account is not None and self.params:
+                self.account(time.thread_time() - t0)
+
+    def events(self) -> list[protocol.Event]:
+        run, step, rank = RUN, self.step, self.rank
+        buckets = [self.buckets[i] for i in sorted(self.buckets)]
+        allreduce = [[b["launched"], b["finished"]] for b in buckets if b["finished"]]
+        spans = {"forward": self.forward, "allreduce": allreduce}
+        timing = protocol.Timing(run, step, rank, spans, buckets=buckets)
+        if not self.params:
+            return [timing]
+        order = list(self.params)
+        local = {n: encode(self.local[n], False) for n in order if n in self.local}
+        averaged = {n: encode(self.averaged[n]) for n in order if n in self.averaged}
+        params = {n: encode(p) for n, p in self.params.items()}
+        return [
+            protocol.LocalGrad(run, step, rank, math.nan, local, [b["params"] for b in buckets]),
+            protocol.AveragedGrad(run, step, rank, averaged),
+            protocol.Params(run, step, rank, params),
+            timing,
+        ]
 
 
 def _hook(state, bucket):  # type: ignore[no-untyped-def]

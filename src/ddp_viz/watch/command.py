@@ -35,10 +35,13 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def watched_env(addr: str, token: str) -> dict[str, str]:
+def watched_env(addr: str, token: str, budget: float | None = None) -> dict[str, str]:
     """The command's environment: our sitecustomize first on PYTHONPATH, where to find this
-    package (appended to the path, after the script's own), the listener and the token."""
+    package (appended to the path, after the script's own), the listener and the token, and
+    the share of training time full captures may take (``--budget``)."""
     env = dict(os.environ)
+    if budget is not None:
+        env[wire.BUDGET_ENV] = repr(budget)
     path = env.get("PYTHONPATH", "")
     env["PYTHONPATH"] = str(BOOT) + (os.pathsep + path if path else "")
     env["DDP_VIZ_HOME"] = str(Path(ddp_viz.__file__).resolve().parent.parent)
@@ -70,7 +73,13 @@ class Recorder:
             self.file.close()
 
 
-def watch(command: list[str], record: str | None, listen: str, out: TextIO = sys.stderr) -> int:
+def watch(
+    command: list[str],
+    record: str | None,
+    listen: str,
+    out: TextIO = sys.stderr,
+    budget: float | None = None,
+) -> int:
     """Listen here, run ``command`` watched, record; the command's exit status."""
     if not command:
         print("ddp-viz watch: give the command after --, e.g. -- torchrun …", file=out)
@@ -80,7 +89,10 @@ def watch(command: list[str], record: str | None, listen: str, out: TextIO = sys
     except ValueError as exc:
         print(f"ddp-viz watch: {exc}", file=out)
         return 2
-    return asyncio.run(_watch(command, record, host, port, out))
+    if budget is not None and not 0 < budget <= 1:
+        print(f"ddp-viz watch: --budget: a fraction in (0, 1], got {budget:g}", file=out)
+        return 2
+    return asyncio.run(_watch(command, record, host, port, out, budget))
 
 
 def watch_remote(command: list[str], out: TextIO = sys.stderr) -> int:
@@ -138,7 +150,9 @@ async def _listen(host: str, port: int, record: str | None, out: TextIO) -> int:
     return 0
 
 
-async def _watch(command: list[str], record: str | None, host: str, port: int, out: TextIO) -> int:
+async def _watch(
+    command: list[str], record: str | None, host: str, port: int, out: TextIO, budget: float | None
+) -> int:
     recorder = Recorder(record)
     listener = Listener(wire.new_token(), recorder, host, port)
     try:
@@ -147,7 +161,8 @@ async def _watch(command: list[str], record: str | None, host: str, port: int, o
         print(f"ddp-viz watch: cannot listen on {host}:{port}: {exc}", file=out)
         return 2
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
-    code = await _run_command(command, watched_env(f"{bound}:{port}", listener.token), out)
+    env = watched_env(f"{bound}:{port}", listener.token, budget)
+    code = await _run_command(command, env, out)
     deadline = time.monotonic() + DRAIN_S
     idle = asyncio.Event()  # never set: a bounded wait for the last connections to close
     while listener.connections and time.monotonic() < deadline:
@@ -180,17 +195,18 @@ def _pass_on(pid: int, sig: int) -> None:
 def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | None) -> str:
     hosts = sorted({r.host for r in listener.ranks.values()})
     steps = len(rec.complete_steps())
+    seen = sum(1 for st in rec.steps if any(rs.spans for rs in st.ranks.values()))
     agree = [st.averaged_agree() for st in rec.complete_steps()]
     ended = "the listener stopped" if code is None else f"the command exited with {code}"
     lines = [
         f"ddp-viz: {ended}; {len(listener.ranks)} rank(s) on "
-        f"{', '.join(hosts) or 'no host'}, {steps} complete step(s)"
+        f"{', '.join(hosts) or 'no host'}, {seen} step(s), {steps} of them captured in full"
         + (f", recorded to {record}" if record else ""),
     ]
     if agree:
         same = all(agree)
         lines.append(
-            "  ✓ averaged gradients identical on every rank at every step"
+            "  ✓ averaged gradients identical on every rank at every step captured in full"
             if same
             else "  ✗ averaged gradients differ between ranks"
         )

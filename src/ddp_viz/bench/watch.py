@@ -1,0 +1,57 @@
+"""What watching costs a user's training: the same torchrun script, plain, under ``ddp-viz
+watch``, and with a listener that is gone, run alternately; each run times its own steps from
+inside the script (the median after a warm-up), so the three are measured the same way."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ddp_viz.watch.command import watched_env
+
+SCRIPT = Path(__file__).with_name("watched_train.py")
+BIN = Path(sys.executable).parent
+CASES = (
+    ("mlp", "buckets MLP (132 k)", "256,256,256", 200),
+    ("10m", "10 M-parameter MLP", "2236,2236,2236", 30),
+)
+
+
+def _step_s(prefix: list[str], hidden: str, steps: int, env: dict[str, str]) -> float:
+    torchrun = [str(BIN / "torchrun"), "--standalone", "--nproc-per-node", "2"]
+    cmd = [*prefix, *torchrun, str(SCRIPT), hidden, str(steps)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{' '.join(cmd[:4])}…: exit {done.returncode}: {done.stderr[-400:]}")
+    return float(json.loads(lines[-1])["median_s"])
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def watch_overhead(reps: int) -> dict[str, Any]:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    gone = dict(watched_env(f"127.0.0.1:{_closed_port()}", "no-listener"), OMP_NUM_THREADS="1")
+    watch = [str(BIN / "ddp-viz"), "watch", "--no-window", "--"]
+    fig: dict[str, Any] = {}
+    for key, _, hidden, steps in CASES:
+        plain, watched, absent = [], [], []
+        for _ in range(reps):  # interleaved, side by side
+            plain.append(_step_s([], hidden, steps, env))
+            watched.append(_step_s(watch, hidden, steps, env))
+            absent.append(_step_s([], hidden, steps, gone))
+        p, w, a = (statistics.median(v) for v in (plain, watched, absent))
+        fig[f"watch_plain_{key}_ms"], fig[f"watch_{key}_ms"] = p * 1e3, w * 1e3
+        fig[f"watch_gone_{key}_ms"] = a * 1e3
+        fig[f"watch_ratio_{key}"], fig[f"watch_gone_ratio_{key}"] = w / p, a / p
+    return fig
