@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Union
@@ -20,6 +21,7 @@ from ddp_viz.model import watch_wire as wire
 CONNECT_S = 3.0
 QUEUE_LINES = 4096
 CLOSE_S = 2.0  # at exit, how long the last lines may take to leave
+BATCH_S = 0.05  # the sender wakes at most this often: every wake-up takes the rank's core
 # steps whose tensors wait to be encoded hold copies of every gradient and parameter: past
 # this many bytes (and two steps) a step is dropped and counted rather than piled up in memory
 MAX_PENDING_BYTES = 256 << 20
@@ -90,8 +92,10 @@ class Sender:
                 sock.settimeout(None)
                 while True:  # one write for everything waiting: fewer wake-ups, fewer sends
                     batch, last = [self.lines.get()], False
+                    if batch[0] is not None:
+                        time.sleep(BATCH_S)  # let a few steps gather: the rank's core is busy
                     with suppress(queue.Empty):
-                        while len(batch) < 64:
+                        while len(batch) < 256:
                             batch.append(self.lines.get_nowait())
                     lines: list[str] = []
                     for item in batch:
