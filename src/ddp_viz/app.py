@@ -112,7 +112,19 @@ def main(args: argparse.Namespace) -> int:
     heartbeat.start(200)
     heartbeat.timeout.connect(lambda: None)
 
-    if args.run:
+    if getattr(args, "open", None):
+        from ddp_viz._qt.recording import RecordingError
+
+        window.run_shown.connect(save_and_maybe_quit)
+        try:
+            window.file_actions.open_run(args.open)
+        except RecordingError as exc:
+            print(f"ddp-viz: {exc}", file=sys.stderr)
+            result["code"] = 2
+            window.status.setText(str(exc))
+            if args.quit:
+                QTimer.singleShot(0, lambda: (window.close(), app.quit()))
+    elif args.run:
         window.run_shown.connect(save_and_maybe_quit)
         window.start_run()
     elif args.screenshot or args.quit:

@@ -29,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ddp-viz {__version__}")
     add_scenario_args(parser)
     parser.add_argument("--run", action="store_true", help="start a run when the window opens")
+    parser.add_argument(
+        "--open",
+        metavar="FILE.jsonl",
+        help="open a recorded run (ddp-viz run --events, ddp-viz watch --record); "
+        "`ddp-viz FILE.jsonl` does the same",
+    )
     parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window")
     parser.add_argument("--quit", action="store_true", help="exit after --run / --screenshot")
     parser.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x800")
@@ -239,6 +245,9 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].endswith(".jsonl"):  # `ddp-viz run.jsonl`: open the recording
+        argv = ["--open", *argv]
     args = build_parser().parse_args(argv)
     if args.command in ("run", "lessons"):
         try:

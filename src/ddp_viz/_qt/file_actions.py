@@ -129,18 +129,28 @@ class FileActions:
         except (OSError, ValueError) as exc:  # ScenarioError is a ValueError
             QMessageBox.warning(self.window, "ddp-viz", str(exc))
             return
-        self.window.status.setText(f"Saved {result}" if isinstance(result, Path) else "Loaded.")
+        if isinstance(result, Path):
+            self.window.status.setText(f"Saved {result}")
+        elif not isinstance(result, str):  # open_run leaves its own status line
+            self.window.status.setText("Loaded.")
+
+    def open_run(self, path: str | Path) -> str:
+        from ddp_viz._qt.recording import open_recording
+
+        return open_recording(self.window, path)
 
     def dialog(self, name: str) -> None:
         """Ask for a path, then do ``name`` (a key of :data:`DIALOGS`), reporting any error."""
         kind, title, default = DIALOGS[name]
-        if path := self._ask(kind, title, save=name != "load_scenario", name=default):
+        if path := self._ask(kind, title, save=name not in OPENS, name=default):
             self._run(getattr(self, name), path)
 
 
 # action -> (file kind, dialog title, suggested name)
+OPENS = ("load_scenario", "open_run")
 DIALOGS = {
     "load_scenario": ("scenario", "Load scenario", ""),
+    "open_run": ("events", "Open a recorded run", ""),
     "save_scenario": ("scenario", "Save scenario", "scenario.toml"),
     "export_window_png": ("png", "Export the window", "ddp-viz.png"),
     "export_stage_png": ("png", "Export the stage", "ddp-stage.png"),

@@ -24,6 +24,7 @@ from ddp_viz._qt.course_view import CourseView
 from ddp_viz._qt.engine_process import EngineProcess, connect_session
 from ddp_viz._qt.file_actions import FileActions
 from ddp_viz._qt.keys import KeyRouter, show_shortcut_sheet
+from ddp_viz._qt.lesson_switch import show_lesson
 from ddp_viz._qt.lesson_view import LessonView
 from ddp_viz._qt.player import Player
 from ddp_viz._qt.plots_panel import PlotsPanel
@@ -86,7 +87,7 @@ class MainWindow(QMainWindow):
         self.course_view = CourseView(self.course, self.lesson.id)
         self.lesson_view = LessonView(self.lesson, self.theme)
         self._quizzes: dict[str, QuizView] = {}  # one per lesson: answers survive a visit
-        self.quiz_view = self._quiz_for(self.lesson)
+        self.quiz_view = self.quiz_for(self.lesson)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.course_view, "Course")
         self.tabs.addTab(self.lesson_view, "Lesson")
@@ -132,34 +133,9 @@ class MainWindow(QMainWindow):
 
     # --- lessons -----------------------------------------------------------------------------
     def set_lesson(self, lesson_id: str) -> None:
-        if self.session.busy:
-            self.status.setText("Finish or cancel the run before changing lessons.")
-            return
-        lesson = self.course.get(lesson_id)
-        self.lesson = lesson
-        for view in (self.lesson_view, self.code_view, self.stage):
-            view.set_lesson(lesson)
-        index = self.tabs.indexOf(self.quiz_view)
-        self.quiz_view = self._quiz_for(lesson)
-        self.quiz_view.set_theme(self.theme)
-        self.tabs.removeTab(index)
-        self.tabs.insertTab(index, self.quiz_view, "Quiz")
-        self.session.set_questions(list(lesson.questions))
-        # the stage and plots showed the previous lesson's run: start clean
-        self.player.pause()
-        self.stage.set_record(None)
-        self.stage.set_message("Press Run to start real DDP ranks for this lesson.")
-        if self.plots_panel.built:
-            self.plots.clear_run()
-        self.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run
-        self.form.set_lesson_scenario(lesson.scenario())
-        self.course_view.set_current(lesson.id)
-        self.tabs.setCurrentWidget(self.lesson_view)
-        if self.settings is not None:
-            self.settings.setValue("course/current", lesson.id)
-        self.status.setText(f"Lesson {self.course.index(lesson.id) + 1}: {lesson.title}")
+        show_lesson(self, self.course.get(lesson_id))
 
-    def _quiz_for(self, lesson: Lesson) -> QuizView:
+    def quiz_for(self, lesson: Lesson) -> QuizView:
         view = self._quizzes.get(lesson.id)
         if view is None:
             view = QuizView(list(lesson.questions), self.theme)
@@ -242,8 +218,10 @@ class MainWindow(QMainWindow):
         self.process_view.set_record(record)
 
     def show_run_ended(self, record: RunRecord) -> None:
-        if record.status != "finished":  # the slider spans the steps the run made
-            self.step_slider.setRange(0, max(0, record.complete_prefix() - 1))
+        if record.status != "finished" or not record.steps_planned:
+            # the slider spans the steps the run made (a watched run's length is not known
+            # before it ends)
+            self.step_slider.setRange(0, max(0, len(record.steps) - 1))
         self.player.on_record_updated()
         self.stage.update()
         self.run_ended.emit(record)
@@ -305,7 +283,7 @@ class MainWindow(QMainWindow):
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
         self.stage.set_position(cursor, progress)
         rec = self.player.record
-        total = rec.steps_planned if rec else 0
+        total = (rec.steps_planned or len(rec.steps)) if rec else 0
         self.position_label.setText(
             f" step {cursor.step + 1}/{max(total, 1)} · "
             f"{PHASE_WORDS_OF[self.lesson.scene][cursor.phase]} "

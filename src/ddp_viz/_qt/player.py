@@ -127,7 +127,8 @@ class Player(QObject):
         self.progress = 1.0
         nxt = self.cursor.next(self.available_steps())
         if nxt == self.cursor:
-            if self.cursor.step + 1 >= max(1, self.record.steps_planned if self.record else 1):
+            planned = (self.record.steps_planned or len(self.record.steps)) if self.record else 1
+            if self.cursor.step + 1 >= max(1, planned):
                 self.pause()  # the whole run has been shown
             self._emit()
             return

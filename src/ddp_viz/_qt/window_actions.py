@@ -84,6 +84,7 @@ def build_menus(w: MainWindow) -> None:
     for text, keys, name in (
         ("Load scenario…", ["Ctrl+O"], "load_scenario"),
         ("Save scenario…", ["Ctrl+S"], "save_scenario"),
+        ("Open run…", ["Ctrl+Shift+O"], "open_run"),
     ):
         file_menu.addAction(
             action(w, text, keys, lambda _=False, n=name: fa.dialog(n), text.rstrip("…"))

@@ -223,6 +223,23 @@ class SessionController:
             self._set_run_state(RunState.IDLE)
             self.request_run(scenario)
 
+    def replay(self, events: list[protocol.Event]) -> bool:
+        """Show a recorded run (a file: one of ours, or a watched run) as if it had just run;
+        no engine takes part. False while a run is busy. A recording that stops before its
+        run ended is shown as far as it goes, marked as cut short."""
+        if self.busy:
+            self.view.show_status("Finish or cancel the run before opening another.")
+            return False
+        for event in events:
+            if isinstance(event, protocol.RunStarted):
+                self._pending_run = event.run
+            self.on_transport_event(event)
+        if self.busy:  # the file ends before the run did
+            self.record.status = RunStatus.FAILED
+            self.record.reason = "the recording ends before the run did"
+            self._end_run()
+        return True
+
     def on_transport_log(self, text: str) -> None:
         self.view.show_log(text)
 

@@ -322,6 +322,8 @@ class RunRecord:
         """Every rank still training at step ``n`` reported it (a rank that ran out of
         batches before it, under uneven inputs, is not waited for)."""
         st = self.steps[n]
+        if self.scenario.get("watched"):  # a watched step may report its timings alone
+            return len(st.ranks) == self.world_size and all(rs.spans for rs in st.ranks.values())
         if not self.out_of_data:
             return st.complete(self.world_size)
         expected = [r for r in range(self.world_size) if self.out_of_data.get(r, n + 1) > n]
@@ -339,7 +341,8 @@ class RunRecord:
         ``DDP(model)`` (recordings made before that event existed: the linear scenario's)."""
         if self.initial:
             return self.initial[min(self.initial)]
-        if self.scenario.get("model", {}).get("kind", "linear") == "linear" and self.params:
+        linear = self.scenario.get("model", {}).get("kind", "linear") == "linear"
+        if linear and len(self.params) == 2 and not self.scenario.get("watched"):
             first, second = (p.name for p in self.params)  # nn.Linear(1, 1)'s two parameters
             return {
                 first: [float(self.scenario.get("init_weight", math.nan))],

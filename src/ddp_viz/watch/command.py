@@ -194,9 +194,9 @@ def _pass_on(pid: int, sig: int) -> None:
 
 def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | None) -> str:
     hosts = sorted({r.host for r in listener.ranks.values()})
-    steps = len(rec.complete_steps())
-    seen = sum(1 for st in rec.steps if any(rs.spans for rs in st.ranks.values()))
-    agree = [st.averaged_agree() for st in rec.complete_steps()]
+    full = [st for st in rec.steps if st.complete(rec.world_size)]
+    steps, seen = len(full), len(rec.complete_steps())
+    agree = [st.averaged_agree() for st in full]
     ended = "the listener stopped" if code is None else f"the command exited with {code}"
     lines = [
         f"ddp-viz: {ended}; {len(listener.ranks)} rank(s) on "

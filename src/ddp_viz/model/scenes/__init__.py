@@ -17,6 +17,7 @@ from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.not_averaged import build as build_not_averaged
 from ddp_viz.model.scenes.ring import build as build_ring
 from ddp_viz.model.scenes.uneven import build as build_uneven
+from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
@@ -29,6 +30,7 @@ SCENES: dict[str, SceneBuilder] = {
     "ring": build_ring,
     "uneven": build_uneven,
     "not_averaged": build_not_averaged,
+    "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
 PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 # the toolbar's word for each phase: DDP's step for the training scenes, the ring's for its own

@@ -1,0 +1,43 @@
+"""Putting a lesson on every view: the course's lessons, and the page a watched run opens on
+(``assets/watched``, not part of the course)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ddp_viz.model.lesson import Lesson
+
+
+def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
+    if window.session.busy:
+        window.status.setText("Finish or cancel the run before changing lessons.")
+        return
+    window.lesson = lesson
+    for view in (window.lesson_view, window.code_view, window.stage):
+        view.set_lesson(lesson)
+    index = window.tabs.indexOf(window.quiz_view)
+    window.quiz_view = window.quiz_for(lesson)
+    window.quiz_view.set_theme(window.theme)
+    window.tabs.removeTab(index)
+    window.tabs.insertTab(index, window.quiz_view, "Quiz")
+    window.session.set_questions(list(lesson.questions))
+    # the stage and plots showed the previous lesson's run: start clean
+    window.player.pause()
+    window.stage.set_record(None)
+    window.stage.set_message("Press Run to start real DDP ranks for this lesson.")
+    if window.plots_panel.built:
+        window.plots.clear_run()
+    window.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run
+    window.form.set_lesson_scenario(lesson.scenario())
+    window.tabs.setCurrentWidget(window.lesson_view)
+    in_course = lesson.id in window.course.ids
+    # a watched run's page has nothing to try: the run is the user's own script
+    window.form.parentWidget().setVisible(in_course)
+    if in_course:
+        window.course_view.set_current(lesson.id)
+        if window.settings is not None:
+            window.settings.setValue("course/current", lesson.id)
+        where = window.course.index(lesson.id) + 1
+        window.status.setText(f"Lesson {where}: {lesson.title}")
+    else:
+        window.status.setText(lesson.title)

@@ -1,0 +1,114 @@
+"""What a watched run (a user's own script under ``ddp-viz watch``) says, read from its
+record (pure): where each rank runs, how long its steps take, which rank reached the
+all-reduce last, and whether a fully captured step's averages are identical on every rank.
+
+Times are the listener's clock: it moved every rank's times onto it, so ranks on different
+machines compare directly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from ddp_viz.model.tensors import is_summary
+from ddp_viz.model.timeline import RunRecord, StepRecord
+
+
+@dataclass(frozen=True)
+class RankPlace:
+    rank: int
+    host: str
+    pid: int
+    local_rank: int
+    clock_offset_s: float
+
+
+def places(rec: RunRecord) -> dict[int, RankPlace]:
+    return {
+        e.rank: RankPlace(e.rank, e.host, e.pid, e.local_rank, e.clock_offset_s)
+        for e in rec.events
+        if e.kind == "watched_rank"
+    }
+
+
+def is_watched(rec: RunRecord) -> bool:
+    return bool(rec.scenario.get("watched"))
+
+
+def seen_steps(rec: RunRecord) -> int:
+    """Steps any rank reported (timings at least)."""
+    return sum(1 for st in rec.steps if any(rs.spans for rs in st.ranks.values()))
+
+
+def _start(st: StepRecord, rank: int) -> float | None:
+    rs = st.ranks.get(rank)
+    spans = rs.spans.get("forward") if rs else None
+    return spans[0][0] if spans else None
+
+
+def step_time(rec: RunRecord, step: int, rank: int) -> float | None:
+    """From this step's forward to the next one's, on one rank: a whole training step."""
+    if step + 1 >= len(rec.steps):
+        return None
+    a, b = _start(rec.steps[step], rank), _start(rec.steps[step + 1], rank)
+    return None if a is None or b is None else b - a
+
+
+def arrivals(st: StepRecord) -> dict[int, float]:
+    """When each rank's first bucket entered the comm hook: it reached the all-reduce."""
+    out = {}
+    for r, rs in st.ranks.items():
+        launched = [b["launched"] for b in rs.bucket_spans if b.get("launched") is not None]
+        if launched:
+            out[r] = min(launched)
+    return out
+
+
+def last_to_arrive(st: StepRecord) -> tuple[int, float] | None:
+    """The rank that reached the all-reduce last, and how long after the first: everyone
+    else waited that long for it."""
+    got = arrivals(st)
+    if len(got) < 2:
+        return None
+    last = max(got, key=lambda r: (got[r], r))
+    return last, got[last] - min(got.values())
+
+
+def stragglers(rec: RunRecord, upto: int) -> Counter[int]:
+    """How often each rank was the last to reach the all-reduce, in steps 0..upto."""
+    counts: Counter[int] = Counter()
+    for st in rec.steps[: upto + 1]:
+        found = last_to_arrive(st)
+        if found is not None:
+            counts[found[0]] += 1
+    return counts
+
+
+def latest_full(rec: RunRecord, upto: int) -> StepRecord | None:
+    """The last step up to ``upto`` that every rank captured in full."""
+    for st in reversed(rec.steps[: upto + 1]):
+        if st.complete(rec.world_size):
+            return st
+    return None
+
+
+def averages_identical(st: StepRecord) -> bool | None:
+    """Bit for bit on every rank: lists compared value by value, summaries by their digest."""
+    avgs = [rs.averaged for rs in st.ranks.values()]
+    if not avgs or any(a is None for a in avgs):
+        return None
+    first = avgs[0]
+    for other in avgs[1:]:
+        if set(other) != set(first):
+            return False
+        for name, value in first.items():
+            theirs = other[name]
+            if is_summary(value) or is_summary(theirs):
+                if not (is_summary(value) and is_summary(theirs)):
+                    return False
+                if value.get("digest") is None or value.get("digest") != theirs.get("digest"):
+                    return False
+            elif value != theirs:
+                return False
+    return True

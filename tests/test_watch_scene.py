@@ -1,0 +1,112 @@
+"""A watched run's dashboard from a recorded ``ddp-viz watch`` run (pure, and the window
+opening recordings): every number is one the ranks sent, the averages are checked bit for bit,
+and who the others waited for comes from when each rank reached the all-reduce."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ddp_viz.model.assets import asset
+from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.lesson import load_lesson_folder
+from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.tensors import tensor_norm
+from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, record
+from ddp_viz.model.watched import arrivals, averages_identical, last_to_arrive, step_time
+from tests.conftest import DATA, load_recording
+from tests.frames import assert_inside_and_apart
+
+WATCHED = "watched-2-ranks.jsonl"
+
+
+def frame(step, w=1280, h=720, theme="light", events=None):
+    rec = record(events if events is not None else load_recording(WATCHED))
+    lesson = load_lesson_folder(asset("watched"))
+    ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
+    return rec, stage_frame(rec, Cursor(step, 3), 1.0, ctx, lesson.scene)
+
+
+def test_every_gradient_norm_on_screen_is_a_recorded_one() -> None:
+    for step in range(4):
+        rec, f = frame(step)
+        st = rec.steps[step]
+        numbers = f.numbers()
+        for name in rec.param_names:
+            for r in (0, 1):
+                assert numbers[f"rank{r}.local.{name}"] == tensor_norm(st.ranks[r].local[name])
+            assert numbers[f"averaged.{name}"] == tensor_norm(st.ranks[0].averaged[name])
+        assert f.text_with_key("averages.identical").text.startswith("✓")
+
+
+def test_who_the_others_waited_for_is_who_reached_the_all_reduce_last() -> None:
+    rec, f = frame(2)
+    st = rec.steps[2]
+    got = arrivals(st)
+    last = max(got, key=got.get)
+    assert last_to_arrive(st) == (last, got[last] - min(got.values()))
+    straggler = f.text_with_key("straggler")
+    assert straggler.value == pytest.approx(got[last] - min(got.values()))
+    assert f"for rank {last}, the last to reach the all-reduce" in straggler.text
+    # a step's time runs from its forward to the next one's, on each rank
+    for r in (0, 1):
+        a, b = (rec.steps[s].ranks[r].spans["forward"][0][0] for s in (2, 3))
+        assert step_time(rec, 2, r) == pytest.approx(b - a)
+    assert step_time(rec, 3, 0) is None  # the last step has no next forward
+
+
+def test_averages_that_differ_on_one_rank_are_caught() -> None:
+    events = load_recording(WATCHED)
+    changed = False
+    out = []
+    for e in events:
+        if e.kind == "averaged_grad" and e.rank == 1 and e.step == 0 and not changed:
+            name = next(iter(e.grads))
+            value = e.grads[name]
+            bad = (
+                {**value, "digest": "00000000"}
+                if isinstance(value, dict)
+                else [value[0] + 1e-7, *value[1:]]
+            )
+            e, changed = replace(e, grads={**e.grads, name: bad}), True
+        out.append(e)
+    rec, f = frame(0, events=out)
+    assert averages_identical(rec.steps[0]) is False
+    assert f.text_with_key("averages.identical").text.startswith("✗")
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
+)
+def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
+    for step in range(4):
+        _, f = frame(step, w, h, theme)
+        assert_inside_and_apart(f)
+        if theme == "projector":
+            assert f.smallest_px() >= 24
+
+
+def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tmp_path) -> None:
+    from ddp_viz._qt.recording import RecordingError
+
+    window = make_window()
+    window.file_actions.open_run(DATA / WATCHED)
+    assert window.lesson.id == "watched" and window.stage.lesson.scene == "watch"
+    assert window.status.text().startswith(f"Opened {WATCHED}: 2 rank(s), 4 complete step(s)")
+    assert not window.form.parentWidget().isVisible()
+    text = window.stage.frame().all_text()
+    assert "Your run · step" in text
+    bad = tmp_path / "not-a-run.jsonl"
+    bad.write_text('{"event": "engine_ready", "pid": 1, "version": "x"}\nnot json\n')
+    with pytest.raises(RecordingError, match="holds no run"):
+        window.file_actions.open_run(bad)
+    assert window.lesson.id == "watched"  # nothing changed
+    window.file_actions.open_run(DATA / "default-run.jsonl")
+    assert window.lesson.id == "ddp-pattern" and window.form.parentWidget().isVisible()
+    rec = window.session.record
+    assert rec.status == "finished" and rec.steps[0].ranks[1].local == {
+        "weight": [-44.5],
+        "bias": [-12.5],
+    }
