@@ -96,6 +96,11 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
     assert window.lesson.id == "watched" and window.stage.lesson.scene == "watch"
     assert window.status.text().startswith(f"Opened {WATCHED}: 2 rank(s), 4 complete step(s)")
     assert not window.form.parentWidget().isVisible()
+    assert not window.run_action.isEnabled()  # the page runs nothing of its own
+    from ddp_viz.model.session import status_text
+
+    # timings-only steps have no parameters: judged on the steps that have them
+    assert "✓ ranks agree" in status_text(window.session.record)
     text = window.stage.frame().all_text()
     assert "Your run · step" in text
     bad = tmp_path / "not-a-run.jsonl"
@@ -105,6 +110,7 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
     assert window.lesson.id == "watched"  # nothing changed
     window.file_actions.open_run(DATA / "default-run.jsonl")
     assert window.lesson.id == "ddp-pattern" and window.form.parentWidget().isVisible()
+    assert window.run_action.isEnabled()
     rec = window.session.record
     assert rec.status == "finished" and rec.steps[0].ranks[1].local == {
         "weight": [-44.5],

@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from ddp_viz import __version__
 from ddp_viz.options import (
@@ -180,7 +181,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def check_exports(args: argparse.Namespace) -> dict:
     """Validate export flags before any process starts; ValueError names the flag."""
-    from pathlib import Path
 
     wanted = {k: getattr(args, k) for k in ("events", "trace", "gif", "stage_png")}
     for key, path in wanted.items():
@@ -201,7 +201,6 @@ def check_exports(args: argparse.Namespace) -> dict:
 
 
 def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
-    from pathlib import Path
 
     from ddp_viz.model.exports import chrome_trace_json, events_jsonl
 
@@ -244,6 +243,33 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
             print(f"ddp-viz: saved {args.stage_png}", file=sys.stderr)
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    """``watch`` / ``listen``; without ``--no-window`` the window opens on the recording once
+    the run is over (the live dashboard is not built yet)."""
+    import tempfile
+
+    from ddp_viz.watch.command import listen, watch, watch_remote
+
+    command = args.cmd[1:] if args.command == "watch" and args.cmd[:1] == ["--"] else None
+    if args.command == "watch" and args.remote:
+        return watch_remote(command or args.cmd)
+    record = args.record
+    if not args.no_window and record is None:
+        record = str(Path(tempfile.mkdtemp(prefix="ddp-viz-watch-")) / "watched.jsonl")
+    if args.command == "listen":
+        code = listen(args.bind, record)
+    else:
+        code = watch(command or args.cmd, record, args.listen, budget=args.budget)
+    if args.no_window or record is None or not Path(record).is_file():
+        return code
+    from ddp_viz.app import main as app_main
+
+    print(f"ddp-viz: opening {record} in the window", file=sys.stderr)
+    window_args = build_parser().parse_args(["--open", record])
+    app_main(window_args)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].endswith(".jsonl"):  # `ddp-viz run.jsonl`: open the recording
@@ -257,26 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (flushing at exit is quiet)
             return 0
     if args.command in ("watch", "listen"):
-        from ddp_viz.watch.command import listen, watch, watch_remote
-
-        if args.command == "listen":
-            if not args.no_window:
-                print(
-                    "ddp-viz listen: the live window for watched runs is not built yet; "
-                    "recording and reporting as with --no-window",
-                    file=sys.stderr,
-                )
-            return listen(args.bind, args.record)
-        command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-        if args.remote:
-            return watch_remote(command)
-        if not args.no_window:
-            print(
-                "ddp-viz watch: the live window for watched runs is not built yet; recording "
-                "and reporting as with --no-window (open the recording later)",
-                file=sys.stderr,
-            )
-        return watch(command, args.record, args.listen, budget=args.budget)
+        return cmd_watch(args)
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 

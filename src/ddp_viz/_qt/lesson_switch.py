@@ -33,6 +33,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     in_course = lesson.id in window.course.ids
     # a watched run's page has nothing to try: the run is the user's own script
     window.form.parentWidget().setVisible(in_course)
+    window._update_actions()
     if in_course:
         window.course_view.set_current(lesson.id)
         if window.settings is not None:

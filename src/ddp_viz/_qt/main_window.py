@@ -259,7 +259,8 @@ class MainWindow(QMainWindow):
             self.session.warm(s.world_size)
 
     def _update_actions(self, *_: object) -> None:
-        self.run_action.setEnabled(self.form.valid and not self.session.busy)
+        own = self.lesson.id in self.course.ids  # a watched run's page runs nothing itself
+        self.run_action.setEnabled(own and self.form.valid and not self.session.busy)
         self.cancel_action.setEnabled(True)  # Escape also leaves full screen
         self.run_action.setToolTip(
             "Fix the marked fields first" if not self.form.valid else "Start real DDP ranks (R)"

@@ -353,7 +353,9 @@ def status_text(rec: RunRecord) -> str:
         return f"Run {rec.run} finished: all-reduce on {rec.world_size} rank(s). {verdict}."
     if rec.status == "finished":
         summary = rec.check_summary()
-        agree = "✓ ranks agree" if summary["ranks_agree"] else "✗ ranks differ"
+        agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(
+            summary["ranks_agree"], "no step to compare the ranks' parameters"
+        )
         judged = summary["average_is_full_batch"]
         full = (
             ", ✓ average = full batch"

@@ -370,8 +370,10 @@ class RunRecord:
             return {"ranks_agree": None, "average_is_full_batch": None}
         # the reference runs at some steps only (model.reference): judge those, not the others
         checked = [s.average_is_full_batch() for s in steps if s.reference is not None]
+        # a watched step that reported its timings alone has no parameters to compare
+        agree = [a for a in (s.ranks_agree() for s in steps) if a is not None]
         return {
-            "ranks_agree": all(s.ranks_agree() for s in steps),
+            "ranks_agree": all(agree) if agree else None,
             "average_is_full_batch": all(checked) if checked else None,
         }
 
