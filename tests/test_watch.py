@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from ddp_viz.model import protocol
+from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.tensors import is_summary, tensor_sample
 from ddp_viz.model.timeline import record
 from ddp_viz.watch.command import watched_env
@@ -24,6 +25,8 @@ from ddp_viz.watch.command import watched_env
 pytestmark = pytest.mark.gloo
 
 SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
+HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
+HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 BIN = Path(sys.executable).parent
 
 
@@ -160,3 +163,59 @@ def test_ctrl_c_stops_the_whole_tree(tmp_path) -> None:
     assert code != 0 and math.isfinite(code)
     events = [protocol.decode(line) for line in rec.read_text().splitlines()]
     assert any(e.kind == "watch_summary" for e in events)
+
+
+def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None:
+    """The same attacks as the listener's own tests, against a real watched torchrun run:
+    each is refused and counted, and the run loses nothing."""
+    import asyncio
+    import re
+
+    from tests.test_watch_listener import answering, connect, slow_loris
+
+    async def flood(port: int) -> None:  # 100 MB for an answer, no newline
+        _, writer, _ = await connect(port)
+        try:
+            for _ in range(100):
+                writer.write(b"x" * (1 << 20))
+                await writer.drain()
+        except ConnectionError:
+            pass  # refused part way
+        writer.close()
+
+    rec_path = tmp_path / "attacked.jsonl"
+    cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec_path), "--no-window"]
+    cmd += ["--budget", "1", "--", *torchrun("--epochs", "6")]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()
+        port = int(re.search(r"listening on 127\.0\.0\.1:(\d+)", first).group(1))
+
+        async def attack() -> None:
+            await asyncio.gather(
+                answering(port, b'{"version": 1, "host": "x"}\n'),  # no token
+                answering(port, (wire.answer("wrong", "0" * 32, HELLO) + "\n").encode()),
+                answering(port, os.urandom(4096).replace(b"\n", b" ") + b"\n"),
+                flood(port),
+                slow_loris(port),
+            )
+
+        asyncio.run(asyncio.wait_for(attack(), timeout=60))
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    events = [protocol.decode(line) for line in rec_path.read_text().splitlines()]
+    rec = record(events)
+    assert rec.world_size == 2 and len(rec.complete_steps()) == 6 * 4
+    assert all(st.complete(2) and st.averaged_agree() for st in rec.complete_steps())
+    summary = next(e for e in events if e.kind == "watch_summary")
+    assert summary.refused == {
+        "wrong token": 2,  # no token at all, and a wrong one
+        "not JSON": 1,
+        "oversized": 1,
+        "no answer in time": 1,
+    }, summary.refused
+    assert summary.dropped == {"0": 0, "1": 0} and summary.bad_lines == 0

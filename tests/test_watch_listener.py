@@ -58,9 +58,10 @@ async def answering(port: int, line: bytes) -> None:
     writer.close()
 
 
-async def oversized(port: int, size: int) -> None:
+async def oversized(port: int, size: int, token: str = TOKEN) -> None:
+    """An answer proving ``token``, then ``size`` bytes without a newline."""
     _, writer, nonce = await connect(port)
-    writer.write((wire.answer(TOKEN, nonce, hello(1)) + "\n").encode())
+    writer.write((wire.answer(token, nonce, hello(1)) + "\n").encode())
     chunk = b"x" * (1 << 20)
     try:
         for _ in range(size // len(chunk)):
