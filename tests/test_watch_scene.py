@@ -103,6 +103,10 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
     assert "✓ ranks agree" in status_text(window.session.record)
     text = window.stage.frame().all_text()
     assert "Your run · step" in text
+    # the process view lists each rank's host and pid, as the ranks reported them
+    hosts = [(row[0], row[1], row[3]) for row in window.process_view.rows()]
+    assert [(r, h) for r, _, h in hosts] == [("0", "vm"), ("1", "vm")]
+    assert window.process_view.table.horizontalHeaderItem(3).text() == "host"
     bad = tmp_path / "not-a-run.jsonl"
     bad.write_text('{"event": "engine_ready", "pid": 1, "version": "x"}\nnot json\n')
     with pytest.raises(RecordingError, match="holds no run"):
@@ -111,6 +115,7 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
     window.file_actions.open_run(DATA / "default-run.jsonl")
     assert window.lesson.id == "ddp-pattern" and window.form.parentWidget().isVisible()
     assert window.run_action.isEnabled()
+    assert window.process_view.table.horizontalHeaderItem(3).text() == "rows"
     rec = window.session.record
     assert rec.status == "finished" and rec.steps[0].ranks[1].local == {
         "weight": [-44.5],

@@ -22,6 +22,7 @@ from ddp_viz.model.report import rows_label
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import RunRecord
+from ddp_viz.model.watched import is_watched, places
 
 MAX_LOG_BLOCKS = 5000
 
@@ -127,18 +128,16 @@ class ProcessView(QWidget):
         rec = self._record
         if not self._pending and rec is not None and rec.world_size and rec.status != "idle":
             out = []
+            hosts = {p.rank: p.host for p in places(rec).values()}  # a watched run's ranks
             for r in range(rec.world_size):
                 pid = rec.pids.get(r)
-                out.append(
-                    (
-                        str(r),
-                        str(pid or "—"),
-                        self._rank_state(rec, r),
-                        rows_label(rec.shards[r] if r < len(rec.shards) else rec.rank_rows[r])
-                        if r < len(rec.shards) or r in rec.rank_rows
-                        else "—",
-                    )
-                )
+                if hosts:
+                    where = hosts.get(r, "—")
+                elif r < len(rec.shards) or r in rec.rank_rows:
+                    where = rows_label(rec.shards[r] if r < len(rec.shards) else rec.rank_rows[r])
+                else:
+                    where = "—"
+                out.append((str(r), str(pid or "—"), self._rank_state(rec, r), where))
             return out
         return [
             (
@@ -172,6 +171,8 @@ class ProcessView(QWidget):
                 f"starting {self._pending} rank(s)… {min(ready, self._pending)} warm"
             )
         rows = self.rows()
+        watched = self._record is not None and is_watched(self._record)
+        self.table.horizontalHeaderItem(3).setText("host" if watched else "rows")
         if rows == getattr(self, "_shown", None):
             return  # nothing changed: streaming runs call this at display rate
         self._shown = rows
