@@ -112,7 +112,10 @@ def main(args: argparse.Namespace) -> int:
     heartbeat.start(200)
     heartbeat.timeout.connect(lambda: None)
 
-    if getattr(args, "open", None):
+    live = None
+    if getattr(args, "watch_cmd", None):  # ddp-viz watch -- COMMAND, with the window
+        live = start_live_watch(window, args, result)
+    elif getattr(args, "open", None):
         from ddp_viz._qt.recording import RecordingError
 
         window.run_shown.connect(save_and_maybe_quit)
@@ -130,6 +133,9 @@ def main(args: argparse.Namespace) -> int:
     elif args.screenshot or args.quit:
         QTimer.singleShot(300, save_and_maybe_quit)
     app.exec()
+    if live is not None:
+        live.stop()
+        result["code"] = live.code if live.code is not None else result["code"]
     # Tear the window down while Qt is still alive: left to interpreter shutdown, PySide6
     # and pyqtgraph objects can be collected in an order that aborts the process.
     window.session.shutdown()
@@ -139,3 +145,23 @@ def main(args: argparse.Namespace) -> int:
 
     gc.collect()
     return result["code"]
+
+
+def start_live_watch(window, args, result):  # type: ignore[no-untyped-def]
+    """Run the watched command with its events streaming into the window's session."""
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz._qt.watch_live import LiveWatch
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+    from ddp_viz.watch.listener import RUN
+
+    live = LiveWatch(args.watch_cmd, args.record, args.budget, args.listen)
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    window.session.expect_run(RUN)
+    live.deliver = window.session.on_transport_event
+    live.ended.connect(lambda code: result.update(code=code))
+    live.ended.connect(
+        lambda code: window.status.setText(f"The watched command exited with {code}.")
+    )
+    live.start()
+    return live

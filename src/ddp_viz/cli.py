@@ -244,29 +244,40 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    """``watch`` / ``listen``; without ``--no-window`` the window opens on the recording once
-    the run is over (the live dashboard is not built yet)."""
+    """``watch`` / ``listen``. ``watch`` with the window streams into it live; ``listen``
+    with the window opens it on the recording once the listener stops."""
     import tempfile
 
+    from ddp_viz.app import has_display
     from ddp_viz.watch.command import listen, watch, watch_remote
 
-    command = args.cmd[1:] if args.command == "watch" and args.cmd[:1] == ["--"] else None
+    command = args.cmd[1:] if args.command == "watch" and args.cmd[:1] == ["--"] else args.cmd
     if args.command == "watch" and args.remote:
-        return watch_remote(command or args.cmd)
+        return watch_remote(command)
+    window = not args.no_window
+    if window and not has_display():
+        print("ddp-viz: no display here: recording and reporting only", file=sys.stderr)
+        window = False
+    if args.command == "watch" and window and command:
+        from ddp_viz.app import main as app_main
+
+        window_args = build_parser().parse_args([])
+        window_args.watch_cmd, window_args.record = command, args.record
+        window_args.budget, window_args.listen = args.budget, args.listen
+        return app_main(window_args)
     record = args.record
-    if not args.no_window and record is None:
+    if window and record is None:
         record = str(Path(tempfile.mkdtemp(prefix="ddp-viz-watch-")) / "watched.jsonl")
     if args.command == "listen":
         code = listen(args.bind, record)
     else:
-        code = watch(command or args.cmd, record, args.listen, budget=args.budget)
-    if args.no_window or record is None or not Path(record).is_file():
+        code = watch(command, record, args.listen, budget=args.budget)
+    if not window or record is None or not Path(record).is_file():
         return code
     from ddp_viz.app import main as app_main
 
     print(f"ddp-viz: opening {record} in the window", file=sys.stderr)
-    window_args = build_parser().parse_args(["--open", record])
-    app_main(window_args)
+    app_main(build_parser().parse_args(["--open", record]))
     return code
 
 

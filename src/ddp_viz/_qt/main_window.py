@@ -209,6 +209,8 @@ class MainWindow(QMainWindow):
             self.player.play()  # a short run animates every step from the first
 
     def show_record(self, record: RunRecord) -> None:
+        if not record.steps_planned:  # a watched run grows as it goes
+            self.step_slider.setMaximum(max(0, len(record.steps) - 1))
         self.player.on_record_updated()
         self.stage.update()
         now = time.monotonic()

@@ -65,8 +65,9 @@ class Lesson:
     @property
     def trains(self) -> bool:
         """Does the lesson's run train a model (with a loss and parameters to plot)? The
-        all-reduce lesson's moves vectors only."""
-        return self.scene != "ring"
+        all-reduce lesson's moves vectors only; a watched run has no loss to plot (its page
+        shows what it has on the stage)."""
+        return self.scene not in ("ring", "watch")
 
     def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays, in the listing as shown for

@@ -223,6 +223,10 @@ class SessionController:
             self._set_run_state(RunState.IDLE)
             self.request_run(scenario)
 
+    def expect_run(self, run: int) -> None:
+        """Events of ``run`` will come from elsewhere (a watched run, live): show them."""
+        self._pending_run = run
+
     def replay(self, events: list[protocol.Event]) -> bool:
         """Show a recorded run (a file: one of ours, or a watched run) as if it had just run;
         no engine takes part. False while a run is busy. A recording that stops before its
@@ -279,7 +283,9 @@ class SessionController:
                 self._bind_prediction(run)
                 self._set_run_state(RunState.RUNNING)
                 self.view.show_run_started(self.record)
-                self.follow_latest = self.record.steps_planned > FOLLOW_LATEST_ABOVE
+                # a long run, or a watched one (its length unknown): show the latest step
+                long = self.record.steps_planned > FOLLOW_LATEST_ABOVE
+                self.follow_latest = long or bool(self.record.scenario.get("watched"))
                 self.view.show_follow_latest(self.follow_latest)
                 self.view.show_status(f"Run {run}: {self.record.world_size} rank(s) training…")
             case _:

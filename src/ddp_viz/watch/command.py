@@ -12,7 +12,9 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -21,7 +23,7 @@ from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.timeline import RunRecord
 from ddp_viz.model.watch_events import WatchSummary
-from ddp_viz.watch.listener import RUN, Listener
+from ddp_viz.watch.listener import RUN, Listener, Sink
 
 BOOT = Path(__file__).parent / "boot"
 DRAIN_S = 5.0  # after the command ends: how long the last connections may take to close
@@ -52,7 +54,8 @@ def watched_env(addr: str, token: str, budget: float | None = None) -> dict[str,
 class Recorder:
     """Folds the listener's events into a run (for the report) and writes them, if asked."""
 
-    def __init__(self, record: str | None) -> None:
+    def __init__(self, record: str | None, forward: Sink | None = None) -> None:
+        self.forward = forward  # a live window's transport: every event, as it is recorded
         self.rec = RunRecord()
         self.path = record
         self.file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
@@ -60,6 +63,8 @@ class Recorder:
 
     def __call__(self, event: protocol.Event) -> None:
         self.rec.apply(event)
+        if self.forward is not None:
+            self.forward(event)
         if self.file is not None:
             self.file.write(protocol.encode(event) + "\n")
             self.file.flush()
@@ -150,10 +155,33 @@ async def _listen(host: str, port: int, record: str | None, out: TextIO) -> int:
     return 0
 
 
-async def _watch(
-    command: list[str], record: str | None, host: str, port: int, out: TextIO, budget: float | None
+def watch_live(
+    command: list[str],
+    record: str | None,
+    listen: str,
+    budget: float | None,
+    forward: Sink,
+    started: Callable[[int], None],
+    out: TextIO = sys.stderr,
 ) -> int:
-    recorder = Recorder(record)
+    """:func:`watch` for a window: every event also goes to ``forward`` as it arrives, and
+    ``started`` gets the command's process id (its process group: what stopping stops). Runs
+    in any thread."""
+    host, port = parse_address(listen)
+    return asyncio.run(_watch(command, record, host, port, out, budget, forward, started))
+
+
+async def _watch(
+    command: list[str],
+    record: str | None,
+    host: str,
+    port: int,
+    out: TextIO,
+    budget: float | None,
+    forward: Sink | None = None,
+    started: Callable[[int], None] | None = None,
+) -> int:
+    recorder = Recorder(record, forward)
     listener = Listener(wire.new_token(), recorder, host, port)
     try:
         bound, port = await listener.start()
@@ -162,7 +190,7 @@ async def _watch(
         return 2
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
     env = watched_env(f"{bound}:{port}", listener.token, budget)
-    code = await _run_command(command, env, out)
+    code = await _run_command(command, env, out, started)
     deadline = time.monotonic() + DRAIN_S
     idle = asyncio.Event()  # never set: a bounded wait for the last connections to close
     while listener.connections and time.monotonic() < deadline:
@@ -174,17 +202,30 @@ async def _watch(
     return code
 
 
-async def _run_command(command: list[str], env: dict[str, str], out: TextIO) -> int:
+async def _run_command(
+    command: list[str],
+    env: dict[str, str],
+    out: TextIO,
+    started: Callable[[int], None] | None = None,
+) -> int:
     try:
         proc = await asyncio.create_subprocess_exec(*command, env=env, start_new_session=True)
     except OSError as exc:
         print(f"ddp-viz watch: cannot start {command[0]}: {exc}", file=out)
         return 127
+    if started is not None:
+        started(proc.pid)
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C stops the whole tree, then us
-        loop.add_signal_handler(sig, _pass_on, proc.pid, sig)
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C stops the whole tree, then us
+            loop.add_signal_handler(sig, _pass_on, proc.pid, sig)
     code = await proc.wait()
     return 128 - code if code < 0 else code  # killed by a signal: the shell's convention
+
+
+def stop_command(pid: int) -> None:
+    """Stop a watched command and everything it started (Ctrl-C to its process group)."""
+    _pass_on(pid, signal.SIGINT)
 
 
 def _pass_on(pid: int, sig: int) -> None:

@@ -1,0 +1,80 @@
+"""A watched run, live in the window: ``ddp-viz watch -- COMMAND`` with the window open.
+
+The listener and the command run on a thread of their own (asyncio, no torch). The listener's
+events wait in a queue; a timer on the window's thread hands them to the session a few
+milliseconds at a time, as the engine's are, so a fast run never floods the event loop.
+Closing the window stops the command's whole process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from ddp_viz.model import protocol
+from ddp_viz.watch.command import stop_command, watch_live
+
+DRAIN_EVERY_MS = 16
+DRAIN_BUDGET_S = 0.006  # per timer tick: painting keeps its share of the thread
+
+
+class LiveWatch(QObject):
+    ended = Signal(int)  # the command's exit status, once its last events were handed over
+
+    def __init__(
+        self,
+        command: list[str],
+        record: str | None,
+        budget: float | None,
+        listen: str = "127.0.0.1:0",
+    ) -> None:
+        super().__init__()
+        self.command, self.record, self.budget, self.listen = command, record, budget, listen
+        self.pid: int | None = None
+        self.code: int | None = None
+        self.deliver: Callable[[protocol.Event], None] = lambda _e: None
+        self._events: deque[protocol.Event] = deque()
+        self._thread = threading.Thread(target=self._run, name="ddp-viz-watch", daemon=True)
+        self._timer = QTimer(self)
+        self._timer.setInterval(DRAIN_EVERY_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    def start(self) -> None:
+        self._timer.start()
+        self._thread.start()
+
+    def _run(self) -> None:  # the watch's thread
+        try:
+            code = watch_live(
+                self.command, self.record, self.listen, self.budget, self._events.append,
+                self._started,
+            )  # fmt: skip
+        except Exception as exc:  # a thread's error must reach the user, not vanish
+            print(f"ddp-viz watch: {exc}")
+            code = 1
+        self.code = code
+
+    def _started(self, pid: int) -> None:
+        self.pid = pid
+
+    def _on_timer_timeout(self) -> None:
+        deadline = time.perf_counter() + DRAIN_BUDGET_S
+        while self._events and time.perf_counter() < deadline:
+            self.deliver(self._events.popleft())
+        if not self._events and self.code is not None:
+            self._timer.stop()
+            self.ended.emit(self.code)
+
+    def stop(self, wait_s: float = 15.0) -> None:
+        """Stop the command (if still running) and wait for the watch to wind down."""
+        self._timer.stop()
+        if self.pid is not None and self.code is None:
+            with contextlib.suppress(OSError):
+                stop_command(self.pid)
+        if self._thread.is_alive():
+            self._thread.join(wait_s)

@@ -1,0 +1,50 @@
+"""``ddp-viz watch`` with the window: a real torchrun run streams into the window's session as
+it trains, and stopping the window stops the whole process tree."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ddp_viz.model.timeline import RunStatus
+
+pytestmark = pytest.mark.gloo
+
+SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
+TORCHRUN = [str(Path(sys.executable).parent / "torchrun"), "--standalone", "--nproc-per-node", "2"]
+
+
+def live_window(make_window, *args: str):  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from ddp_viz.app import start_live_watch
+
+    window = make_window()
+    result = {"code": 0}
+    opts = SimpleNamespace(
+        watch_cmd=[*TORCHRUN, str(SCRIPT), *args], record=None, budget=1.0, listen="127.0.0.1:0"
+    )
+    return window, start_live_watch(window, opts, result), result
+
+
+def test_a_watched_run_streams_into_the_window_as_it_trains(qtbot, make_window) -> None:
+    window, live, result = live_window(make_window, "--epochs", "2")
+    assert window.lesson.id == "watched" and not window.run_action.isEnabled()
+    with qtbot.waitSignal(live.ended, timeout=120_000):
+        qtbot.waitUntil(lambda: len(window.session.record.steps) >= 1, timeout=120_000)
+        assert window.session.record.status == RunStatus.RUNNING  # seen while it trains
+    rec = window.session.record
+    assert result["code"] == 0 and rec.status == RunStatus.FINISHED
+    assert len(rec.complete_steps()) == 8 and all(st.averaged_agree() for st in rec.steps)
+    assert "Your run · step" in window.stage.frame().all_text()
+    assert window.status.text() == "The watched command exited with 0."
+
+
+def test_closing_the_window_stops_the_whole_tree(qtbot, make_window) -> None:
+    window, live, _ = live_window(make_window, "--forever")
+    qtbot.waitUntil(lambda: len(window.session.record.steps) >= 3, timeout=120_000)
+    live.stop()  # what the app does when its window closes
+    assert live.code is not None and live.code != 0
+    # the conftest fixture fails this test if torchrun or a rank is left behind
