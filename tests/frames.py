@@ -131,3 +131,14 @@ def linear_run(world_size: int, rows: int = 8, steps: int = 1, lr: float = 0.01)
     for e in events:
         rec.apply(e)
     return rec
+
+
+# stage sizes every scene is checked at: a laptop's stage, a small one, a projector's
+STAGE_SIZES = [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
+
+
+def assert_fits(frame: StageFrame, theme: str) -> None:
+    """Nothing off the stage or overlapping, and projector type readable from the back."""
+    assert_inside_and_apart(frame)
+    if theme == "projector":
+        assert frame.smallest_px() >= 24

@@ -12,7 +12,7 @@ from ddp_viz.model.sharing import epochs, step_repeats, why_average_differs
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import load_recording
-from tests.frames import assert_frame_matches_record, assert_inside_and_apart
+from tests.frames import STAGE_SIZES, assert_fits, assert_frame_matches_record
 
 PADDED = "who-splits-3-ranks.jsonl"
 DROPPED = "who-splits-drop-last.jsonl"
@@ -71,17 +71,13 @@ def test_the_numbers_are_the_recorded_ones(name) -> None:
         assert {k.split(".")[1] for k in f.numbers()} == {"loss", "local"}
 
 
-@pytest.mark.parametrize(
-    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
-)
+@pytest.mark.parametrize(("w", "h", "theme"), STAGE_SIZES)
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     for name in (PADDED, DROPPED):
         for step in range(3):
             for phase in range(4):
                 _, f = frame(name, step, phase, w, h, theme)
-                assert_inside_and_apart(f)
-                if theme == "projector":
-                    assert f.smallest_px() >= 24
+                assert_fits(f, theme)
 
 
 def test_an_epoch_s_dropped_row_is_crossed_out_as_soon_as_its_last_step_is_shown() -> None:

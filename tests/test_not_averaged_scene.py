@@ -14,7 +14,7 @@ from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import load_recording
-from tests.frames import assert_inside_and_apart
+from tests.frames import STAGE_SIZES, assert_fits, assert_inside_and_apart
 
 SYNC, NO_SYNC = "not-averaged.jsonl", "not-averaged-no-sync.jsonl"
 UNUSED, FIND = "not-averaged-unused.jsonl", "not-averaged-find-unused.jsonl"
@@ -106,17 +106,13 @@ def test_the_cost_the_checkpoint_and_the_launch_are_the_recorded_ones() -> None:
     assert early.text_with_key("cost.with") is None
 
 
-@pytest.mark.parametrize(
-    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
-)
+@pytest.mark.parametrize(("w", "h", "theme"), STAGE_SIZES)
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     for name, steps in ((SYNC, 4), (NO_SYNC, 4), (UNUSED, 1), (FIND, 4)):
         for step in range(steps):
             for phase in range(4):
                 _, f = frame(name, step, phase, w, h, theme)
-                assert_inside_and_apart(f)
-                if theme == "projector":
-                    assert f.smallest_px() >= 24
+                assert_fits(f, theme)
 
 
 def test_the_launch_variables_show_as_the_run_starts() -> None:

@@ -11,7 +11,7 @@ from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import load_recording
-from tests.frames import assert_inside_and_apart
+from tests.frames import STAGE_SIZES, assert_fits
 
 STALL, JOIN = "uneven-stall.jsonl", "uneven-join.jsonl"
 
@@ -72,17 +72,13 @@ def test_join_shows_the_zeros_and_the_average_that_came_back() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
-)
+@pytest.mark.parametrize(("w", "h", "theme"), STAGE_SIZES)
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     for name, steps in ((STALL, 3), (JOIN, 4)):
         for step in range(steps):
             for phase in range(4):
                 _, f = frame(name, step, phase, w, h, theme)
-                assert_inside_and_apart(f)
-                if theme == "projector":
-                    assert f.smallest_px() >= 24
+                assert_fits(f, theme)
 
 
 def test_the_status_bar_says_the_run_stalled() -> None:

@@ -163,3 +163,16 @@ def test_times_move_onto_the_listeners_clock() -> None:
     moved = on_listener_clock(timing, 7.5)
     assert moved.spans == {"forward": [[2.5, 3.5]]} and moved.ready == [["w", 3.0]]
     assert moved.buckets == [{"launched": 3.5, "finished": 4.5}]
+
+
+def test_bad_watch_and_listen_input_is_refused_before_anything_starts(capsys) -> None:
+    from ddp_viz.cli import main
+
+    assert main(["listen", "--no-window", "--bind", "nowhere"]) == 2
+    assert "--bind: expected HOST:PORT, got 'nowhere'" in capsys.readouterr().out
+    assert main(["watch", "--no-window"]) == 2
+    assert "give the command after --" in capsys.readouterr().err
+    assert main(["watch", "--no-window", "--budget", "3", "--", "true"]) == 2
+    assert "--budget: a fraction in (0, 1], got 3" in capsys.readouterr().err
+    assert main(["watch", "--remote", "--", "true"]) == 2  # no DDP_VIZ_ADDR / TOKEN here
+    assert "set DDP_VIZ_ADDR=HOST:PORT and DDP_VIZ_TOKEN" in capsys.readouterr().err

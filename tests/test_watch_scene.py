@@ -17,7 +17,7 @@ from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from ddp_viz.model.watched import arrivals, averages_identical, last_to_arrive, step_time
 from tests.conftest import DATA, load_recording
-from tests.frames import assert_inside_and_apart
+from tests.frames import STAGE_SIZES, assert_fits
 
 WATCHED = "watched-2-ranks.jsonl"
 
@@ -77,15 +77,11 @@ def test_averages_that_differ_on_one_rank_are_caught() -> None:
     assert f.text_with_key("averages.identical").text.startswith("✗")
 
 
-@pytest.mark.parametrize(
-    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
-)
+@pytest.mark.parametrize(("w", "h", "theme"), STAGE_SIZES)
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     for step in range(4):
         _, f = frame(step, w, h, theme)
-        assert_inside_and_apart(f)
-        if theme == "projector":
-            assert f.smallest_px() >= 24
+        assert_fits(f, theme)
 
 
 def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tmp_path) -> None:

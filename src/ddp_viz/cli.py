@@ -251,7 +251,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ddp_viz.app import has_display
     from ddp_viz.watch.command import listen, watch, watch_remote
 
-    command = args.cmd[1:] if args.command == "watch" and args.cmd[:1] == ["--"] else args.cmd
+    given = getattr(args, "cmd", [])  # listen takes no command
+    command = given[1:] if given[:1] == ["--"] else given
     if args.command == "watch" and args.remote:
         return watch_remote(command)
     window = not args.no_window

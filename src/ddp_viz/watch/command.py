@@ -30,10 +30,10 @@ DRAIN_S = 5.0  # after the command ends: how long the last connections may take 
 STOP_S = 10.0  # after Ctrl-C is passed on: how long the command may take to stop
 
 
-def parse_address(text: str) -> tuple[str, int]:
+def parse_address(text: str, flag: str = "--listen") -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError(f"--listen: expected HOST:PORT, got {text!r}")
+        raise ValueError(f"{flag}: expected HOST:PORT, got {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -112,9 +112,9 @@ def watch_remote(command: list[str], out: TextIO = sys.stderr) -> int:
         )
         return 2
     try:
-        parse_address(addr)
+        parse_address(addr, wire.ADDR_ENV)
     except ValueError as exc:
-        print(f"ddp-viz watch --remote: {wire.ADDR_ENV}: {exc}", file=out)
+        print(f"ddp-viz watch --remote: {exc}", file=out)
         return 2
     return asyncio.run(_run_command(command, watched_env(addr, token), out))
 
@@ -122,7 +122,7 @@ def watch_remote(command: list[str], out: TextIO = sys.stderr) -> int:
 def listen(bind: str, record: str | None, out: TextIO = sys.stdout) -> int:
     """Listen until Ctrl-C (or SIGTERM) for ranks that ``watch --remote`` starts elsewhere."""
     try:
-        host, port = parse_address(bind)
+        host, port = parse_address(bind, "--bind")
     except ValueError as exc:
         print(f"ddp-viz listen: {exc}", file=out)
         return 2
