@@ -82,10 +82,11 @@ def watch(
     command: list[str],
     record: str | None,
     listen: str,
-    out: TextIO = sys.stderr,
+    out: TextIO | None = None,
     budget: float | None = None,
 ) -> int:
     """Listen here, run ``command`` watched, record; the command's exit status."""
+    out = out or sys.stderr  # read now: a test (or a caller) may have replaced it
     if not command:
         print("ddp-viz watch: give the command after --, e.g. -- torchrun …", file=out)
         return 2
@@ -100,9 +101,10 @@ def watch(
     return asyncio.run(_watch(command, record, host, port, out, budget))
 
 
-def watch_remote(command: list[str], out: TextIO = sys.stderr) -> int:
+def watch_remote(command: list[str], out: TextIO | None = None) -> int:
     """Run ``command`` watched, streaming to the listener ``DDP_VIZ_ADDR`` names (``ddp-viz
     listen`` on another machine), proving ``DDP_VIZ_TOKEN``."""
+    out = out or sys.stderr
     addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
     if not command or not addr or not token:
         print(
@@ -119,8 +121,9 @@ def watch_remote(command: list[str], out: TextIO = sys.stderr) -> int:
     return asyncio.run(_run_command(command, watched_env(addr, token), out))
 
 
-def listen(bind: str, record: str | None, out: TextIO = sys.stdout) -> int:
+def listen(bind: str, record: str | None, out: TextIO | None = None) -> int:
     """Listen until Ctrl-C (or SIGTERM) for ranks that ``watch --remote`` starts elsewhere."""
+    out = out or sys.stdout
     try:
         host, port = parse_address(bind, "--bind")
     except ValueError as exc:
@@ -162,11 +165,12 @@ def watch_live(
     budget: float | None,
     forward: Sink,
     started: Callable[[int], None],
-    out: TextIO = sys.stderr,
+    out: TextIO | None = None,
 ) -> int:
     """:func:`watch` for a window: every event also goes to ``forward`` as it arrives, and
     ``started`` gets the command's process id (its process group: what stopping stops). Runs
     in any thread."""
+    out = out or sys.stderr
     host, port = parse_address(listen)
     return asyncio.run(_watch(command, record, host, port, out, budget, forward, started))
 
