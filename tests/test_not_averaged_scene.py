@@ -101,6 +101,9 @@ def test_the_cost_the_checkpoint_and_the_launch_are_the_recorded_ones() -> None:
     assert "rank 1 loaded it (map_location='cpu'): ✓ the same file" in text
     port = rec.state.launch[0].env["MASTER_PORT"]
     assert f"MASTER_PORT={port}" in text and "init_method=env://" in text
+    # the status bar says "see the stage for why": the last frame says why
+    why = f.text_with_key("why")
+    assert why is not None and "BatchNorm normalises each rank's batch" in text_of(f)
     # not before the run's last step
     _, early = frame(FIND, 1, STEP)
     assert early.text_with_key("cost.with") is None

@@ -248,6 +248,10 @@ class _Builder(StepFrameBuilder):
     def ending(self) -> list[_Entry]:
         t, f = self.t, self.small
         out: list[_Entry] = []
+        st = self.step  # the status bar points here for why the average is not the full batch
+        if st is not None and st.reference is not None and st.average_is_full_batch() is False:
+            why = why_average_differs(self.rec, st)
+            out.append(_Entry(f"✗ average ≠ full batch: {why}", f, t.text, "why"))
         errors = self.rec.state.reducer_errors
         if errors:
             first = errors[min(errors)]
