@@ -134,12 +134,10 @@ def listen(bind: str, record: str | None, out: TextIO | None = None) -> int:
 
 async def _listen(host: str, port: int, record: str | None, out: TextIO) -> int:
     recorder = Recorder(record)
-    listener = Listener(wire.new_token(), recorder, host, port)
-    try:
-        bound, port = await listener.start()
-    except OSError as exc:
-        print(f"ddp-viz listen: cannot listen on {host}:{port}: {exc}", file=out)
+    opened = await _open_listener(recorder, host, port, out, "listen")
+    if opened is None:
         return 2
+    listener, bound, port = opened
     print(
         f"ddp-viz listen: on {bound}:{port}\n"
         f"  on each training machine: {wire.ADDR_ENV}={bound}:{port} "
@@ -186,12 +184,10 @@ async def _watch(
     started: Callable[[int], None] | None = None,
 ) -> int:
     recorder = Recorder(record, forward)
-    listener = Listener(wire.new_token(), recorder, host, port)
-    try:
-        bound, port = await listener.start()
-    except OSError as exc:
-        print(f"ddp-viz watch: cannot listen on {host}:{port}: {exc}", file=out)
+    opened = await _open_listener(recorder, host, port, out, "watch")
+    if opened is None:
         return 2
+    listener, bound, port = opened
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
     env = watched_env(f"{bound}:{port}", listener.token, budget)
     code = await _run_command(command, env, out, started)
@@ -204,6 +200,19 @@ async def _watch(
     recorder.finish(listener, code)
     print(summary(recorder.rec, listener, code, record), file=out)
     return code
+
+
+async def _open_listener(
+    recorder: Recorder, host: str, port: int, out: TextIO, who: str
+) -> tuple[Listener, str, int] | None:
+    """A listener with a fresh token, bound; None (and why, on ``out``) if it cannot bind."""
+    listener = Listener(wire.new_token(), recorder, host, port)
+    try:
+        bound, port = await listener.start()
+    except OSError as exc:
+        print(f"ddp-viz {who}: cannot listen on {host}:{port}: {exc}", file=out)
+        return None
+    return listener, bound, port
 
 
 async def _run_command(
