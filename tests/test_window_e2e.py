@@ -37,6 +37,15 @@ def lock_guess(qtbot, window, qid: str, guess: str) -> None:
     qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
 
 
+def guess_then_run(qtbot, window, qid: str, guess: str):  # -> RunRecord
+    """Lock a guess, run again once Run is back, and return the run once it has been shown."""
+    lock_guess(qtbot, window, qid, guess)
+    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
+    with qtbot.waitSignal(window.run_shown, timeout=60_000):
+        click_run(qtbot, window)
+    return window.session.record
+
+
 def start_long_run(qtbot, window) -> None:
     """Start a 100,000-step run from the window and return once it is streaming."""
     start_engine(qtbot, window)
@@ -360,11 +369,7 @@ def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_gue
     assert "Timed out waiting 4000ms" in text and "stuck" in text
     qid = "predict-join-average"
     form.uneven.join.setChecked(True)
-    lock_guess(qtbot, window, qid, "-13.28")
-    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.run_shown, timeout=60_000):
-        click_run(qtbot, window)
-    rec = window.session.record
+    rec = guess_then_run(qtbot, window, qid, "-13.28")
     assert rec.status == "finished" and not rec.stalled and rec.complete_prefix() == 4
     window.player.seek_step(3)
     quiz = window.quiz_view
@@ -389,11 +394,7 @@ def test_the_not_averaged_lesson_runs_then_grades_the_unused_parameter_guess(qtb
     assert f"sha256 {rec.state.saved.sha256[:16]}" in text
     qid = "unused-fails-when"
     form.state.unused.setChecked(True)
-    lock_guess(qtbot, window, qid, "1")
-    qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
-    with qtbot.waitSignal(window.run_shown, timeout=60_000):
-        click_run(qtbot, window)
-    rec = window.session.record
+    rec = guess_then_run(qtbot, window, qid, "1")
     assert set(rec.state.reducer_errors) == {0, 1} and rec.complete_prefix() == 1
     quiz = window.quiz_view
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
