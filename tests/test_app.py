@@ -82,3 +82,18 @@ def test_the_offscreen_platform_needs_no_x11_libraries() -> None:
     assert not uses_xcb({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"})
     assert uses_xcb({"DISPLAY": ":0"}) == sys.platform.startswith("linux")
     assert not uses_xcb({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"})
+
+
+def test_a_recording_opens_from_the_command_line_and_the_app_leaves(tmp_path) -> None:
+    """`ddp-viz FILE.jsonl --screenshot F --quit` saves and exits (it once hung: the
+    recording was shown to its end before the event loop ran, and the quit was lost)."""
+    from tests.conftest import DATA
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path))
+    for name in ("watched-2-ranks.jsonl", "default-run.jsonl"):
+        shot = tmp_path / f"{name}.png"
+        res = app(str(DATA / name), "--screenshot", str(shot), "--quit", env=env, timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert Image.open(shot).size[0] > 0
+    res = app(str(tmp_path / "missing.jsonl"), "--quit", env=env, timeout=60)
+    assert res.returncode == 2 and "cannot read" in res.stderr

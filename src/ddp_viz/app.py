@@ -107,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
     import signal
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: window.close())
+        signal.signal(sig, lambda *_: (window.close(), app.quit()))
     heartbeat = QTimer()
     heartbeat.start(200)
     heartbeat.timeout.connect(lambda: None)
@@ -116,17 +116,9 @@ def main(args: argparse.Namespace) -> int:
     if getattr(args, "watch_cmd", None):  # ddp-viz watch -- COMMAND, with the window
         live = start_live_watch(window, args, result)
     elif getattr(args, "open", None):
-        from ddp_viz._qt.recording import RecordingError
-
-        window.run_shown.connect(save_and_maybe_quit)
-        try:
-            window.file_actions.open_run(args.open)
-        except RecordingError as exc:
-            print(f"ddp-viz: {exc}", file=sys.stderr)
-            result["code"] = 2
-            window.status.setText(str(exc))
-            if args.quit:
-                QTimer.singleShot(0, lambda: (window.close(), app.quit()))
+        # from inside the event loop: a recording can be shown to its end at once, and a
+        # quit asked for before the loop runs would be lost (the process would hang)
+        QTimer.singleShot(0, lambda: open_recording_arg(window, args, result, save_and_maybe_quit))
     elif args.run:
         window.run_shown.connect(save_and_maybe_quit)
         window.start_run()
@@ -165,3 +157,22 @@ def start_live_watch(window, args, result):  # type: ignore[no-untyped-def]
     )
     live.start()
     return live
+
+
+def open_recording_arg(window, args, result, done) -> None:  # type: ignore[no-untyped-def]
+    """``ddp-viz FILE.jsonl`` / ``--open FILE``: show the recording; with ``--screenshot``
+    and ``--quit``, save and leave once it has been shown to its end."""
+    from PySide6.QtWidgets import QApplication
+
+    from ddp_viz._qt.recording import RecordingError
+
+    window.run_shown.connect(done)
+    try:
+        window.file_actions.open_run(args.open)
+    except RecordingError as exc:
+        print(f"ddp-viz: {exc}", file=sys.stderr)
+        result["code"] = 2
+        window.status.setText(str(exc))
+        if args.quit:
+            window.close()
+            QApplication.quit()
