@@ -219,3 +219,17 @@ def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None
         "no answer in time": 1,
     }, summary.refused
     assert summary.dropped == {"0": 0, "1": 0} and summary.bad_lines == 0
+
+
+def test_a_second_ddp_model_in_a_process_is_left_unwatched(tmp_path) -> None:
+    """One watched run per process: the first DDP model. A second one's steps would carry
+    the same step and rank numbers and mix with the first's."""
+    code, events, err = watch(tmp_path, *torchrun("--epochs", "1", "--second-model"), budget="1")
+    assert code == 0, err
+    assert "only the first one is watched" in err
+    rec = record(events)
+    assert rec.param_names == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert [e.kind for e in events].count("watched_rank") == 2
+    steps = rec.complete_steps()
+    assert len(steps) == 4 and all(st.averaged_agree() for st in steps)
+    assert all(set(st.averaged()) == set(rec.param_names) for st in steps)

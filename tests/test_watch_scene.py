@@ -88,7 +88,13 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
     from ddp_viz._qt.recording import RecordingError
 
     window = make_window()
+    shown = []  # what a screenshot taken as the run is shown to its end would see
+    window.run_shown.connect(
+        lambda rec: shown.append((window.status.text(), window.process_view.rows()))
+    )
     window.file_actions.open_run(DATA / WATCHED)
+    status, procs = shown[0]
+    assert status.startswith("Run 1 finished") and [p[2] for p in procs] == ["done", "done"]
     assert window.lesson.id == "watched" and window.stage.lesson.scene == "watch"
     assert window.status.text().startswith(f"Opened {WATCHED}: 2 rank(s), 4 complete step(s)")
     assert not window.form.parentWidget().isVisible()

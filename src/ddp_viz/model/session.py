@@ -325,13 +325,15 @@ class SessionController:
     def _end_run(self) -> None:
         rec = self.record
         self._dirty = False
-        self.view.show_record(rec)
+        # state and status first: showing the record can show the run to its end at once (a
+        # recording, a watched run), and whoever waits for that sees the run as ended
         self._set_run_state(RunState(rec.status))
         if self.prediction is not None and self.prediction.run == rec.run:
             q = self.prediction.question.quantity
             if q is not None and q.read(rec) is None:
                 self.prediction = None  # the run never produced the value: nothing to grade
         self.view.show_status(status_text(rec))
+        self.view.show_record(rec)
         self.view.show_run_ended(rec)
 
 

@@ -20,6 +20,7 @@ import atexit
 import math
 import os
 import socket
+import sys
 import time
 from typing import Any
 
@@ -238,8 +239,19 @@ def patch(module: Any) -> None:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
+        self._ddp_viz = None
+        if _ORIGINAL.get("watching"):  # one run per process: its first DDP model
+            if not _ORIGINAL.get("told"):
+                _ORIGINAL["told"] = True
+                print(
+                    "ddp-viz watch: this process builds another DistributedDataParallel; "
+                    "only the first one is watched",
+                    file=sys.stderr,
+                )
+            return
         try:
             self._ddp_viz = Watch(self, addr, token)
+            _ORIGINAL["watching"] = True
         except Exception:  # a watch that cannot start leaves the script alone
             self._ddp_viz = None
 

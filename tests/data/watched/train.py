@@ -24,6 +24,7 @@ def main() -> int:
     parser.add_argument("--out", help="save the final parameters (rank 0)")
     parser.add_argument("--exit-code", type=int, default=0)
     parser.add_argument("--forever", action="store_true", help="train until stopped")
+    parser.add_argument("--second-model", action="store_true", help="a second DDP model too")
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -38,6 +39,7 @@ def main() -> int:
     if args.fp16_hook:
         model.register_comm_hook(dist.group.WORLD, default_hooks.fp16_compress_hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    other = DDP(torch.nn.Linear(6, 1)) if args.second_model else None
     epoch = 0
     while epoch < args.epochs or args.forever:
         sampler.set_epoch(epoch)
@@ -45,6 +47,8 @@ def main() -> int:
             optimizer.zero_grad()
             F.mse_loss(model(x), y).backward()
             optimizer.step()
+            if other is not None:
+                F.mse_loss(other(x), y).backward()
         epoch += 1
     if rank == 0 and args.out:
         torch.save(model.module.state_dict(), args.out)
