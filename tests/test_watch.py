@@ -87,9 +87,10 @@ def test_with_the_whole_budget_every_step_is_captured_in_full(tmp_path) -> None:
 
 
 def test_the_exit_status_is_the_commands(tmp_path) -> None:
-    code, events, _ = watch(tmp_path, sys.executable, "-c", "raise SystemExit(7)")
+    code, events, err = watch(tmp_path, sys.executable, "-c", "raise SystemExit(7)")
     assert code == 7
     assert [e.kind for e in events] == ["watch_summary"]  # no rank ever connected
+    assert "the command exited with 7; no rank connected" in err
 
 
 def test_a_scripts_own_comm_hook_keeps_its_effect_and_is_watched(tmp_path) -> None:

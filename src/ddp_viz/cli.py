@@ -249,13 +249,19 @@ def cmd_watch(args: argparse.Namespace) -> int:
     import tempfile
 
     from ddp_viz.app import has_display
-    from ddp_viz.watch.command import listen, watch, watch_remote
+    from ddp_viz.watch.command import listen, parse_address, watch, watch_remote
 
     given = getattr(args, "cmd", [])  # listen takes no command
     command = given[1:] if given[:1] == ["--"] else given
     if args.command == "watch" and args.remote:
         return watch_remote(command)
     window = not args.no_window
+    if window and args.command == "listen":
+        try:  # a bad address first: before any word about the window
+            parse_address(args.bind, "--bind")
+        except ValueError as exc:
+            print(f"ddp-viz listen: {exc}", file=sys.stdout)
+            return 2
     if window and not has_display():
         print("ddp-viz: no display here: recording and reporting only", file=sys.stderr)
         window = False

@@ -252,11 +252,13 @@ def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | 
     steps, seen = len(full), len(rec.complete_steps())
     agree = [st.averaged_agree() for st in full]
     ended = "the listener stopped" if code is None else f"the command exited with {code}"
-    lines = [
-        f"ddp-viz: {ended}; {len(listener.ranks)} rank(s) on "
-        f"{', '.join(hosts) or 'no host'}, {seen} step(s), {steps} of them captured in full"
-        + (f", recorded to {record}" if record else ""),
-    ]
+    ranks = (
+        f"{len(listener.ranks)} rank(s) on {', '.join(hosts)}, {seen} step(s), {steps} of "
+        "them captured in full"
+        if listener.ranks
+        else "no rank connected"
+    )
+    lines = [f"ddp-viz: {ended}; {ranks}" + (f", recorded to {record}" if record else "")]
     if agree:
         same = all(agree)
         lines.append(
