@@ -22,6 +22,7 @@ import os
 import socket
 import sys
 import time
+import weakref
 from typing import Any
 
 import torch
@@ -53,7 +54,9 @@ class Watch:
     """One DDP instance's capture and its sender."""
 
     def __init__(self, ddp: Any, addr: str, token: str) -> None:
-        self.ddp = ddp
+        # weakly: the script's DDP must go when the script drops it, as it would unwatched
+        # (kept alive to interpreter exit, its reducer outlived the process group)
+        self._ddp = weakref.ref(ddp)
         self.rank = dist.get_rank(ddp.process_group)
         self.world = dist.get_world_size(ddp.process_group)
         module = ddp.module
@@ -120,7 +123,9 @@ class Watch:
 
     def _call(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
         if user_hook is None:
-            return default_hooks.allreduce_hook(self.ddp.process_group, bucket)
+            ddp = self._ddp()
+            group = ddp.process_group if ddp is not None else None
+            return default_hooks.allreduce_hook(group, bucket)
         return user_hook(user_state, bucket)
 
     @staticmethod
@@ -135,7 +140,7 @@ class Watch:
     def _on_forward_started(self, _module: Any, _args: Any) -> None:
         if not self.registered:
             self.registered = True
-            _ORIGINAL["register_comm_hook"](self.ddp, (self, None, None), _hook)
+            _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
         self.flush()
         now = _now()
         if self.started is None:
