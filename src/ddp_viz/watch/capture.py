@@ -140,7 +140,8 @@ class Watch:
     def _on_forward_started(self, _module: Any, _args: Any) -> None:
         if not self.registered:
             self.registered = True
-            _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
+            if self.sender.alive:  # no listener (it refused at once): DDP stays as it was
+                _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
         self.flush()
         now = _now()
         if self.started is None:
@@ -230,7 +231,8 @@ def _hook(state, bucket):  # type: ignore[no-untyped-def]
     return watch.hook(user_state, user_hook, bucket)
 
 
-_ORIGINAL: dict[str, Any] = {}
+_ORIGINAL: dict[str, Any] = {}  # DDP's own methods, before patching
+_PROCESS = {"watching": False, "told": False}  # one watched DDP per process
 
 
 def patch(module: Any) -> None:
@@ -245,9 +247,9 @@ def patch(module: Any) -> None:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         self._ddp_viz = None
-        if _ORIGINAL.get("watching"):  # one run per process: its first DDP model
-            if not _ORIGINAL.get("told"):
-                _ORIGINAL["told"] = True
+        if _PROCESS["watching"]:  # one run per process: its first DDP model
+            if not _PROCESS["told"]:
+                _PROCESS["told"] = True
                 print(
                     "ddp-viz watch: this process builds another DistributedDataParallel; "
                     "only the first one is watched",
@@ -256,7 +258,7 @@ def patch(module: Any) -> None:
             return
         try:
             self._ddp_viz = Watch(self, addr, token)
-            _ORIGINAL["watching"] = True
+            _PROCESS["watching"] = True
         except Exception:  # a watch that cannot start leaves the script alone
             self._ddp_viz = None
 

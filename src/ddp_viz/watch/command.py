@@ -191,11 +191,8 @@ async def _watch(
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
     env = watched_env(f"{bound}:{port}", listener.token, budget)
     code = await _run_command(command, env, out, started)
-    deadline = time.monotonic() + DRAIN_S
-    idle = asyncio.Event()  # never set: a bounded wait for the last connections to close
-    while listener.connections and time.monotonic() < deadline:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(idle.wait(), 0.05)
+    with contextlib.suppress(TimeoutError):  # the last connections may take a moment to close
+        await asyncio.wait_for(listener.idle.wait(), DRAIN_S)
     await listener.close()
     recorder.finish(listener, code)
     print(summary(recorder.rec, listener, code, record), file=out)

@@ -41,6 +41,8 @@ class Listener:
         self.ranks: dict[int, WatchedRank] = {}
         self.started = False
         self.connections = 0  # open, authenticated
+        self.idle = asyncio.Event()  # set while no authenticated connection is open
+        self.idle.set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -70,10 +72,13 @@ class Listener:
             hello, offset = await self._handshake(reader, writer)
             if hello is not None:
                 self.connections += 1
+                self.idle.clear()
                 try:
                     await self._read_events(reader, hello, offset)
                 finally:
                     self.connections -= 1
+                    if not self.connections:
+                        self.idle.set()
         except (ConnectionError, asyncio.IncompleteReadError):
             self._refuse("connection lost")
         finally:
