@@ -103,3 +103,24 @@ def test_commands_are_typed_and_round_trip(cmd) -> None:
 def test_bad_commands_are_refused_with_the_reason(line: str, words: str) -> None:
     with pytest.raises(ProtocolError, match=words):
         protocol.decode_command(line)
+
+
+def test_a_skimming_decoder_passes_the_kinds_it_skims_as_their_lines(default_events) -> None:
+    from ddp_viz.model.decoder import LineDecoder, Skimmed, line_kind
+
+    lines = [protocol.encode(e) for e in default_events]
+    skim = frozenset({"timing", "params"})
+    decoder = LineDecoder(skim)
+    decoder.feed(("\n".join(lines) + "\n").encode())
+    seen = []
+    while (pair := decoder.next_with_line()) is not None:
+        seen.append(pair)
+    assert len(seen) == len(default_events)
+    for (item, raw), event, line in zip(seen, default_events, lines, strict=True):
+        assert raw == line.encode()
+        if event.kind in skim:
+            assert item == Skimmed(event.kind)
+        else:
+            assert item == event  # everything else is decoded and validated as before
+    assert {s.kind for s, _ in seen if isinstance(s, Skimmed)} == skim
+    assert line_kind(b'{"run":1,"event":"timing"}') is None  # not as encode writes it: decoded

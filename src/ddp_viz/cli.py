@@ -129,7 +129,8 @@ def cmd_lessons() -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
 
-    from ddp_viz.client import EngineClient
+    from ddp_viz.client import PER_STEP, EngineClient
+    from ddp_viz.model.decoder import Skimmed
     from ddp_viz.model.lesson import LessonError
     from ddp_viz.model.report import run_report
     from ddp_viz.model.scenario import ScenarioError
@@ -152,11 +153,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     rec = RunRecord()
-    client = EngineClient(stderr=sys.stderr)
+    # --json alone only passes each step's lines on: no need to decode them here (the report
+    # and the exports need the whole record)
+    skim = PER_STEP if args.json and not export_opts else frozenset()
+    client = EngineClient(stderr=sys.stderr, skim=skim)
     try:
         out = sys.stdout.buffer
         for event, line in client.run_with_lines(scenario):
-            rec.apply(event)
+            if not isinstance(event, Skimmed):
+                rec.apply(event)
             if args.json:
                 out.write(line + b"\n")  # validated above, passed on as the engine wrote it
                 if not client.pending:  # flush per burst, not per line: a reader still sees

@@ -18,10 +18,22 @@ from collections.abc import Iterator
 from typing import Any
 
 from ddp_viz.model import protocol
-from ddp_viz.model.decoder import LineDecoder
+from ddp_viz.model.decoder import LineDecoder, Skimmed
 from ddp_viz.model.scenario import Scenario
 
 TERMINAL = (protocol.RunFinished, protocol.RunFailed, protocol.RunCancelled)
+# every step's events: what a reader that only passes lines on can leave undecoded
+PER_STEP = frozenset(
+    e.kind
+    for e in (
+        protocol.LocalGrad,
+        protocol.AveragedGrad,
+        protocol.Params,
+        protocol.Timing,
+        protocol.Reference,
+        protocol.MicroStep,
+    )
+)
 
 
 def engine_command() -> list[str]:
@@ -35,10 +47,16 @@ def engine_env() -> dict[str, str]:
     return env
 
 
+Event = protocol.Event | Skimmed
+
+
 class EngineClient:
     """A running engine. Use as a context manager; ``close()`` leaves no process behind."""
 
-    def __init__(self, stderr: Any = None) -> None:
+    def __init__(self, stderr: Any = None, skim: frozenset[str] = frozenset()) -> None:
+        """``skim``: kinds of event handed over as :class:`Skimmed` with their line, not
+        decoded (see :class:`LineDecoder`)."""
+        self._skim = skim
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             engine_command(),
@@ -51,10 +69,8 @@ class EngineClient:
         )
         # the reader hands over everything one read produced at once: one queue operation per
         # chunk, not per event, keeps a fast stream's cost off the ranks' cores
-        self.events: queue.Queue[list[tuple[protocol.Event, bytes]] | Exception | None] = (
-            queue.Queue()
-        )
-        self._ready: collections.deque[tuple[protocol.Event, bytes]] = collections.deque()
+        self.events: queue.Queue[list[tuple[Event, bytes]] | Exception | None] = queue.Queue()
+        self._ready: collections.deque[tuple[Event, bytes]] = collections.deque()
         self.bad_lines: list[str] = []
         self._next_run = 1
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -62,7 +78,7 @@ class EngineClient:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        decoder = LineDecoder()
+        decoder = LineDecoder(self._skim)
         while chunk := self.proc.stdout.read1(1 << 16):
             decoder.feed(chunk)
             batch = []
@@ -89,10 +105,10 @@ class EngineClient:
         self.proc.stdin.write((protocol.encode_command(cmd) + "\n").encode())
         self.proc.stdin.flush()
 
-    def next_event(self, timeout: float = 60.0) -> protocol.Event:
+    def next_event(self, timeout: float = 60.0) -> Event:
         return self.next_event_and_line(timeout)[0]
 
-    def next_event_and_line(self, timeout: float = 60.0) -> tuple[protocol.Event, bytes]:
+    def next_event_and_line(self, timeout: float = 60.0) -> tuple[Event, bytes]:
         """The next event and the line the engine wrote for it."""
         if not self._ready:
             item = self.events.get(timeout=timeout)
@@ -120,8 +136,9 @@ class EngineClient:
 
     def run_with_lines(
         self, scenario: Scenario, fault: dict[str, Any] | None = None, timeout: float = 120.0
-    ) -> Iterator[tuple[protocol.Event, bytes]]:
-        """:meth:`run`, with each event's line as the engine wrote it."""
+    ) -> Iterator[tuple[Event, bytes]]:
+        """:meth:`run`, with each event's line as the engine wrote it (kinds the client skims
+        come as :class:`Skimmed`)."""
         run_id = self._next_run
         self._next_run += 1
         self.send(protocol.RunCommand(run=run_id, scenario=scenario.to_dict(), fault=fault or {}))

@@ -35,11 +35,31 @@ class Capture:
     fired: list[int] = field(default_factory=list)
     # uneven inputs: where the heartbeat reads the all-reduces still outstanding
     waits: Any = None
+    # copies land in buffers reused from step to step, by the order the hook ran in since the
+    # last reset: a fresh 0.25 MB tensor per bucket and step cost page faults every time
+    _slots: list[torch.Tensor] = field(default_factory=list)
+    _used: int = 0
 
     def reset(self) -> None:
         self._local, self._averaged, self.buckets, self.allreduce_spans = [], [], {}, []
         self.ready, self.bucket_spans = [], {}
         self.fired.clear()  # in place: the micro-batch loop holds this very list
+        self._used = 0
+
+    def _claim(self) -> int:
+        """The next reused buffer, in the order the hook runs (on the training thread)."""
+        slot = self._used
+        self._used += 1
+        if slot == len(self._slots):
+            self._slots.append(torch.empty(0))
+        return slot
+
+    def _copy_into(self, slot: int, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor.detach().clone()``, into buffer ``slot``."""
+        kept = self._slots[slot]
+        if kept.shape != tensor.shape or kept.dtype != tensor.dtype:  # first use, or a rebuild
+            kept = self._slots[slot] = torch.empty_like(tensor)
+        return kept.copy_(tensor.detach())
 
     def on_grad_ready(self, name: str) -> None:
         self.ready.append([name, time.monotonic()])
@@ -98,13 +118,14 @@ class Capture:
             "launched": start,
             "finished": None,
         }
-        self._local.append((params, buffer.detach().clone()))
+        self._local.append((params, self._copy_into(self._claim(), buffer)))
+        slot = self._claim()  # here: the copy of the average is taken on gloo's thread
         fut = default_hooks.allreduce_hook(self.process_group, bucket)
 
         def read_average(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
             averaged = f.value()
             tensor = averaged[0] if isinstance(averaged, list) else averaged
-            self._averaged.append((params, tensor.detach().clone()))
+            self._averaged.append((params, self._copy_into(slot, tensor)))
             end = time.monotonic()
             self.allreduce_spans.append([start, end])
             self.bucket_spans[index]["finished"] = end

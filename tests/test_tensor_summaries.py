@@ -1,0 +1,47 @@
+"""Big tensors into summaries (engine): the numpy path against torch's, value for value."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from ddp_viz.engine.tensors import _summary_torch, encode
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_summaries_match_a_float64_computation_and_the_bytes(dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    tensors = [torch.randn(256, 256, dtype=dtype), torch.randn(300, dtype=dtype) * 1e-3]
+    for t in tensors:
+        got = encode(t)
+        wide = t.double().flatten()
+        assert got["shape"] == list(t.shape)
+        assert got["norm"] == pytest.approx(float(wide.norm()), rel=1e-12)
+        assert got["mean"] == pytest.approx(float(wide.mean()), rel=1e-9, abs=1e-15)
+        assert got["absmax"] == float(wide.abs().max())
+        assert got["sample"] == t.flatten()[:8].tolist()
+        # the digest hashes the very bytes the torch path hashed
+        assert got["digest"] == _summary_torch(t, True)["digest"]
+
+
+def test_a_reused_buffer_never_leaks_one_tensor_into_the_next() -> None:
+    big, small = torch.full((70_000,), 3.0), torch.full((100,), -1.0)
+    first = encode(big)
+    second = encode(small)  # widened into the front of the same buffer
+    assert first["norm"] == pytest.approx(3.0 * math.sqrt(70_000))
+    assert second["norm"] == pytest.approx(10.0) and second["mean"] == -1.0
+    assert encode(big)["norm"] == first["norm"]
+
+
+def test_dtypes_numpy_cannot_hold_take_torchs_path() -> None:
+    t = torch.linspace(-1, 1, 100, dtype=torch.bfloat16)
+    got = encode(t)
+    assert got["norm"] == pytest.approx(float(t.double().norm()), rel=1e-12)
+    assert got["digest"] == _summary_torch(t, True)["digest"]
+
+
+def test_small_tensors_stay_lists_and_local_gradients_go_without_digest() -> None:
+    assert encode(torch.tensor([[1.5], [2.5]])) == [1.5, 2.5]
+    assert "digest" not in encode(torch.ones(65), digest=False)
