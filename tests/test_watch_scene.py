@@ -123,3 +123,22 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
         "weight": [-44.5],
         "bias": [-12.5],
     }
+
+
+def test_places_follow_a_growing_record_and_reading_it_is_incremental() -> None:
+    from ddp_viz.model.timeline import RunRecord
+    from ddp_viz.model.watched import places
+
+    events = load_recording(WATCHED)
+    joined = [i for i, e in enumerate(events) if e.kind == "watched_rank"]
+    assert len(joined) == 2
+    rec = RunRecord()
+    seen = []
+    for i, e in enumerate(events):
+        rec.apply(e)
+        if i in joined:
+            seen.append(sorted(places(rec)))
+    assert seen == [[events[joined[0]].rank], [0, 1]]  # each rank as it joins, asked as it grows
+    hosts = {e.host for e in events if e.kind == "watched_rank"}
+    assert {p.host for p in places(rec).values()} == hosts
+    assert places(record(load_recording("default-run.jsonl"))) == {}  # our runs have no hosts

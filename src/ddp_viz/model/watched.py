@@ -24,12 +24,29 @@ class RankPlace:
     clock_offset_s: float
 
 
+# per event list (a record's, one run's): how far it was read, and the places found so far.
+# Views ask at display rate while the list grows; reading it whole every time made a long
+# run's every frame slower than the last.
+_SCANNED: dict[int, tuple[list, int, dict[int, RankPlace]]] = {}
+_KEEP = 4
+
+
 def places(rec: RunRecord) -> dict[int, RankPlace]:
-    return {
-        e.rank: RankPlace(e.rank, e.host, e.pid, e.local_rank, e.clock_offset_s)
-        for e in rec.events
-        if e.kind == "watched_rank"
-    }
+    """Each watched rank's host, pid, local rank and clock offset (none for our own runs)."""
+    if not is_watched(rec):
+        return {}
+    events = rec.events
+    held, upto, found = _SCANNED.get(id(events), (None, 0, {}))
+    if held is not events:  # a list not seen before (an id can be reused once one is freed)
+        upto, found = 0, {}
+    for e in events[upto:]:
+        if e.kind == "watched_rank":
+            found[e.rank] = RankPlace(e.rank, e.host, e.pid, e.local_rank, e.clock_offset_s)
+    _SCANNED.pop(id(events), None)
+    _SCANNED[id(events)] = (events, len(events), found)  # the list is held: its id stays its own
+    while len(_SCANNED) > _KEEP:
+        del _SCANNED[next(iter(_SCANNED))]
+    return dict(found)
 
 
 def is_watched(rec: RunRecord) -> bool:
