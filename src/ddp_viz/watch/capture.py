@@ -5,9 +5,9 @@
 - a script that registers its own comm hook (fp16 compression, PowerSGD, …) gets its hook
   wrapped, not replaced: the wrapper copies the bucket (the rank's local gradient), calls the
   script's hook with the script's state, and reads what its future returns;
-- a script that registers none gets DDP's default all-reduce hook, wrapped the same way,
-  registered just before its first forward (so a hook the script registers after building DDP
-  still comes first).
+- a script that registers none gets what DDP's default all-reduce hook does (divide by the
+  world size, then ``all_reduce``), watched the same way, registered just before its first
+  forward (so a hook the script registers after building DDP still comes first).
 
 A step's events leave when the next forward begins (its backward, all-reduces and optimizer
 step are over by then) and at exit. Nothing here raises into the script: a failure turns the
@@ -107,7 +107,7 @@ class Watch:
         self.buckets[index] = span
         if full:
             self.spent += _now() - start
-        fut = self._call(user_state, user_hook, bucket)
+        fut = self._launch(user_state, user_hook, bucket)
 
         def read(f: torch.futures.Future) -> torch.Tensor:
             value = f.value()
@@ -121,12 +121,27 @@ class Watch:
 
         return fut.then(read)
 
+    def _group(self) -> Any:
+        ddp = self._ddp()
+        return ddp.process_group if ddp is not None else None
+
     def _call(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
         if user_hook is None:
-            ddp = self._ddp()
-            group = ddp.process_group if ddp is not None else None
-            return default_hooks.allreduce_hook(group, bucket)
+            return default_hooks.allreduce_hook(self._group(), bucket)
         return user_hook(user_state, bucket)
+
+    def _launch(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
+        """The script's hook; or, for a script with none, what DDP's default hook does
+        (``default_hooks.allreduce_hook``: divide by the world size, then ``all_reduce``),
+        here, so the result is read in our one callback. Calling that hook and chaining ours
+        on its future ran two Python callbacks per bucket and step, each taking the GIL on
+        gloo's thread, where the script unwatched runs DDP's C++ all-reduce and none."""
+        if user_hook is not None:
+            return user_hook(user_state, bucket)
+        group = self._group() or dist.group.WORLD
+        buffer = bucket.buffer()
+        buffer.div_(group.size())
+        return dist.all_reduce(buffer, group=group, async_op=True).get_future()
 
     @staticmethod
     def _split(into: dict, flat: torch.Tensor, params: list, names: list[str]) -> None:
