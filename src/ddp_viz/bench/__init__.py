@@ -335,7 +335,7 @@ def main(quick: bool = False, only: str | None = None) -> int:
     if "watch" in chosen:
         from ddp_viz.bench.watch import CASES, watch_overhead
 
-        fig.update(watch_overhead(max(1, reps - 2)))
+        fig.update(watch_overhead(reps + 2))  # noisy: more rounds than the other parts
         for key, what, _, _ in CASES:
             row(
                 f"torchrun step watched, {what}",
