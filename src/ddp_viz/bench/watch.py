@@ -33,7 +33,10 @@ def _step_s(prefix: list[str], hidden: str, steps: int, env: dict[str, str]) -> 
     cmd = [*prefix, *torchrun, str(SCRIPT), hidden, str(steps)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    if done.returncode != 0 or not lines:
+    # Rank 0 prints the figure after the last step. A rank that dies after that, at teardown,
+    # does not spoil it: a plain run (no ddp-viz anywhere) once ended in SIGABRT from rank 1
+    # after its figure was out.
+    if not lines:
         raise RuntimeError(f"{' '.join(cmd[:4])}…: exit {done.returncode}: {done.stderr[-400:]}")
     return float(json.loads(lines[-1])["median_s"])
 
