@@ -68,10 +68,15 @@ def test_bad_scenario_file(tmp_path) -> None:
 
 
 @pytest.mark.gloo
-def test_a_diverging_run_exits_1() -> None:
-    res = cli("run", "--lr", "100", "--steps", "200")
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_diverging_run_exits_1(json_out: bool) -> None:
+    # with --json the steps' lines pass through undecoded; the outcome must still be read
+    res = cli("run", *(["--json"] if json_out else []), "--lr", "100", "--steps", "200")
     assert res.returncode == 1
     assert "diverged at step" in res.stderr
+    if json_out:
+        events = [protocol.decode(line) for line in res.stdout.splitlines()]
+        assert isinstance(events[-1], protocol.RunFailed)
 
 
 def _start_long_run() -> tuple[subprocess.Popen, dict[int, int]]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
+import zlib
 
 import pytest
 import torch
 
-from ddp_viz.engine.tensors import _summary_torch, encode
+from ddp_viz.engine.tensors import _WIDE, _summary_torch, encode
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
@@ -22,7 +24,8 @@ def test_summaries_match_a_float64_computation_and_the_bytes(dtype: torch.dtype)
         assert got["mean"] == pytest.approx(float(wide.mean()), rel=1e-9, abs=1e-15)
         assert got["absmax"] == float(wide.abs().max())
         assert got["sample"] == t.flatten()[:8].tolist()
-        # the digest hashes the very bytes the torch path hashed
+        # the digest is the CRC-32 of the tensor's bytes, as the torch path hashed them
+        assert got["digest"] == f"{zlib.crc32(t.contiguous().numpy().tobytes()):08x}"
         assert got["digest"] == _summary_torch(t, True)["digest"]
 
 
@@ -45,3 +48,28 @@ def test_dtypes_numpy_cannot_hold_take_torchs_path() -> None:
 def test_small_tensors_stay_lists_and_local_gradients_go_without_digest() -> None:
     assert encode(torch.tensor([[1.5], [2.5]])) == [1.5, 2.5]
     assert "digest" not in encode(torch.ones(65), digest=False)
+
+
+def test_a_huge_tensor_is_widened_into_a_temporary_not_the_kept_buffer() -> None:
+    """A watched script's big embedding must not leave gigabytes held in its process."""
+    huge = torch.ones(_WIDE.KEEP_UP_TO + 1)
+    assert encode(huge)["norm"] == pytest.approx(math.sqrt(huge.numel()))
+    kept = getattr(_WIDE._local, "buf", None)
+    assert kept is None or kept.size <= _WIDE.KEEP_UP_TO
+
+
+def test_threads_encoding_at_once_each_get_their_own_buffer() -> None:
+    results: dict[int, float] = {}
+
+    def work(i: int) -> None:
+        t = torch.full((50_000,), float(i + 1))
+        for _ in range(20):
+            results[i] = encode(t)["mean"]
+            assert results[i] == float(i + 1)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert results == {i: float(i + 1) for i in range(4)}

@@ -153,8 +153,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     rec = RunRecord()
-    # --json alone only passes each step's lines on: no need to decode them here (the report
-    # and the exports need the whole record)
+    # --json alone only passes each step's lines on, as the ranks wrote them with
+    # protocol.encode: they are not decoded (nor validated) here; the run's own events are,
+    # for its outcome. The report and the exports need every event decoded.
     skim = PER_STEP if args.json and not export_opts else frozenset()
     client = EngineClient(stderr=sys.stderr, skim=skim)
     try:
@@ -163,7 +164,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not isinstance(event, Skimmed):
                 rec.apply(event)
             if args.json:
-                out.write(line + b"\n")  # validated above, passed on as the engine wrote it
+                out.write(line + b"\n")  # passed on as the engine wrote it
                 if not client.pending:  # flush per burst, not per line: a reader still sees
                     out.flush()  # every event as soon as the engine wrote it
     except KeyboardInterrupt:

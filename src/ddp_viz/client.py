@@ -137,8 +137,9 @@ class EngineClient:
     def run_with_lines(
         self, scenario: Scenario, fault: dict[str, Any] | None = None, timeout: float = 120.0
     ) -> Iterator[tuple[Event, bytes]]:
-        """:meth:`run`, with each event's line as the engine wrote it (kinds the client skims
-        come as :class:`Skimmed`)."""
+        """:meth:`run`, with each event's line as the engine wrote it. Kinds the client skims
+        come as :class:`Skimmed`, unread, so not filtered by run: a client that skims runs one
+        run at a time (``ddp-viz run --json``)."""
         run_id = self._next_run
         self._next_run += 1
         self.send(protocol.RunCommand(run=run_id, scenario=scenario.to_dict(), fault=fault or {}))

@@ -47,10 +47,10 @@ from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord
 
-PLOT_INTERVAL_S = 0.1  # one of the three plots redraws at most this often while a run streams
+PLOT_INTERVAL_S = 0.05  # one of the three plots redraws at most this often while a run streams
 # A streaming run reaches the views 20 times a second. At 60 the window took 0.77 of a core
-# during a fast 2-rank run (stage frames, plot repaints), the ranks' core time; at 20 it takes
-# 0.45 and the run's steps come 10% faster, while a fast run still moves on screen.
+# during a fast 2-rank run (stage frames, plot repaints), the ranks' cores; at 20, about 0.45
+# (`ddp-viz bench --only window` prints it), while a fast run still moves on screen.
 REFRESH_MS = 50
 
 

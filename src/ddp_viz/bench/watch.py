@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ddp_viz.model import watch_wire as wire
 from ddp_viz.watch.command import watched_env
 
 SCRIPT = Path(__file__).with_name("watched_train.py")
@@ -33,10 +34,11 @@ def _step_s(prefix: list[str], hidden: str, steps: int, env: dict[str, str]) -> 
     cmd = [*prefix, *torchrun, str(SCRIPT), hidden, str(steps)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    # Rank 0 prints the figure after the last step. A rank that dies after that, at teardown,
-    # does not spoil it: a plain run (no ddp-viz anywhere) once ended in SIGABRT from rank 1
-    # after its figure was out.
-    if not lines:
+    # Rank 0 prints the figure after the last step. In the plain arm a rank that dies after
+    # that, at teardown, does not spoil it: a plain run (no ddp-viz anywhere) once ended in
+    # SIGABRT from rank 1 after its figure was out. With ddp-viz in the processes, it fails.
+    teardown_only = not prefix and wire.ADDR_ENV not in env
+    if not lines or (done.returncode != 0 and not teardown_only):
         raise RuntimeError(f"{' '.join(cmd[:4])}…: exit {done.returncode}: {done.stderr[-400:]}")
     return float(json.loads(lines[-1])["median_s"])
 

@@ -36,7 +36,8 @@ class Capture:
     # uneven inputs: where the heartbeat reads the all-reduces still outstanding
     waits: Any = None
     # copies land in buffers reused from step to step, by the order the hook ran in since the
-    # last reset: no allocation (and, now and then, page faults) in the middle of backward
+    # last reset: after the first steps no allocation in the middle of backward (under Join,
+    # each shadowed all-reduce of a finished rank adds its pair, as the clones did)
     _slots: list[torch.Tensor] = field(default_factory=list)
     _used: int = 0
 
