@@ -430,3 +430,16 @@ def test_the_accumulation_knobs_show_for_the_no_sync_lesson_and_change_the_run(q
     assert form.scenario() is not None
     window.set_lesson("ddp-pattern")
     assert not form.train.no_sync.isVisible()
+
+
+def test_the_plots_are_current_when_the_run_is_shown_to_its_end(qtbot, window):
+    """Whoever waits for run_shown (a screenshot, --quit, a lecturer's GIF) sees every step in
+    the plots: showing the last step comes after the plots took in the record."""
+    from tests.frames import linear_run
+
+    rec = linear_run(2, steps=40)  # a long run: fast mode follows the latest step
+    seen = []
+    window.run_shown.connect(lambda _r: seen.append(window.plots._curves["loss0"].getData()[0]))
+    feed(window, list(rec.events))
+    assert window.player.follow_latest
+    assert len(seen) == 1 and list(seen[0]) == list(range(1, 41))

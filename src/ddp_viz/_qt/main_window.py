@@ -215,13 +215,15 @@ class MainWindow(QMainWindow):
     def show_record(self, record: RunRecord) -> None:
         if not record.steps_planned:  # a watched run grows as it goes
             self.step_slider.setMaximum(max(0, len(record.steps) - 1))
-        self.process_view.set_record(record)  # before the player: it may reach the end now
-        self.player.on_record_updated()
-        self.stage.update()
+        # the process view and the plots before the player: moving it can show the run to its
+        # end at once, and whoever waits for that (a screenshot, --quit) must see them current
+        self.process_view.set_record(record)
         now = time.monotonic()
         if record.done or now - self._plots_updated >= PLOT_INTERVAL_S:
             self._plots_updated = now
             self.plots.update_record(record, self.player.cursor)
+        self.player.on_record_updated()
+        self.stage.update()
 
     def show_run_ended(self, record: RunRecord) -> None:
         if record.status != "finished" or not record.steps_planned:
