@@ -106,7 +106,7 @@ def test_bad_commands_are_refused_with_the_reason(line: str, words: str) -> None
 
 
 def test_a_skimming_decoder_passes_the_kinds_it_skims_as_their_lines(default_events) -> None:
-    from ddp_viz.model.decoder import LineDecoder, Skimmed, line_kind
+    from ddp_viz.model.decoder import LineDecoder, Skimmed
 
     lines = [protocol.encode(e) for e in default_events]
     skim = frozenset({"timing", "params"})
@@ -123,4 +123,5 @@ def test_a_skimming_decoder_passes_the_kinds_it_skims_as_their_lines(default_eve
         else:
             assert item == event  # everything else is decoded and validated as before
     assert {s.kind for s, _ in seen if isinstance(s, Skimmed)} == skim
-    assert line_kind(b'{"run":1,"event":"timing"}') is None  # not as encode writes it: decoded
+    # not as encode writes it: decoded
+    assert protocol.line_kind(b'{"run":1,"event":"timing"}') is None

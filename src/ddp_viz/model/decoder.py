@@ -14,8 +14,6 @@ from ddp_viz.model import protocol
 
 MAX_BUFFER = 4 * protocol.MAX_LINE_BYTES
 
-_PREFIX = b'{"event":"'
-
 
 @dataclass(frozen=True)
 class Skimmed:
@@ -25,14 +23,6 @@ class Skimmed:
 
 
 Item = protocol.Event | protocol.ProtocolError | Skimmed
-
-
-def line_kind(raw: bytes) -> str | None:
-    """The event kind at the start of a line as :func:`protocol.encode` writes it, or None."""
-    if not raw.startswith(_PREFIX):
-        return None
-    end = raw.find(b'"', len(_PREFIX))
-    return raw[len(_PREFIX) : end].decode("ascii", "replace") if end > 0 else None
 
 
 class LineDecoder:
@@ -74,7 +64,7 @@ class LineDecoder:
         raw = self._lines.popleft()
         if raw == b"":
             return self._errors.popleft(), raw
-        if self._skim and (kind := line_kind(raw)) in self._skim:
+        if self._skim and (kind := protocol.line_kind(raw)) in self._skim:
             return Skimmed(kind), raw
         try:
             return protocol.decode(raw), raw

@@ -297,6 +297,18 @@ def encode(event: Event) -> str:
     return _ENCODER.encode(to_dict(event))
 
 
+_KIND_PREFIX = b'{"event":"'  # how every line encode writes begins: to_dict puts the kind first
+
+
+def line_kind(raw: bytes) -> str | None:
+    """The event kind at the start of a line as :func:`encode` writes it, or None; read
+    without parsing the line."""
+    if not raw.startswith(_KIND_PREFIX):
+        return None
+    end = raw.find(b'"', len(_KIND_PREFIX))
+    return raw[len(_KIND_PREFIX) : end].decode("ascii", "replace") if end > 0 else None
+
+
 def decode(line: str | bytes) -> Event:
     """Parse and validate one line; raise :class:`ProtocolError` saying what is wrong."""
     if len(line) > MAX_LINE_BYTES:
