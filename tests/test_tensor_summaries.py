@@ -9,7 +9,7 @@ import zlib
 import pytest
 import torch
 
-from ddp_viz.engine.tensors import _WIDE, _summary_torch, encode
+from ddp_viz.engine.tensors import _WIDE, _summary_torch, encode, encode_all
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
@@ -73,3 +73,39 @@ def test_threads_encoding_at_once_each_get_their_own_buffer() -> None:
     for th in threads:
         th.join()
     assert results == {i: float(i + 1) for i in range(4)}
+
+
+@pytest.mark.parametrize("keep", [1400, _WIDE.KEEP_UP_TO])
+def test_an_events_tensors_summarised_together_each_match_their_own_values(
+    monkeypatch: pytest.MonkeyPatch, keep: int
+) -> None:
+    """One pass over every big tensor of an event: each summary still describes its own tensor
+    alone (no values from its neighbours), in the caller's order, also when the tensors are
+    split over several passes to keep the kept buffer small."""
+    # kept at 1400 values: passes of big+wide, huge alone, last+tail; else all in one pass
+    monkeypatch.setattr(_WIDE, "KEEP_UP_TO", keep)
+    torch.manual_seed(1)
+    tensors = {
+        "big": torch.randn(30, 20),
+        "small": torch.tensor([1.0, -2.0]),
+        "wide": torch.randn(700, dtype=torch.float64) + 5.0,
+        "bf16": torch.linspace(-1, 1, 100, dtype=torch.bfloat16),
+        "huge": torch.randn(1500) * 3.0,  # above the kept size: a pass of its own
+        "last": -torch.rand(65),
+        "tail": torch.randn(80, dtype=torch.float16),
+    }
+    got = encode_all(tensors)
+    assert list(got) == list(tensors)
+    assert got["small"] == [1.0, -2.0]
+    for name, t in tensors.items():
+        if name == "small":
+            continue
+        wide = t.double().flatten()
+        summary = got[name]
+        assert summary["shape"] == list(t.shape)
+        assert summary["norm"] == pytest.approx(float(wide.norm()), rel=1e-12)
+        assert summary["mean"] == pytest.approx(float(wide.mean()), rel=1e-9)
+        assert summary["absmax"] == float(wide.abs().max())
+        assert summary["sample"] == t.flatten()[:8].tolist()
+        assert summary == encode(t)
+    assert "digest" not in encode_all(tensors, digest=False)["big"]

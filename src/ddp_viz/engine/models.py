@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.tensors import encode_all
 from ddp_viz.model.modelspec import ModelSpec
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.tensors import Tensor
@@ -60,12 +60,12 @@ class WithUnusedBranch(nn.Sequential):
 
 def named_buffers(module: nn.Module) -> dict[str, Tensor]:
     """The floating-point buffers (BatchNorm's running statistics) in the events' form."""
-    return {n: encode(b) for n, b in module.named_buffers() if b.is_floating_point()}
+    return encode_all({n: b for n, b in module.named_buffers() if b.is_floating_point()})
 
 
 def named_values(module: nn.Module) -> dict[str, Tensor]:
     """Every parameter in the events' form (a list, or a summary when big), by name."""
-    return {n: encode(p) for n, p in module.named_parameters()}
+    return encode_all(dict(module.named_parameters()))
 
 
 def named_grad_tensors(module: nn.Module) -> dict[str, torch.Tensor]:
@@ -76,4 +76,4 @@ def named_grad_tensors(module: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def named_grads(module: nn.Module) -> dict[str, Tensor]:
-    return {n: encode(g) for n, g in named_grad_tensors(module).items()}
+    return encode_all(named_grad_tensors(module))

@@ -38,7 +38,7 @@ from ddp_viz.engine.state import (
     time_unused_cost,
     torchrun_env,
 )
-from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.tensors import encode_all
 from ddp_viz.engine.uneven import Heartbeat, WaitState, locked, report_shadows, report_stall
 from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due
@@ -66,7 +66,7 @@ def _finite(encoded: dict[str, Any]) -> bool:
 
 
 def _encoded(tensors: dict[str, torch.Tensor], digest: bool = True) -> dict[str, Any]:
-    return {n: encode(t, digest) for n, t in tensors.items()}
+    return encode_all(tensors, digest)
 
 
 def run_rank(job: dict[str, Any], send: Send) -> None:
@@ -317,6 +317,6 @@ def _train(
         waits.leave()
         solo = None
         if oracle is not None and uneven.join:
-            solo = {n: encode(t) for n, t in oracle.uneven_run().items()}
+            solo = encode_all(oracle.uneven_run())
         outbox.add(protocol.FinalParams(run, rank, named_values(model), solo), now=True)
     outbox.control({"ctl": "done", "steps": completed})

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from ddp_viz.engine.models import named_grad_tensors
-from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.tensors import encode_all
 from ddp_viz.model.protocol import Reference
 from ddp_viz.model.scenario import Scenario
 
@@ -99,14 +99,12 @@ class Oracle:
         event = Reference(
             run=run,
             step=step,
-            full_batch_grads={n: encode(t) for n, t in full.items()},
-            manual_average={n: encode(t) for n, t in manual.items()},
+            full_batch_grads=encode_all(full),
+            manual_average=encode_all(manual),
             full_batch_loss=loss,
             shard_sizes=[sum(len(rows) for _, rows in micro) for micro in batches],
             one_process_params=(
-                {}
-                if self.solo is None
-                else {n: encode(p.detach()) for n, p in self.solo.named_parameters()}
+                {} if self.solo is None else encode_all(dict(self.solo.named_parameters()))
             ),
         )
         return event, full

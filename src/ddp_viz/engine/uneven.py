@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.tensors import encode_all
 from ddp_viz.model import protocol
 from ddp_viz.model.uneven_events import JoinShadow, Stalled, Waiting
 
@@ -107,7 +107,7 @@ def report_shadows(
 ) -> None:
     """Join's shadow all-reduces of a rank that ran out at step ``first``, one event a step."""
     for i, (local, averaged) in enumerate(steps):
-        local_values = {n: encode(t, False) for n, t in local.items()}
-        averaged_values = {n: encode(t) for n, t in averaged.items()}
+        local_values = encode_all(local, False)
+        averaged_values = encode_all(averaged)
         outbox.add(JoinShadow(run, first + i, rank, local_values, averaged_values))
     outbox.flush()

@@ -29,7 +29,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.tensors import encode_all
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.watch_events import WatchDropped
@@ -229,9 +229,9 @@ class Step:
         if not self.params:
             return [timing]
         order = list(self.params)
-        local = {n: encode(self.local[n], False) for n in order if n in self.local}
-        averaged = {n: encode(self.averaged[n]) for n in order if n in self.averaged}
-        params = {n: encode(p) for n, p in self.params.items()}
+        local = encode_all({n: self.local[n] for n in order if n in self.local}, False)
+        averaged = encode_all({n: self.averaged[n] for n in order if n in self.averaged})
+        params = encode_all(self.params)
         return [
             protocol.LocalGrad(run, step, rank, math.nan, local, [b["params"] for b in buckets]),
             protocol.AveragedGrad(run, step, rank, averaged),
