@@ -23,8 +23,16 @@ from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario
 
 
-def bare(scenario: Scenario, timeout: float = 600) -> float:
-    """Steady seconds per step of the bare loop (the slowest rank)."""
+def bare(scenario: Scenario, timeout: float = 600, hooks: bool = False) -> float:
+    """Steady seconds per step of the bare loop (the slowest rank); with ``hooks``, the same
+    loop with PyTorch's own Python comm hook and do-nothing ready hooks (the mechanism's
+    floor)."""
+    return bare_report(scenario, timeout, hooks)["per_step_s"]
+
+
+def bare_report(scenario: Scenario, timeout: float = 600, hooks: bool = False) -> dict[str, Any]:
+    """:func:`bare`'s figure, and what rank 0 had installed: DDP's name for its comm hook
+    (empty for the built-in all-reduce) and how many ready hooks its parameters had."""
     pool = Pool()
     try:
         workers = pool.grow_to(scenario.world_size)
@@ -39,6 +47,7 @@ def bare(scenario: Scenario, timeout: float = 600) -> float:
                     {
                         "op": "bare",
                         "rank": rank,
+                        "hooks": hooks,
                         "scenario": scenario.to_dict(),
                         "store": os.path.join(tmp, "store"),
                     }
@@ -50,8 +59,12 @@ def bare(scenario: Scenario, timeout: float = 600) -> float:
                 msg = w.conn.recv()
                 if msg.get("ctl") != "bare":
                     raise RuntimeError(f"bare loop failed: {msg.get('reason', msg)}")
-                per_rank.append(steady_per_step(msg["starts"]))
-        return max(per_rank)
+                per_rank.append(msg)
+        return {
+            "per_step_s": max(steady_per_step(m["starts"]) for m in per_rank),
+            "comm_hook": per_rank[0]["comm_hook"],
+            "ready_hooks": per_rank[0]["ready_hooks"],
+        }
     finally:
         pool.shutdown()
 
@@ -87,18 +100,25 @@ def ours(scenario: Scenario, timeout: float = 600) -> dict[str, float]:
 
 
 def compare(scenario: Scenario, reps: int) -> dict[str, float]:
-    """``reps`` runs of each, interleaved so both see the same machine load; medians."""
-    ours_s, bare_s, ratios = [], [], []
+    """``reps`` runs of each, interleaved so all see the same machine load; medians. The
+    floor (the bare loop with a Python comm hook and ready hooks that record nothing) says how
+    much of the ratio the mechanism itself costs on this machine."""
+    ours_s, bare_s, floor_s, ratios, floor_ratios = [], [], [], [], []
     for _ in range(reps):
         b = bare(scenario)
+        f = bare(scenario, hooks=True)
         o = ours(scenario)["per_step_s"]
         bare_s.append(b)
+        floor_s.append(f)
         ours_s.append(o)
         ratios.append(o / b)
+        floor_ratios.append(f / b)
     return {
         "bare_ms": statistics.median(bare_s) * 1000,
+        "floor_ms": statistics.median(floor_s) * 1000,
         "ours_ms": statistics.median(ours_s) * 1000,
         "ratio": statistics.median(ratios),
+        "floor_ratio": statistics.median(floor_ratios),
     }
 
 
