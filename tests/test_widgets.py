@@ -362,12 +362,19 @@ def test_a_practice_prediction_still_passes_the_lesson(qtbot, window):
 def test_a_many_parameter_plot_names_its_line_styles(qtbot, window):
     window.set_lesson("every-parameter")
     feed(window, load_recording("mlp-2-ranks-3-steps.jsonl"))
-    legend = window.plots.param_plot.getPlotItem().legend
+    item = window.plots.param_plot.getPlotItem()
+    legend = item.legend
     labels = [label.text for _, label in legend.items]
     assert labels == ["‖0.weight‖", "‖0.bias‖", "‖2.weight‖", "2.bias"]
+    # below the plot, never over its lines (inside, it hid the biggest norms)
+    window.plots.param_plot.resize(400, 400)
+    item.layout.activate()  # as the event loop would before painting
+    shown = legend.sceneBoundingRect()
+    assert shown.top() >= item.vb.sceneBoundingRect().bottom()
+    assert shown.intersected(item.vb.sceneBoundingRect()).isEmpty()
     window.set_lesson("ddp-pattern")
     feed(window, load_recording("default-run.jsonl"))
-    assert window.plots.param_plot.getPlotItem().legend.items == []  # the title names two
+    assert item.legend is None and legend.scene() is None  # the title names two; row gone
 
 
 def test_the_form_keeps_a_scenario_s_sampler_and_lets_epochs_set_the_length(qtbot, window):

@@ -23,7 +23,6 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
 )
 from ddp_viz._qt.plot_surface import SurfaceMixin
-from ddp_viz._qt.theme import qcolor
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
@@ -108,6 +107,31 @@ class Plots(SurfaceMixin, QWidget):
             w.setXRange(0, 1)
             w.setYRange(0, 1)
 
+    def _param_legend(self, record: RunRecord) -> pg.LegendItem | None:
+        """Many parameters: a legend naming each line style, in its own row below the plot, so
+        it never covers the lines (inside the plot it hid the biggest norms). None for one or
+        two, which the title names; the row is then taken out of the plot's layout."""
+        item = self.param_plot.getPlotItem()
+        old = item.legend
+        if old is not None:
+            old.clear()
+            item.layout.removeItem(old)
+            old.setParentItem(None)
+            if old.scene() is not None:
+                old.scene().removeItem(old)
+            item.legend = None
+        if len(record.params) <= 2:
+            return None
+        legend = pg.LegendItem(
+            labelTextColor=self.theme.text,
+            labelTextSize=f"{self.text_px}px",
+            colCount=2,  # fewer rows: the plot keeps its height
+            frame=False,
+        )
+        item.layout.addItem(legend, 4, 1)  # below the bottom axis and its label
+        item.legend = legend  # curves plotted with a name join it
+        return legend
+
     def set_record(self, record: RunRecord) -> None:
         """A new run: create its curves once."""
         self.record = record
@@ -132,19 +156,7 @@ class Plots(SurfaceMixin, QWidget):
         self._turn = -1
         lw = t.line_px
         sym = max(5, t.font_px * 0.5)
-        legend = self.param_plot.getPlotItem().legend
-        if legend is not None:
-            legend.clear()
-        if len(record.params) > 2 and legend is None:
-            # two columns on a see-through panel, so eight names cover less of the lines
-            legend = self.param_plot.addLegend(
-                offset=(4, 4),
-                labelTextColor=t.text,
-                colCount=2 if len(record.params) > 4 else 1,
-                brush=qcolor(t.panel, 170),
-            )
-        if len(record.params) <= 2:
-            legend = None
+        legend = self._param_legend(record)
         # markers tell ranks apart without colour; on long runs they would hide the lines
         markers = record.steps_planned <= MARKERS_UP_TO
         for r in range(record.world_size):
