@@ -28,6 +28,19 @@ SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
 HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 BIN = Path(sys.executable).parent
+# A rank of a plain torchrun run, with or without ddp-viz, now and then dies at exit with this
+# (SIGABRT from a C++ thread destroyed while joinable, after the script has finished): seen about
+# once in a few hundred runs here, under load. A run that ends so is run once more; any other
+# failure, or this one twice, still fails the test.
+TEARDOWN_ABORT = "terminate called without an active exception"
+
+
+def run_command(cmd: list[str], **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+    done = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if done.returncode != 0 and TEARDOWN_ABORT in done.stderr:
+        print(f"torch's teardown abort; running once more: {cmd}", file=sys.stderr)
+        done = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    return done
 
 
 def torchrun(*args: str) -> list[str]:
@@ -41,7 +54,7 @@ def watch(
     cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window"]
     cmd += ["--budget", budget] if budget else []
     cmd += ["--", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    done = run_command(cmd, timeout=timeout)
     events = [protocol.decode(line) for line in rec.read_text().splitlines()]
     return done.returncode, events, done.stderr
 
@@ -95,10 +108,8 @@ def test_the_exit_status_is_the_commands(tmp_path) -> None:
 
 def test_a_scripts_own_comm_hook_keeps_its_effect_and_is_watched(tmp_path) -> None:
     plain = tmp_path / "plain.pt"
-    run = subprocess.run(
+    run = run_command(
         torchrun("--epochs", "1", "--fp16-hook", "--out", str(plain)),
-        capture_output=True,
-        text=True,
         timeout=120,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
@@ -130,11 +141,9 @@ def test_without_a_listener_the_script_runs_as_if_unwatched(tmp_path) -> None:
         port = s.getsockname()[1]
     env = {**watched_env(f"127.0.0.1:{port}", "token"), "OMP_NUM_THREADS": "1"}
     out = tmp_path / "p.pt"
-    run = subprocess.run(
+    run = run_command(
         torchrun("--epochs", "1", "--out", str(out)),
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
