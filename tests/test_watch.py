@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from ddp_viz.bench.watch import TEARDOWN_ABORT
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.tensors import is_summary, tensor_sample
@@ -28,14 +29,11 @@ SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
 HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 BIN = Path(sys.executable).parent
-# A rank of a plain torchrun run, with or without ddp-viz, now and then dies at exit with this
-# (SIGABRT from a C++ thread destroyed while joinable, after the script has finished): seen about
-# once in a few hundred runs here, under load. A run that ends so is run once more; any other
-# failure, or this one twice, still fails the test.
-TEARDOWN_ABORT = "terminate called without an active exception"
 
 
 def run_command(cmd: list[str], **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+    """The command's result; run once more if it ended in torch's teardown abort (see
+    ``TEARDOWN_ABORT``). Any other failure, or that one twice, still fails the test."""
     done = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if done.returncode != 0 and TEARDOWN_ABORT in done.stderr:
         print(f"torch's teardown abort; running once more: {cmd}", file=sys.stderr)

@@ -349,7 +349,8 @@ def main(quick: bool = False, only: str | None = None) -> int:
                 f"{fig[f'watch_{key}_ms']:.2f} ms",
                 f"plain {fig[f'watch_plain_{key}_ms']:.2f} ms, ratio "
                 f"{fig[f'watch_ratio_{key}']:.3f}; listener gone "
-                f"{fig[f'watch_gone_ratio_{key}']:.3f}",
+                f"{fig[f'watch_gone_ratio_{key}']:.3f}; PyTorch's Python allreduce_hook "
+                f"in the script {fig[f'watch_hook_ratio_{key}']:.3f}",
             )
     verdicts = {}
     for key, (label, target) in TARGETS.items():

@@ -1,6 +1,11 @@
 """A DDP training loop for ``ddp-viz bench``'s watch overhead: torchrun starts it, plain or
 under ``ddp-viz watch``; rank 0 prints one JSON line with the per-step seconds it measured
-itself (after a warm-up), so both sides are timed the same way, from inside the script."""
+itself (after a warm-up), so both sides are timed the same way, from inside the script.
+
+    torchrun … watched_train.py HIDDEN STEPS [python-hook]
+
+``python-hook``: the script registers PyTorch's own Python ``allreduce_hook`` itself, the floor
+for any watch that has to see each bucket from Python."""
 
 import json
 import os
@@ -9,6 +14,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 WARMUP = 5
@@ -25,6 +31,8 @@ def main() -> None:
             layers.append(torch.nn.Tanh())
         layers.append(torch.nn.Linear(widths[i], widths[i + 1]))
     model = DDP(torch.nn.Sequential(*layers))
+    if sys.argv[3:] == ["python-hook"]:
+        model.register_comm_hook(None, default_hooks.allreduce_hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     x, y = torch.randn(32, 1), torch.randn(32, 1)
     times = []
@@ -38,7 +46,9 @@ def main() -> None:
     if int(os.environ["RANK"]) == 0:
         times.sort()
         params = sum(p.numel() for p in model.parameters())
-        print(json.dumps({"median_s": times[len(times) // 2], "params": params}), flush=True)
+        hook = model._get_ddp_logging_data().get("comm_hook", "")
+        out = {"median_s": times[len(times) // 2], "params": params, "comm_hook": hook}
+        print(json.dumps(out), flush=True)
     dist.destroy_process_group()
 
 
