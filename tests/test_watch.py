@@ -11,12 +11,13 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 import torch
 
-from ddp_viz.bench.watch import TEARDOWN_ABORT
+from ddp_viz.bench.watch import teardown_abort_only
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.tensors import is_summary, tensor_sample
@@ -32,11 +33,12 @@ BIN = Path(sys.executable).parent
 
 
 def run_command(cmd: list[str], **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
-    """The command's result; run once more if it ended in torch's teardown abort (see
-    ``TEARDOWN_ABORT``). Any other failure, or that one twice, still fails the test."""
+    """The command's result; run once more, with a warning, if it ended in torch's teardown
+    abort and nothing of ours (see ``TEARDOWN_ABORT``). Any other failure, or that one twice,
+    still fails the test."""
     done = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if done.returncode != 0 and TEARDOWN_ABORT in done.stderr:
-        print(f"torch's teardown abort; running once more: {cmd}", file=sys.stderr)
+    if done.returncode != 0 and teardown_abort_only(done.stderr):
+        warnings.warn(f"torch's teardown abort; ran once more: {cmd}", stacklevel=2)
         done = subprocess.run(cmd, capture_output=True, text=True, **kw)
     return done
 
@@ -241,3 +243,19 @@ def test_a_second_ddp_model_in_a_process_is_left_unwatched(tmp_path) -> None:
     steps = rec.complete_steps()
     assert len(steps) == 4 and all(st.averaged_agree() for st in steps)
     assert all(set(st.averaged()) == set(rec.param_names) for st in steps)
+
+
+ABORT_TAIL = """terminate called without an active exception
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+  exitcode  : -6 (pid: 9016)  (SIGABRT)
+  traceback : Signal 6 (SIGABRT) received by PID 9016
+"""
+
+
+def test_only_torchs_teardown_abort_is_run_again_never_an_error_of_ours() -> None:
+    torchrun_tb = '  File "/x/.venv/lib/python3.11/site-packages/torch/distributed/run.py"\n'
+    assert teardown_abort_only("Traceback (most recent call last):\n" + torchrun_tb + ABORT_TAIL)
+    ours = '  File "/x/src/ddp_viz/watch/capture.py", line 120, in hook\nKeyError: 3\n'
+    assert not teardown_abort_only("Traceback (most recent call last):\n" + ours + ABORT_TAIL)
+    assert not teardown_abort_only("exitcode  : 1 (pid: 9016)\nValueError: bad\n")
+    assert not teardown_abort_only(ABORT_TAIL.replace("SIGABRT", "SIGSEGV"))

@@ -372,9 +372,22 @@ def test_a_many_parameter_plot_names_its_line_styles(qtbot, window):
     shown = legend.sceneBoundingRect()
     assert shown.top() >= item.vb.sceneBoundingRect().bottom()
     assert shown.intersected(item.vb.sceneBoundingRect()).isEmpty()
+    window.plots.clear_run()  # no run: no legend row under the placeholder
+    assert item.legend is None and legend.scene() is None
     window.set_lesson("ddp-pattern")
     feed(window, load_recording("default-run.jsonl"))
-    assert item.legend is None and legend.scene() is None  # the title names two; row gone
+    assert item.legend is None  # the title names two
+
+
+def test_a_legend_for_many_parameters_would_squeeze_the_plot_so_there_is_none(qtbot, window):
+    from types import SimpleNamespace
+
+    from ddp_viz._qt.plots import LEGEND_UP_TO
+
+    plots = window.plots
+    assert plots._param_legend(SimpleNamespace(params=[None] * LEGEND_UP_TO)) is not None
+    assert plots._param_legend(SimpleNamespace(params=[None] * (LEGEND_UP_TO + 1))) is None
+    assert plots.param_plot.getPlotItem().legend is None
 
 
 def test_the_form_keeps_a_scenario_s_sampler_and_lets_epochs_set_the_length(qtbot, window):

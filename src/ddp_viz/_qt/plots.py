@@ -26,6 +26,8 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
+LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
+
 
 class Plots(SurfaceMixin, QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
@@ -97,6 +99,7 @@ class Plots(SurfaceMixin, QWidget):
         self.record = None
         self._curves = {}
         self._arrows = []
+        self._drop_param_legend()
         self.surface_plot.setVisible(True)
         self.surface_note.setText("")
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
@@ -107,10 +110,8 @@ class Plots(SurfaceMixin, QWidget):
             w.setXRange(0, 1)
             w.setYRange(0, 1)
 
-    def _param_legend(self, record: RunRecord) -> pg.LegendItem | None:
-        """Many parameters: a legend naming each line style, in its own row below the plot, so
-        it never covers the lines (inside the plot it hid the biggest norms). None for one or
-        two, which the title names; the row is then taken out of the plot's layout."""
+    def _drop_param_legend(self) -> None:
+        """Take the legend's row out of the plot's layout, so the plot gets its height back."""
         item = self.param_plot.getPlotItem()
         old = item.legend
         if old is not None:
@@ -120,8 +121,17 @@ class Plots(SurfaceMixin, QWidget):
             if old.scene() is not None:
                 old.scene().removeItem(old)
             item.legend = None
-        if len(record.params) <= 2:
+
+    def _param_legend(self, record: RunRecord) -> pg.LegendItem | None:
+        """A few parameters: a legend naming each line style, in its own row below the plot,
+        so it never covers the lines (inside the plot it hid the biggest norms). None for one
+        or two, which the title names, and for more than ``LEGEND_UP_TO``, whose rows would
+        squeeze the plot away (a watched ResNet has 62): the title counts them and the tooltip
+        names them."""
+        self._drop_param_legend()
+        if not 2 < len(record.params) <= LEGEND_UP_TO:
             return None
+        item = self.param_plot.getPlotItem()
         legend = pg.LegendItem(
             labelTextColor=self.theme.text,
             labelTextSize=f"{self.text_px}px",

@@ -211,6 +211,7 @@ def _pipeline(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
         fig[key.replace("ratio", "ms")] = c["ours_ms"]
         fig[key.replace("ratio", "bare_ms")] = c["bare_ms"]
         fig[key.replace("ratio", "floor_ratio")] = c["floor_ratio"]
+        fig[key.replace("ratio", "floor_ms")] = c["floor_ms"]
         row(
             f"run --json per step, {what}, {scenario.world_size} ranks",
             f"{c['ours_ms']:.2f} ms",
@@ -352,6 +353,8 @@ def main(quick: bool = False, only: str | None = None) -> int:
                 f"{fig[f'watch_gone_ratio_{key}']:.3f}; PyTorch's Python allreduce_hook "
                 f"in the script {fig[f'watch_hook_ratio_{key}']:.3f}",
             )
+        if fig["watch_retries"]:
+            row("torchrun runs run once more (torch's teardown abort)", str(fig["watch_retries"]))
     verdicts = {}
     for key, (label, target) in TARGETS.items():
         if key in fig:

@@ -3,7 +3,9 @@
 ``ours``: headless ``ddp-viz run --json`` (engine, ranks with capture, reference, events through
 the engine and the CLI to a reader), per step in steady state, measured from the run's own
 timing events (step 10 to the last). ``bare``: the same scenario as a plain DDP loop in the same
-pooled, forked rank processes (:mod:`ddp_viz.engine.bare`), no hook and no events.
+pooled, forked rank processes (:mod:`ddp_viz.engine.bare`), no hook and no events; and the
+floor: that loop with PyTorch's own Python comm hook and empty ready hooks, the mechanism any
+capture of this kind pays for before it records anything.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ddp_viz.bench.stats import p99_between, steady_per_step
@@ -103,11 +106,18 @@ def compare(scenario: Scenario, reps: int) -> dict[str, float]:
     """``reps`` runs of each, interleaved so all see the same machine load; medians. The
     floor (the bare loop with a Python comm hook and ready hooks that record nothing) says how
     much of the ratio the mechanism itself costs on this machine."""
+    arms: dict[str, Callable[[], float]] = {
+        "bare": lambda: bare(scenario),
+        "floor": lambda: bare(scenario, hooks=True),
+        "ours": lambda: ours(scenario)["per_step_s"],
+    }
+    names = list(arms)
     ours_s, bare_s, floor_s, ratios, floor_ratios = [], [], [], [], []
-    for _ in range(reps):
-        b = bare(scenario)
-        f = bare(scenario, hooks=True)
-        o = ours(scenario)["per_step_s"]
+    for i in range(reps):
+        # each round starts with another arm, so a drift within rounds favours none
+        order = names[i % len(names) :] + names[: i % len(names)]
+        got = {name: arms[name]() for name in order}
+        b, f, o = got["bare"], got["floor"], got["ours"]
         bare_s.append(b)
         floor_s.append(f)
         ours_s.append(o)

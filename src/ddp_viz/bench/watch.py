@@ -29,6 +29,18 @@ BIN = Path(sys.executable).parent
 # teardown). Seen in plain runs, watched runs and runs whose listener was gone, each about once
 # in a few hundred on this machine. Such a run is run once more; any other failure stops.
 TEARDOWN_ABORT = "terminate called without an active exception"
+RETRIES: list[str] = []  # the commands run once more, for the figures to say how many
+
+
+def teardown_abort_only(stderr: str) -> bool:
+    """Whether a failed torchrun run ended in torch's teardown abort and nothing of ours: the
+    abort's words, torchrun naming a SIGABRT, and no traceback through ddp-viz's code (an
+    error in the capture would show one, and must never be retried away)."""
+    frames = [ln for ln in stderr.splitlines() if ln.lstrip().startswith('File "')]
+    ours = any("ddp_viz" in ln for ln in frames)
+    return TEARDOWN_ABORT in stderr and "(SIGABRT)" in stderr and not ours
+
+
 CASES = (
     ("mlp", "buckets MLP (132 k)", "256,256,256", 200),
     ("10m", "10 M-parameter MLP", "2236,2236,2236", 30),
@@ -39,7 +51,8 @@ def _step_s(prefix: list[str], hidden: str, steps: int, env: dict[str, str], *ex
     torchrun = [str(BIN / "torchrun"), "--standalone", "--nproc-per-node", "2"]
     cmd = [*prefix, *torchrun, str(SCRIPT), hidden, str(steps), *extra]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
-    if done.returncode != 0 and TEARDOWN_ABORT in done.stderr:  # once more, as the tests do
+    if done.returncode != 0 and teardown_abort_only(done.stderr):  # once more, as the tests do
+        RETRIES.append(" ".join(cmd))
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if not lines or done.returncode != 0:
@@ -79,4 +92,5 @@ def watch_overhead(reps: int) -> dict[str, Any]:
             x / y for x, y in zip(hooked, plain, strict=True)
         )
         fig[f"watch_rounds_{key}"] = reps
+    fig["watch_retries"] = len(RETRIES)  # runs that ended in torch's teardown abort
     return fig
