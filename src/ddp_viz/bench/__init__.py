@@ -346,7 +346,7 @@ def main(quick: bool = False, only: str | None = None) -> int:
         fig.update(watch_overhead(reps + 2))  # noisy: more rounds than the other parts
         for key, what, _, _ in CASES:
             row(
-                f"torchrun step watched, {what}",
+                f"torchrun step watched, {what}, {fig[f'watch_rounds_{key}']} rounds",
                 f"{fig[f'watch_{key}_ms']:.2f} ms",
                 f"plain {fig[f'watch_plain_{key}_ms']:.2f} ms, ratio "
                 f"{fig[f'watch_ratio_{key}']:.3f}; listener gone "

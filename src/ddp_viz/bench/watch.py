@@ -41,6 +41,9 @@ def teardown_abort_only(stderr: str) -> bool:
     return TEARDOWN_ABORT in stderr and "(SIGABRT)" in stderr and not ours
 
 
+# rounds per case, times the bench's count: a buckets-MLP run takes seconds and its ratio is
+# the one near its bound, so it gets more rounds to narrow the median
+ROUNDS_TIMES = {"mlp": 3}
 CASES = (
     ("mlp", "buckets MLP (132 k)", "256,256,256", 200),
     ("10m", "10 M-parameter MLP", "2236,2236,2236", 30),
@@ -75,22 +78,29 @@ def watch_overhead(reps: int) -> dict[str, Any]:
     watch = [str(BIN / "ddp-viz"), "watch", "--no-window", "--"]
     fig: dict[str, Any] = {}
     for key, _, hidden, steps in CASES:
-        plain, watched, absent, hooked = [], [], [], []
-        for _ in range(reps):  # interleaved, side by side
-            plain.append(_step_s([], hidden, steps, env))
-            watched.append(_step_s(watch, hidden, steps, env))
-            absent.append(_step_s([], hidden, steps, gone))
-            hooked.append(_step_s([], hidden, steps, env, "python-hook"))
-        p, w, a = (statistics.median(v) for v in (plain, watched, absent))
-        fig[f"watch_plain_{key}_ms"], fig[f"watch_{key}_ms"] = p * 1e3, w * 1e3
-        fig[f"watch_gone_{key}_ms"] = a * 1e3
-        ratios = [x / y for x, y in zip(watched, plain, strict=True)]
-        gone_ratios = [x / y for x, y in zip(absent, plain, strict=True)]
-        fig[f"watch_ratio_{key}"] = statistics.median(ratios)
-        fig[f"watch_gone_ratio_{key}"] = statistics.median(gone_ratios)
-        fig[f"watch_hook_ratio_{key}"] = statistics.median(
-            x / y for x, y in zip(hooked, plain, strict=True)
-        )
-        fig[f"watch_rounds_{key}"] = reps
+        # each arm: the command's prefix, its environment, the script's extra arguments
+        arms: dict[str, tuple[list[str], dict[str, str], tuple[str, ...]]] = {
+            "plain": ([], env, ()),
+            "watched": (watch, env, ()),
+            "gone": ([], gone, ()),
+            "hook": ([], env, ("python-hook",)),
+        }
+        names = list(arms)
+        got: dict[str, list[float]] = {name: [] for name in names}
+        rounds = reps * ROUNDS_TIMES.get(key, 1)
+        for i in range(rounds):  # interleaved, side by side
+            # each round starts with another arm: the first run of a round came out slower
+            # than the rest in some invocations, which would favour whichever arm is not first
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                prefix, arm_env, extra = arms[name]
+                got[name].append(_step_s(prefix, hidden, steps, arm_env, *extra))
+        plain = got["plain"]
+        for name, prefix in (("watched", "watch"), ("gone", "watch_gone"), ("hook", "watch_hook")):
+            fig[f"{prefix}_{key}_ms"] = statistics.median(got[name]) * 1e3
+            fig[f"{prefix}_ratio_{key}"] = statistics.median(
+                x / y for x, y in zip(got[name], plain, strict=True)
+            )
+        fig[f"watch_plain_{key}_ms"] = statistics.median(plain) * 1e3
+        fig[f"watch_rounds_{key}"] = rounds
     fig["watch_retries"] = len(RETRIES)  # runs that ended in torch's teardown abort
     return fig
