@@ -354,7 +354,7 @@ def main(quick: bool = False, only: str | None = None) -> int:
                 f"in the script {fig[f'watch_hook_ratio_{key}']:.3f}",
             )
         if fig["watch_retries"]:
-            row("torchrun runs run once more (torch's teardown abort)", str(fig["watch_retries"]))
+            row("torchrun runs ending in torch's teardown abort", str(fig["watch_retries"]))
     verdicts = {}
     for key, (label, target) in TARGETS.items():
         if key in fig:
