@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ddp_viz.bench.stats import p99_between, steady_per_step
+from ddp_viz.bench.stats import p99_between, rotated, steady_per_step
 from ddp_viz.engine.pool import Pool
 from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario
@@ -114,9 +114,7 @@ def compare(scenario: Scenario, reps: int) -> dict[str, float]:
     names = list(arms)
     ours_s, bare_s, floor_s, ratios, floor_ratios = [], [], [], [], []
     for i in range(reps):
-        # each round starts with another arm, so a drift within rounds favours none
-        order = names[i % len(names) :] + names[: i % len(names)]
-        got = {name: arms[name]() for name in order}
+        got = {name: arms[name]() for name in rotated(names, i)}
         b, f, o = got["bare"], got["floor"], got["ours"]
         bare_s.append(b)
         floor_s.append(f)

@@ -7,6 +7,14 @@ import itertools
 STEADY_FROM = 10
 
 
+def rotated(names: list[str], round_: int) -> list[str]:
+    """The arms in the order round ``round_`` runs them: each round starts with the next arm,
+    so a drift within rounds (the first run of a round came out slower in some invocations)
+    favours none."""
+    k = round_ % len(names)
+    return names[k:] + names[:k]
+
+
 def steady_per_step(starts: list[float]) -> float:
     """Seconds per step from ``STEADY_FROM`` to the last step's start."""
     n = len(starts) - 1 - STEADY_FROM

@@ -1,13 +1,13 @@
 """What watching costs a user's training: the same torchrun script, plain, under ``ddp-viz
-watch``, and with a listener that is gone, run alternately; each run times its own steps from
-inside the script (the median after a warm-up), so all are measured the same way.
+watch``, with a listener that is gone, and registering PyTorch's own Python ``allreduce_hook``
+itself (what any Python comm hook costs it, before a watch does anything). Each run times its
+own steps from inside the script (the median after a warm-up), so all are measured the same way.
 
-Each round runs the three back to back, and a fourth: the plain script registering PyTorch's
-own Python ``allreduce_hook`` itself (what any Python comm hook costs it, before a watch does
-anything). The figures are the medians of the rounds' ratios to plain. Which cores a launch's
-two ranks land on moves one run's step time by 10% or more on a shared two-core machine, so one
-round says little: the "listener gone" arm, which adds nothing to a step, is the check on how
-far apart two identical arms come out."""
+Each round runs the four back to back, a different one first each round. The figures are the
+medians of the rounds' ratios to plain. Which cores a launch's two ranks land on moves one run's
+step time by 10% or more on a shared two-core machine, so one round says little: the
+"listener gone" arm, which adds nothing to a step, is the check on how far apart two identical
+arms come out."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ddp_viz.bench.stats import rotated
 from ddp_viz.watch.command import watched_env
 
 SCRIPT = Path(__file__).with_name("watched_train.py")
@@ -99,9 +100,7 @@ def watch_overhead(reps: int) -> dict[str, Any]:
         got: dict[str, list[float]] = {name: [] for name in names}
         rounds = reps * ROUNDS_TIMES.get(key, 1)
         for i in range(rounds):  # interleaved, side by side
-            # each round starts with another arm: the first run of a round came out slower
-            # than the rest in some invocations, which would favour whichever arm is not first
-            for name in names[i % len(names) :] + names[: i % len(names)]:
+            for name in rotated(names, i):
                 prefix, arm_env, extra = arms[name]
                 got[name].append(_step_s(prefix, hidden, steps, arm_env, *extra))
         plain = got["plain"]

@@ -73,7 +73,3 @@ def named_grad_tensors(module: nn.Module) -> dict[str, torch.Tensor]:
         n: (p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p))
         for n, p in module.named_parameters()
     }
-
-
-def named_grads(module: nn.Module) -> dict[str, Tensor]:
-    return encode_all(named_grad_tensors(module))

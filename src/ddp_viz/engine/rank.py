@@ -65,10 +65,6 @@ def _finite(encoded: dict[str, Any]) -> bool:
     return True
 
 
-def _encoded(tensors: dict[str, torch.Tensor], digest: bool = True) -> dict[str, Any]:
-    return encode_all(tensors, digest)
-
-
 def run_rank(job: dict[str, Any], send: Send) -> None:
     """Train ``job["scenario"]`` as rank ``job["rank"]``; report through ``send``.
 
@@ -262,7 +258,7 @@ def _train(
                 for n in full
                 if n in averaged
             }
-            averaged_values = _encoded(averaged)
+            averaged_values = encode_all(averaged)
             events: list[protocol.Event] = [] if ref is None else [ref]
             if buffers is not None:
                 events.append(BufferValues(run, step, rank, buffers.before, buffers.after))
@@ -273,7 +269,7 @@ def _train(
                     step,
                     rank,
                     loss_value,
-                    _encoded(local, False),
+                    encode_all(local, False),
                     buckets,
                     rows,
                     epoch,
