@@ -3,8 +3,11 @@ time, count and number on it is the recorded one."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import StageFrame, estimate_width
 from ddp_viz.model.overlap import layouts, overlap, ready_order
@@ -146,3 +149,36 @@ def test_the_bucket_count_question_reads_the_run_and_only_a_run_with_its_cap() -
     assert not q.matches(rec) and "bucket_cap_mb = 0.001" in q.mismatch(rec)
     rec.scenario = {**rec.scenario, "ddp": {"bucket_cap_mb": 0.25}}
     assert q.matches(rec) and q.conditions() == " with bucket_cap_mb = 0.25"
+
+
+def light_step(events: list, step: int) -> list:
+    """The recording as a long run's step without values would have sent ``step``: its loss,
+    buckets and timings, no gradients or parameters (tests/test_engine.py checks the engine)."""
+    out = []
+    for e in events:
+        if getattr(e, "step", None) == step:
+            if isinstance(e, protocol.AveragedGrad | protocol.Params | protocol.Reference):
+                continue
+            if isinstance(e, protocol.LocalGrad):
+                e = dataclasses.replace(e, grads={}, values=False)
+        out.append(e)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("size", "theme"), [((1280, 720), "light"), ((760, 430), "light"), ((1341, 724), "projector")]
+)
+def test_a_step_without_values_keeps_its_timeline_and_says_why_the_norms_are_missing(
+    size, theme
+) -> None:
+    rec = record(light_step(load_recording(TWO), 2))
+    assert not rec.steps[2].has_values and rec.complete_prefix() == 3
+    frame = frame_at(rec, 2, 3, w=size[0], h=size[1], theme=theme)
+    assert keys(frame, ".bucket") and keys(frame, ".hidden")  # the timings are all there
+    assert not keys(frame, "norm")
+    assert not [t for t in frame.texts if "norm" in t.key]
+    if size[1] >= 720:
+        assert "every 10th step" in frame.all_text()
+    assert_inside_and_apart(frame)
+    if theme == "projector":
+        assert frame.smallest_px() >= 24

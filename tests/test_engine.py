@@ -103,6 +103,7 @@ def test_uneven_shards_run_and_differ_from_the_full_batch(engine) -> None:
         "not-averaged-no-sync.jsonl",
         "not-averaged-unused.jsonl",
         "not-averaged-find-unused.jsonl",
+        "long-run-32-steps.jsonl",
     ],
 )
 def test_recordings_match_a_live_run(engine, name: str) -> None:
@@ -111,10 +112,15 @@ def test_recordings_match_a_live_run(engine, name: str) -> None:
     live = run(engine, scenario)
     assert len(live.steps) == len(recorded.steps)
     for a, b in zip(live.steps, recorded.steps, strict=True):
+        assert a.has_values == b.has_values and (a.reference is None) == (b.reference is None)
         for r in a.ranks:
+            assert a.ranks[r].loss == pytest.approx(b.ranks[r].loss, rel=1e-5)
+            if not b.has_values:
+                continue
             for attr in ("local", "averaged", "params"):
                 assert grads_close(getattr(a.ranks[r], attr), getattr(b.ranks[r], attr))
-        assert grads_close(a.reference.full_batch_grads, b.reference.full_batch_grads)
+        if b.reference is not None:
+            assert grads_close(a.reference.full_batch_grads, b.reference.full_batch_grads)
     for key, want in recorded.state.buffers.items():
         got = live.state.buffers[key]
         assert grads_close(got.before, want.before) and grads_close(got.after, want.after)
@@ -204,9 +210,10 @@ def test_a_long_run_has_the_reference_at_the_steps_the_policy_names(engine) -> N
     assert with_reference == [s for s in range(205) if reference_due(s)]
     assert with_reference[-3:] == [19, 99, 199]  # steps 20, 100 and 200 as the window counts
     for st in rec.steps:
-        assert st.ranks_agree()
+        # a step without values has no parameters to compare; every reference step has them
+        assert st.ranks_agree() is (True if st.has_values else None)
         if st.reference is not None:
-            assert st.average_is_full_batch()
+            assert st.has_values and st.average_is_full_batch()
 
 
 @pytest.mark.parametrize(("dtype", "tol"), [("float64", 1e-6), ("float32", 1e-5)])
@@ -270,6 +277,52 @@ def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None
                 first = min(b["launched"] for b in rs.bucket_spans)
                 launched_early += first < o.last_ready
     assert launched_early > 0  # a bucket's all-reduce started before backward had finished
+
+
+def test_a_long_run_sends_values_at_some_steps_and_trains_every_step(engine) -> None:
+    """Past step 20 only every 10th step carries gradients and parameters; every step still
+    brings its loss, its buckets and their timings, and trains: step 30's parameters are those
+    of 30 full-batch SGD steps in one float64 process."""
+    from ddp_viz.engine.models import build_model
+    from ddp_viz.model.overlap import overlap
+    from ddp_viz.model.tensors import tensor_norm
+
+    scenario = Scenario.from_mapping(
+        {
+            "x": [float(i) for i in range(-4, 4)],
+            "y": [0.5 * i * i for i in range(-4, 4)],
+            "world_size": 2,
+            "steps": 32,
+            "lr": 0.01,
+            "model": {"kind": "mlp", "hidden": [32, 32, 32]},
+            "ddp": {"bucket_cap_mb": 0.002},
+        }
+    )
+    events = list(engine.run(scenario))
+    rec = record(events)
+    assert rec.status == "finished" and rec.complete_prefix() == 32, rec.reason
+    valued = {e.step for e in events if isinstance(e, protocol.Params)}
+    assert valued == {*range(20), 29}
+    assert {e.step for e in events if isinstance(e, protocol.AveragedGrad)} == valued
+    for st in rec.steps:
+        for rs in st.ranks.values():
+            assert rs.loss is not None and rs.values == (st.step in valued)
+            # one bucket at step 1; DDP's rebuild splits it after that
+            assert len(rs.bucket_spans) >= (3 if st.step else 1)
+            assert all(b["finished"] for b in rs.bucket_spans)
+            assert overlap(rs) is not None and len(rs.ready) == len(rec.params)
+    assert rec.steps[29].ranks_agree() and rec.steps[29].averaged_agree()
+    model = build_model(scenario).double()  # one process, float64, the whole batch each step
+    x = torch.tensor(scenario.x, dtype=torch.float64).unsqueeze(1)
+    y = torch.tensor(scenario.y, dtype=torch.float64).unsqueeze(1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=scenario.lr)
+    for _ in range(30):
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    for name, p in model.named_parameters():
+        got = tensor_norm(rec.steps[29].ranks[1].params[name])
+        assert got == pytest.approx(float(p.detach().norm()), rel=1e-5), name
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 4])

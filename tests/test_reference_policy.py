@@ -1,13 +1,17 @@
-"""Which steps get the single-process reference, and what the stage says without one."""
+"""Which steps get the single-process reference and which the tensor values, and what the stage
+says without them."""
 
 from __future__ import annotations
 
 from ddp_viz.model.reference import (
     EVERY_STEP_BELOW,
     THEN_EVERY,
+    VALUES_EVERY,
     nearest_reference_step,
     reference_due,
     reference_policy,
+    values_due,
+    values_policy,
 )
 
 
@@ -32,3 +36,21 @@ def test_nearest_reference_step_is_earlier_and_has_one() -> None:
 def test_the_policy_sentence_names_the_numbers() -> None:
     text = reference_policy()
     assert f"1–{EVERY_STEP_BELOW}" in text and f"{THEN_EVERY}th" in text
+
+
+def test_every_lesson_length_run_has_values_at_every_step() -> None:
+    assert all(values_due(s) for s in range(EVERY_STEP_BELOW))
+
+
+def test_a_long_run_has_values_at_every_tenth_step_and_at_every_reference_step() -> None:
+    due = [s + 1 for s in range(300) if values_due(s)]
+    later = [k for k in range(VALUES_EVERY, 301, VALUES_EVERY) if k > EVERY_STEP_BELOW]
+    assert due == list(range(1, EVERY_STEP_BELOW + 1)) + later
+    # the reference is checked against DDP's average: it needs the step's values
+    assert all(values_due(s) for s in range(1000) if reference_due(s))
+    assert sum(values_due(s) for s in range(500)) < 500 // 5  # a long run skips most steps
+
+
+def test_the_values_sentence_names_the_numbers() -> None:
+    text = values_policy()
+    assert f"1–{EVERY_STEP_BELOW}" in text and f"{VALUES_EVERY}th" in text

@@ -171,3 +171,34 @@ def test_a_step_without_the_reference_says_when_it_is_computed() -> None:
     assert "average = full batch" not in text and "average ≠" not in text
     assert reference_policy().split()[0] in text and "reference" in text
     assert_inside_and_apart(frame)
+
+
+def test_a_long_runs_step_without_values_shows_its_losses_and_says_why() -> None:
+    from ddp_viz.model.reference import values_policy
+
+    rec = record(load_recording("long-run-32-steps.jsonl"))
+    assert not rec.steps[24].has_values
+    for phase in range(4):
+        for progress in (0.5, 1.0):
+            frame = stage_frame(rec, Cursor(24, phase), progress, ctx(1280, 720))
+            assert_frame_matches_record(frame, rec, 24)
+            # nothing stands for a value that was not recorded: no gradients, no parameters
+            assert kinds_shown(frame) <= {"loss"}
+            if phase >= 1:
+                assert kinds_shown(frame) == {"loss"}
+            text = frame.all_text()
+            assert "not recorded at this step" in text and "all ranks equal" not in text
+            assert values_policy().split()[0] in text and "10th" in text
+            if progress == 1.0:  # (halfway through phase 1 the shards' chips are on their way)
+                assert_inside_and_apart(frame)
+
+
+def test_the_next_step_with_values_has_no_made_up_starting_point() -> None:
+    """Step 30 follows nine steps without values: its parameters before the step are unknown
+    and show as a dash, never as the run's initial ones."""
+    rec = record(load_recording("long-run-32-steps.jsonl"))
+    frame = stage_frame(rec, Cursor(29, 3), 1.0, ctx(1280, 720))
+    assert_frame_matches_record(frame, rec, 29)
+    before = [t for t in frame.texts if ".before." in t.key]
+    assert before and all("— →" in t.text for t in before)
+    assert {"local", "averaged", "params"} <= kinds_shown(frame)

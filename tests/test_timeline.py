@@ -118,3 +118,43 @@ def test_a_run_is_judged_on_the_steps_the_reference_checked() -> None:
         for e in events
     ]
     assert record(wrong).check_summary()["average_is_full_batch"] is False
+
+
+def test_a_long_run_records_values_at_some_steps_and_the_loss_at_every_step() -> None:
+    """32 steps: values for steps 1–20 and 30; steps 21–29, 31 and 32 bring loss and timings."""
+    rec = record(load_recording("long-run-32-steps.jsonl"))
+    assert rec.status == "finished" and rec.complete_prefix() == 32
+    with_values = [st.step + 1 for st in rec.steps if st.has_values]
+    assert with_values == [*range(1, 21), 30]
+    light = rec.steps[24]  # step 25
+    assert light.complete(2) and all(
+        rs.loss is not None and rs.spans for rs in light.ranks.values()
+    )
+    assert all(
+        rs.local is None and rs.averaged is None and rs.params is None
+        for rs in light.ranks.values()
+    )
+    # nothing to compare at such a step, and nothing made up: not "the initial parameters"
+    assert light.ranks_agree() is None and light.average_is_full_batch() is None
+    assert rec.params_before(25) == {} and rec.params_before(29) == {}
+    assert rec.params_before(20) == rec.steps[19].params_after()
+    assert rec.check_summary() == {"ranks_agree": True, "average_is_full_batch": True}
+
+
+def test_a_light_rank_step_waits_for_its_timings_before_it_counts_as_complete() -> None:
+    events = load_recording("long-run-32-steps.jsonl")
+    late = next(
+        e for e in events if isinstance(e, protocol.Timing) and e.step == 20 and e.rank == 1
+    )
+    rec = record(e for e in events if e is not late)
+    assert rec.steps[20].ranks[1].loss is not None  # step 21's loss came, its timing did not
+    assert rec.complete_prefix() == 20
+    rec.apply(late)
+    assert rec.complete_prefix() == 32
+
+
+def test_the_report_shows_a_light_step_by_its_losses_and_says_why(default_events) -> None:
+    text = run_report(record(load_recording("long-run-32-steps.jsonl")), max_steps=40)
+    step25 = text.split("step 25\n")[1].split("\n\n")[0]
+    assert "loss" in step25 and "every 10th step" in step25 and "averaged" not in step25
+    assert "ranks agree at every step with values" in text

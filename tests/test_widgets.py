@@ -86,6 +86,22 @@ def test_process_view_and_plots_show_the_recorded_run(qtbot, window):
     assert ws[-1] == rec.steps[2].ranks[3].params["weight"][0]
 
 
+def test_a_long_run_plots_every_loss_and_the_parameters_where_they_were_recorded(qtbot, window):
+    feed(window, load_recording("long-run-32-steps.jsonl"))
+    rec = window.session.record
+    xs, ys = window.plots._curves["loss1"].getData()
+    assert list(xs) == list(range(1, 33))  # the loss comes at every step
+    assert list(ys) == [st.ranks[1].loss for st in rec.steps]
+    px, ws = window.plots._curves["p0:1"].getData()
+    # the start, steps 1-20 and 30: no point, and no gap, for a step that has no values
+    assert list(px) == [0, *range(1, 21), 30] and np.isfinite(ws).all()
+    assert ws[-1] == rec.steps[29].ranks[1].params["weight"][0]
+    assert "every 10th step" in window.plots.param_plot.toolTip()
+    window.player.seek_step(24)
+    text = window.stage.frame().all_text()
+    assert "Step 25 of 32" in text and "not recorded at this step" in text
+
+
 def test_uneven_run_is_flagged_not_hidden(qtbot, window):
     feed(window, load_recording("uneven-3-ranks.jsonl"))
     assert "average ≠ full batch" in window.status.text()

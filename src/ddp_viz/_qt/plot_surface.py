@@ -105,6 +105,10 @@ class SurfaceMixin:
             return
         self._arrow_step = step_i
         st = record.steps[step_i]
+        if not st.has_values:  # a long run's step with no gradients recorded: no arrows
+            for curve in self._arrows:
+                curve.setData([], [])
+            return
         start = record.params_before(step_i)
         a, b = record.param_names
         w0, b0 = scalar(start, a), scalar(start, b)

@@ -23,6 +23,7 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
 )
 from ddp_viz._qt.plot_surface import SurfaceMixin
+from ddp_viz.model.reference import EVERY_STEP_BELOW, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
@@ -207,12 +208,12 @@ class Plots(SurfaceMixin, QWidget):
         self._x_shown = 0
         self._show_steps(self._x_extent(record, 0))
         self.param_plot.setTitle(param_title(record), color=t.text, size=f"{self.text_px}px")
-        self.param_plot.setToolTip(
-            "\n".join(
-                f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}"
-                for i, p in enumerate(record.params)
-            )
-        )
+        styles = [
+            f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
+        ]
+        if record.steps_planned > EVERY_STEP_BELOW:  # a long run: not every step has values
+            styles.append(values_policy())
+        self.param_plot.setToolTip("\n".join(styles))
         init = record.initial_params()
         names = record.param_names
         for r in range(record.world_size):
@@ -305,12 +306,15 @@ class Plots(SurfaceMixin, QWidget):
             for r, rs in st.ranks.items():
                 loss = rs.loss if rs.loss is not None else np.nan
                 self._append(f"loss{r}", st.step + 1, loss)
+                if not rs.values:  # a long run's step without values: the curve goes on past it
+                    continue
                 for i, n in enumerate(record.param_names):
                     value = display_value(rs.params.get(n)) if rs.params else np.nan
                     self._append(f"p{i}:{r}", st.step + 1, value)
             if st.reference is not None:
                 self._append("full", st.step + 1, st.reference.full_batch_loss)
-            self._path_point(record, st.params_after() or {}, *self._series["path"])
+            if st.has_values:
+                self._path_point(record, st.params_after() or {}, *self._series["path"])
         if done > self._consumed:
             self._consumed = done
             self._stale = {"loss", "param", "surface"}

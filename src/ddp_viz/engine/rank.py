@@ -1,8 +1,10 @@
 """What one rank does in one run: gloo process group, DDP, and the capture hook.
 
 The rank's local gradient and the averaged gradient are read *inside* DDP's backward: a comm
-hook copies each bucket before calling DDP's own default all-reduce hook and reads the result
-from that hook's future. No second, hand-written all-reduce happens anywhere.
+hook copies each bucket, does what PyTorch's Python ``allreduce_hook`` does (divide by the world
+size, ``all_reduce``) and reads the result from that all-reduce's future. It is the step's only
+all-reduce. A long run copies and sends the tensors at some steps only (``values_due``); its
+loss, buckets and timings at every step.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -41,7 +44,7 @@ from ddp_viz.engine.state import (
 from ddp_viz.engine.tensors import encode_all
 from ddp_viz.engine.uneven import Heartbeat, WaitState, locked, report_shadows, report_stall
 from ddp_viz.model import protocol
-from ddp_viz.model.reference import reference_due
+from ddp_viz.model.reference import reference_due, values_due
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.state_events import BufferValues
 
@@ -63,6 +66,42 @@ def _finite(encoded: dict[str, Any]) -> bool:
         elif not all(math.isfinite(v) for v in value):
             return False
     return True
+
+
+@dataclass
+class _Values:
+    local: dict[str, Any]
+    averaged: dict[str, Any]
+    params: dict[str, Any]
+    vs_full: dict[str, float]
+
+
+def _values(
+    model: nn.Module,
+    capture: Capture,
+    full: dict[str, torch.Tensor],
+) -> _Values:
+    """A step's tensors in the events' form: the local gradients, DDP's average (and, on rank 0
+    at a reference step, its largest difference from the full batch) and the parameters."""
+    averaged = capture.averaged
+    # a bucket whose all-reduce never launched (a parameter with no gradient holds it back):
+    # its gradients stay the rank's own, in .grad
+    local = capture.local
+    if len(local) < len(capture.names):  # rare: only then look at .grad
+        held = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+        local = {**held, **local}
+    # rank 0 compares every value of DDP's average with the reference, so the check stays
+    # exact when the events carry summaries of big tensors
+    vs_full = {
+        n: float((averaged[n].double() - full[n]).abs().max()) for n in full if n in averaged
+    }
+    return _Values(
+        # local gradients differ by design: no digest to compare
+        local=encode_all(local, False),
+        averaged=encode_all(averaged),
+        params=named_values(model),
+        vs_full=vs_full,
+    )
 
 
 def run_rank(job: dict[str, Any], send: Send) -> None:
@@ -209,6 +248,7 @@ def _train(
                     # would show our reference as a straggler; they wait here instead.
                     dist.barrier()
             capture.reset()
+            capture.values = accumulating or uneven is not None or values_due(step)
             optimizer.zero_grad()
             if not accumulating:
                 x, y = tensors(rows)
@@ -242,49 +282,37 @@ def _train(
             t2 = time.monotonic()
             optimizer.step()
             t3 = time.monotonic()
-            params = named_values(model)
-            buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
-            averaged = capture.averaged
-            # a bucket whose all-reduce never launched (a parameter with no gradient holds it
-            # back): its gradients stay the rank's own, in .grad
-            local = capture.local
-            if len(local) < len(capture.names):  # rare: only then look at .grad
-                held = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
-                local = {**held, **local}
-            # rank 0 compares every value of DDP's average with the reference, so the check stays
-            # exact when the events carry summaries of big tensors
-            vs_full = {
-                n: float((averaged[n].double() - full[n]).abs().max())
-                for n in full
-                if n in averaged
-            }
-            averaged_values = encode_all(averaged)
             events: list[protocol.Event] = [] if ref is None else [ref]
             if buffers is not None:
                 events.append(BufferValues(run, step, rank, buffers.before, buffers.after))
             events += micro_events
-            events += [
-                protocol.LocalGrad(  # local gradients differ by design: no digest to compare
-                    run,
-                    step,
-                    rank,
-                    loss_value,
-                    encode_all(local, False),
-                    buckets,
-                    rows,
-                    epoch,
-                ),
-                protocol.AveragedGrad(run, step, rank, averaged_values, vs_full),
-                protocol.Params(run, step, rank, params),
-                protocol.Timing(
-                    run,
-                    step,
-                    rank,
-                    {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
-                    ready=capture.ready,
-                    buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
-                ),
-            ]
+            timing = protocol.Timing(
+                run,
+                step,
+                rank,
+                {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
+                ready=capture.ready,
+                buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
+            )
+            buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
+            if capture.values:
+                values = _values(model, capture, full)
+                params, averaged_values = values.params, values.averaged
+                events += [
+                    protocol.LocalGrad(
+                        run, step, rank, loss_value, values.local, buckets, rows, epoch
+                    ),
+                    protocol.AveragedGrad(run, step, rank, averaged_values, values.vs_full),
+                    protocol.Params(run, step, rank, params),
+                ]
+            else:  # the loss, the buckets and the timings alone (model.values)
+                params = averaged_values = {}
+                events.append(
+                    protocol.LocalGrad(
+                        run, step, rank, loss_value, {}, buckets, rows, epoch, values=False
+                    )
+                )
+            events.append(timing)
             # uneven inputs: every step at once, so a stall never hides the step before it
             outbox.add(*events, now=step == 0 or uneven is not None)
             completed = step + 1

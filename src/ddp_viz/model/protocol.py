@@ -114,6 +114,9 @@ class LocalGrad(Event):
     buckets: list[list[str]] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # 0-based data rows this rank trained on
     epoch: int = 0  # with a sampler: the epoch this step's batch came from (0-based)
+    # False: a step whose tensor values were not recorded (model.reference.values_due); no
+    # averaged_grad or params event follows, and ``grads`` is empty
+    values: bool = True
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Which steps get the single-process reference (the oracle), and how to say so.
+"""Which steps get the single-process reference (the oracle) and which carry tensor values,
+and how to say so.
 
 The reference costs rank 0 one float64 forward and backward per shard plus one over the full
 batch: more than a whole DDP step of a small model. Lessons run tens of steps and get it at
@@ -11,6 +12,12 @@ from __future__ import annotations
 
 EVERY_STEP_BELOW = 20
 THEN_EVERY = 100
+# Tensor values (local and averaged gradients, parameters) the same way, ten times as often.
+# Copying and summarising them is most of what recording a step costs a model of any size
+# (the buckets lesson's MLP: about 2 ms of a 5 ms step); the loss, the buckets and the timings
+# still come at every step. A multiple of THEN_EVERY's divisor, so that every reference step
+# has the values it is checked against.
+VALUES_EVERY = 10
 
 
 def reference_due(step: int) -> bool:
@@ -23,6 +30,19 @@ def reference_policy() -> str:
     return (
         f"The full-batch reference is computed for steps 1–{EVERY_STEP_BELOW} and then for every "
         f"{THEN_EVERY}th step ({THEN_EVERY}, {2 * THEN_EVERY}, …)."
+    )
+
+
+def values_due(step: int) -> bool:
+    """Whether the ranks send their tensor values for ``step`` (0-based)."""
+    return step < EVERY_STEP_BELOW or (step + 1) % VALUES_EVERY == 0
+
+
+def values_policy() -> str:
+    """One sentence for a view to show at a step without values."""
+    return (
+        f"Gradients and parameters are recorded for steps 1–{EVERY_STEP_BELOW} and then for "
+        f"every {VALUES_EVERY}th step; the loss, buckets and timings for every step."
     )
 
 

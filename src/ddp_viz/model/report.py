@@ -7,6 +7,7 @@ One line per rank and parameter; a tensor of more than one value shows its L2 no
 from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
+from ddp_viz.model.reference import values_policy
 from ddp_viz.model.sharing import uneven_note, why_average_differs
 from ddp_viz.model.state_report import state_lines
 from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value, max_abs_diff
@@ -66,7 +67,21 @@ def micro_lines(rec: RunRecord, rs: RankStep, indent: int) -> list[str]:
     return out
 
 
+def light_step_table(rec: RunRecord, st: StepRecord) -> str:
+    """A long run's step whose tensor values were not recorded: its rows and losses."""
+    rw = max([7] + [len(rows_label(_rows_of(rec, r, rs.rows))) for r, rs in st.ranks.items()])
+    head = f"{'rank':>4}  {'rows':<{rw}} {'loss':>10}"
+    lines = [f"step {st.step + 1}", head, "-" * len(head)]
+    for r in sorted(st.ranks):
+        rs = st.ranks[r]
+        lines.append(f"{r:>4}  {rows_label(_rows_of(rec, r, rs.rows)):<{rw}} {fmt(rs.loss):>10}")
+    lines.append(values_policy())
+    return "\n".join(lines)
+
+
 def step_table(rec: RunRecord, st: StepRecord) -> str:
+    if not st.has_values:
+        return light_step_table(rec, st)
     names = rec.param_names
     width = max([len(param_label(rec, n)) for n in names] + [9])
     rw = max([7] + [len(rows_label(_rows_of(rec, r, rs.rows))) for r, rs in st.ranks.items()])
@@ -156,9 +171,11 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
             "ended the wait (gloo's words above)"
         )
     elif rec.status == "finished":
+        done = rec.complete_steps()
+        where = "every step" if all(s.has_values for s in done) else "every step with values"
         out.append(
-            f"finished {len(rec.complete_steps())} step(s) in {fmt(rec.elapsed_s)} s: "
-            f"{mark(summary['ranks_agree'])} ranks agree at every step, "
+            f"finished {len(done)} step(s) in {fmt(rec.elapsed_s)} s: "
+            f"{mark(summary['ranks_agree'])} ranks agree at {where}, "
             f"{mark(summary['average_is_full_batch'])} average = full batch at every step "
             "checked against the reference"
         )

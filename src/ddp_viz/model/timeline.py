@@ -24,6 +24,9 @@ from ddp_viz.model.cursor import Cursor as Cursor
 from ddp_viz.model.cursor import walk as walk
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
+
+# re-exported: one rank's part of a step, folded here from its events
+from ddp_viz.model.rank_step import RankStep as RankStep
 from ddp_viz.model.state_record import StateRecord
 from ddp_viz.model.tensors import Tensor, is_summary, tensor_norm, tensor_sample, tensors_close
 
@@ -86,38 +89,6 @@ def display_value(values: Tensor | None) -> float:
 
 
 @dataclass
-class RankStep:
-    loss: float | None = None
-    local: Grads | None = None
-    averaged: Grads | None = None
-    params: Grads | None = None
-    buckets: list[list[str]] = field(default_factory=list)
-    spans: dict[str, list[list[float]]] = field(default_factory=dict)
-    ready: list[list[Any]] = field(default_factory=list)  # [name, time] in the order it happened
-    vs_full_batch: dict[str, float] = field(default_factory=dict)  # rank 0's max |avg - ref|
-    bucket_spans: list[dict[str, Any]] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)  # the rows this rank trained on in this step
-    epoch: int = 0
-    # with gradient accumulation: the step's micro-batches, in order
-    micro: list[protocol.MicroStep] = field(default_factory=list)
-
-    def allreduces(self) -> int | None:
-        """How many times DDP's comm hook ran in this optimizer step, over all its
-        micro-batches (None for a run without accumulation, which sends no micro-steps)."""
-        if not self.micro:
-            return None
-        return sum(len(m.allreduced) for m in self.micro)
-
-    def synced_backwards(self) -> int | None:
-        """How many of the step's backward passes all-reduced (any bucket)."""
-        return sum(1 for m in self.micro if m.allreduced) if self.micro else None
-
-    @property
-    def complete(self) -> bool:
-        return None not in (self.loss, self.local, self.averaged, self.params)
-
-
-@dataclass
 class StepRecord:
     step: int
     ranks: dict[int, RankStep] = field(default_factory=dict)
@@ -128,6 +99,12 @@ class StepRecord:
 
     def complete(self, world_size: int) -> bool:
         return len(self.ranks) == world_size and all(rs.complete for rs in self.ranks.values())
+
+    @property
+    def has_values(self) -> bool:
+        """Whether the ranks recorded this step's tensor values (every step of a lesson; some
+        steps of a long run: model.reference.values_due)."""
+        return all(rs.values for rs in self.ranks.values())
 
     def mean_of_locals(self) -> Grads | None:
         """The plain mean of the ranks' local gradients, for checking DDP's averaged value."""
@@ -247,7 +224,9 @@ class RunRecord:
             case protocol.LocalGrad(step=s, rank=r, loss=loss, grads=g, buckets=b):
                 rs = self._step(s).rank(r)
                 rs.loss, rs.local, rs.buckets = loss, g, b
-                rs.rows, rs.epoch = event.rows, event.epoch
+                rs.rows, rs.epoch, rs.values = event.rows, event.epoch, event.values
+                if not event.values:
+                    rs.local = None
             case protocol.MicroStep(step=s, rank=r):
                 self._step(s).rank(r).micro.append(event)
             case protocol.AveragedGrad(step=s, rank=r, grads=g, vs_full_batch=vs):
@@ -358,8 +337,12 @@ class RunRecord:
         return all(grads_close(first, p, AGREE_TOL) for p in self.initial.values())
 
     def params_before(self, step: int) -> Grads:
+        """The parameters going into ``step``: the previous step's, or the initial ones; empty
+        when the previous step's values were not recorded (a long run's later steps)."""
         if step <= 0:
             return self.initial_params()
+        if step - 1 < len(self.steps) and not self.steps[step - 1].has_values:
+            return {}
         prev = self.steps[step - 1].params_after() if step - 1 < len(self.steps) else None
         return prev or self.initial_params()
 

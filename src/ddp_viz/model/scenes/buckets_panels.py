@@ -9,6 +9,7 @@ from typing import Any
 
 from ddp_viz.model.frame import Font, Rect, fmt, wrap_lines
 from ddp_viz.model.overlap import Overlap, layouts, overlap
+from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenes.base import LINE, FrameBuilder
 from ddp_viz.model.scenes.buckets_parts import axis_ticks, bucket_of, short_name, size_label
 from ddp_viz.model.scenes.context import SceneContext
@@ -243,6 +244,14 @@ class Panels(FrameBuilder):
             "‖∇‖ of each tensor: grey = each rank's local gradient, blue = the average", box.w
         )
         self.text(box.x, box.y, head, f, t.text)
+        if not st.has_values:  # a long run's step: its timings came, its gradients did not
+            y = box.y + lh
+            for line in wrap_lines(values_policy(), f, box.w, self.width):
+                if y + lh > box.bottom + 0.5:
+                    break
+                self.text(box.x, y, line, f, t.muted, key="values.policy")
+                y += lh
+            return
         rows = int((box.h + 0.5) // lh) - 1
         names = self.names if len(self.names) <= rows else self.names[: max(0, rows - 1)]
         name_w = max(self.width(short_name(n), f) for n in self.names) + self.pad * 0.5

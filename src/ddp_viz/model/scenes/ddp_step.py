@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, Text, fmt, wrap_lines
 from ddp_viz.model.protocol import Grads
-from ddp_viz.model.reference import reference_policy
+from ddp_viz.model.reference import reference_policy, values_policy
 from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_lanes import grad_label
@@ -129,6 +129,13 @@ class _Builder(TableAndHub):
                 ]
             return head, detail
         if st is None:
+            return head, detail
+        if not st.has_values:  # a long run's later step: loss and timings only
+            head.append(Line("○ gradients and parameters not recorded at this step", font, t.muted))
+            detail = [
+                Line(w, body, t.muted, keep=2)
+                for w in wrap_lines(values_policy(), body, room, self.width)
+            ]
             return head, detail
         equal = self.phase == 3 and self.progress >= 1.0
         agree = st.ranks_agree() if equal else None
