@@ -246,7 +246,8 @@ class Panels(FrameBuilder):
         self.text(box.x, box.y, head, f, t.text)
         if not st.has_values:  # a long run's step: its timings came, its gradients did not
             y = box.y + lh
-            for line in wrap_lines(values_policy(), f, box.w, self.width):
+            why = f"Not recorded at step {st.step + 1}. {values_policy()}"
+            for line in wrap_lines(why, f, box.w, self.width):
                 if y + lh > box.bottom + 0.5:
                     break
                 self.text(box.x, y, line, f, t.muted, key="values.policy")
