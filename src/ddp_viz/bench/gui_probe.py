@@ -66,7 +66,7 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
     from ddp_viz.bench.stats import percentiles, steady_per_step
     from ddp_viz.model import protocol
     from ddp_viz.model.course import load_lesson
-    from ddp_viz.model.reference import reference_due
+    from ddp_viz.model.reference import reference_due, values_due
     from ddp_viz.model.scenario import default_scenario
     from ddp_viz.model.theme import load_theme
 
@@ -111,9 +111,10 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
         cpu = time.process_time() - state["cpu_start"]
         elapsed = state["t_end"] - state["t_start"]
         # run_started, rank_started and initial_params per rank, the reference at its steps,
-        # four events per rank and step, run_finished
+        # per rank and step four events with values, two without (loss, timings), run_finished
         references = sum(reference_due(s) for s in range(steps))
-        expected = 1 + 2 * world_size + references + steps * world_size * 4 + 1
+        per_rank = sum(4 if values_due(s) else 2 for s in range(steps))
+        expected = 1 + 2 * world_size + references + per_rank * world_size + 1
         starts: dict[int, list[float]] = {}
         for e in record.events:
             if isinstance(e, protocol.Timing):
