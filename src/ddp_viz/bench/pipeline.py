@@ -22,7 +22,7 @@ from typing import Any
 
 from ddp_viz.bench.stats import p99_between, rotated, steady_per_step
 from ddp_viz.engine.pool import Pool
-from ddp_viz.model.protocol import WorkerStatus
+from ddp_viz.model.protocol import WorkerStatus, line_kind
 from ddp_viz.model.scenario import Scenario
 
 
@@ -73,8 +73,8 @@ def bare_report(scenario: Scenario, timeout: float = 600, hooks: bool = False) -
 
 
 def ours(scenario: Scenario, timeout: float = 600) -> dict[str, float]:
-    """Steady seconds per step of ``ddp-viz run --json`` (the slowest rank), read by this
-    process as a consumer would, and the wall time of the whole command."""
+    """Steady seconds per step of ``ddp-viz run --json`` (the slowest rank), read to the end by
+    this process as a consumer of its timings would, and the wall time of the whole command."""
     with tempfile.TemporaryDirectory(prefix="ddp-viz-bench-") as tmp:
         path = os.path.join(tmp, "scenario.toml")
         with open(path, "w", encoding="utf-8") as f:
@@ -89,9 +89,13 @@ def ours(scenario: Scenario, timeout: float = 600) -> dict[str, float]:
         starts: dict[int, list[float]] = {}
         assert proc.stdout is not None
         for line in proc.stdout:
+            # every line is read; only the timings are parsed. Parsing the lines it has no use
+            # for took this reader 0.2 ms of CPU per step of a 2-rank Linear run, on the cores
+            # the ranks train on, and charged it to ddp-viz
+            if line_kind(line) != "timing":
+                continue
             event = json.loads(line)
-            if event.get("event") == "timing":
-                starts.setdefault(event["rank"], []).append(event["spans"]["forward"][0][0])
+            starts.setdefault(event["rank"], []).append(event["spans"]["forward"][0][0])
         _, err = proc.communicate(timeout=timeout)
         wall = time.monotonic() - t0
     if proc.returncode != 0:
