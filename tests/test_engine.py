@@ -280,9 +280,9 @@ def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None
 
 
 def test_a_long_run_sends_values_at_some_steps_and_trains_every_step(engine) -> None:
-    """Past step 20 only every 10th step carries gradients and parameters; every step still
-    brings its loss, its buckets and their timings, and trains: step 30's parameters are those
-    of 30 full-batch SGD steps in one float64 process."""
+    """Past step 20 only every 10th step and the last carry gradients and parameters; every
+    step still brings its loss, its buckets and their timings, and trains: step 30's
+    parameters are those of 30 full-batch SGD steps in one float64 process."""
     from ddp_viz.engine.models import build_model
     from ddp_viz.model.overlap import overlap
     from ddp_viz.model.tensors import tensor_norm
@@ -302,7 +302,7 @@ def test_a_long_run_sends_values_at_some_steps_and_trains_every_step(engine) -> 
     rec = record(events)
     assert rec.status == "finished" and rec.complete_prefix() == 32, rec.reason
     valued = {e.step for e in events if isinstance(e, protocol.Params)}
-    assert valued == {*range(20), 29}
+    assert valued == {*range(20), 29, 31}
     assert {e.step for e in events if isinstance(e, protocol.AveragedGrad)} == valued
     for st in rec.steps:
         for rs in st.ranks.values():

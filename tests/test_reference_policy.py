@@ -51,6 +51,11 @@ def test_a_long_run_has_values_at_every_tenth_step_and_at_every_reference_step()
     assert sum(values_due(s) for s in range(500)) < 500 // 5  # a long run skips most steps
 
 
+def test_the_last_step_of_a_run_has_values_so_a_finished_run_ends_on_its_parameters() -> None:
+    assert values_due(31, 32) and not values_due(31) and not values_due(30, 32)
+    assert values_due(499, 500) and values_due(0, 1)
+
+
 def test_the_values_sentence_names_the_numbers() -> None:
     text = values_policy()
-    assert f"1–{EVERY_STEP_BELOW}" in text and f"{VALUES_EVERY}th" in text
+    assert f"1–{EVERY_STEP_BELOW}" in text and f"{VALUES_EVERY}th" in text and "last" in text

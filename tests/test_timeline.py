@@ -121,11 +121,11 @@ def test_a_run_is_judged_on_the_steps_the_reference_checked() -> None:
 
 
 def test_a_long_run_records_values_at_some_steps_and_the_loss_at_every_step() -> None:
-    """32 steps: values for steps 1–20 and 30; steps 21–29, 31 and 32 bring loss and timings."""
+    """32 steps: values for steps 1–20, 30 and the last; the others bring loss and timings."""
     rec = record(load_recording("long-run-32-steps.jsonl"))
     assert rec.status == "finished" and rec.complete_prefix() == 32
     with_values = [st.step + 1 for st in rec.steps if st.has_values]
-    assert with_values == [*range(1, 21), 30]
+    assert with_values == [*range(1, 21), 30, 32]
     light = rec.steps[24]  # step 25
     assert light.complete(2) and all(
         rs.loss is not None and rs.spans for rs in light.ranks.values()

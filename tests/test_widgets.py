@@ -93,9 +93,9 @@ def test_a_long_run_plots_every_loss_and_the_parameters_where_they_were_recorded
     assert list(xs) == list(range(1, 33))  # the loss comes at every step
     assert list(ys) == [st.ranks[1].loss for st in rec.steps]
     px, ws = window.plots._curves["p0:1"].getData()
-    # the start, steps 1-20 and 30: no point, and no gap, for a step that has no values
-    assert list(px) == [0, *range(1, 21), 30] and np.isfinite(ws).all()
-    assert ws[-1] == rec.steps[29].ranks[1].params["weight"][0]
+    # the start, steps 1-20, 30 and the last: no point, and no gap, for a step without values
+    assert list(px) == [0, *range(1, 21), 30, 32] and np.isfinite(ws).all()
+    assert ws[-1] == rec.steps[31].ranks[1].params["weight"][0]
     assert "every 10th step" in window.plots.param_plot.toolTip()
     window.player.seek_step(24)
     text = window.stage.frame().all_text()

@@ -113,7 +113,7 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
         # run_started, rank_started and initial_params per rank, the reference at its steps,
         # per rank and step four events with values, two without (loss, timings), run_finished
         references = sum(reference_due(s) for s in range(steps))
-        per_rank = sum(4 if values_due(s) else 2 for s in range(steps))
+        per_rank = sum(4 if values_due(s, steps) else 2 for s in range(steps))
         expected = 1 + 2 * world_size + references + per_rank * world_size + 1
         starts: dict[int, list[float]] = {}
         for e in record.events:

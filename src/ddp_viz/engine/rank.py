@@ -248,7 +248,7 @@ def _train(
                     # would show our reference as a straggler; they wait here instead.
                     dist.barrier()
             capture.reset()
-            capture.values = accumulating or uneven is not None or values_due(step)
+            capture.values = accumulating or uneven is not None or values_due(step, my_steps)
             optimizer.zero_grad()
             if not accumulating:
                 x, y = tensors(rows)

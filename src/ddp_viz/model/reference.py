@@ -33,16 +33,17 @@ def reference_policy() -> str:
     )
 
 
-def values_due(step: int) -> bool:
-    """Whether the ranks send their tensor values for ``step`` (0-based)."""
-    return step < EVERY_STEP_BELOW or (step + 1) % VALUES_EVERY == 0
+def values_due(step: int, steps: int | None = None) -> bool:
+    """Whether the ranks send their tensor values for ``step`` (0-based) of a run of ``steps``:
+    the last step always, so a finished run ends on its parameters."""
+    return step < EVERY_STEP_BELOW or (step + 1) % VALUES_EVERY == 0 or step + 1 == steps
 
 
 def values_policy() -> str:
     """One sentence for a view to show at a step without values."""
     return (
-        f"Gradients and parameters are recorded for steps 1–{EVERY_STEP_BELOW} and then for "
-        f"every {VALUES_EVERY}th step; the loss, buckets and timings for every step."
+        f"Gradients and parameters are recorded for steps 1–{EVERY_STEP_BELOW}, every "
+        f"{VALUES_EVERY}th step and the last; the loss, buckets and timings for every step."
     )
 
 
