@@ -93,3 +93,14 @@ def test_the_headless_report_gives_the_same_reason() -> None:
 
     text = run_report(record(load_recording(PADDED)))
     assert "✗ average = full batch" in text and "why: rows" in text and "two ranks" in text
+
+
+def test_a_step_without_values_shows_its_losses_and_no_verdict() -> None:
+    # tall: the grid of this run's 25 epochs so far leaves little room below it at 720 px
+    rec, f = frame("long-run-32-steps.jsonl", 24, 3, h=1000)
+    assert not rec.steps[24].has_values
+    text = " ".join(f.all_text().split())
+    assert "Not recorded at step 25" in text and "✗" not in text and "✓" not in text
+    shown = f.numbers()
+    assert shown["rank0.loss"] == rec.steps[24].ranks[0].loss
+    assert_frame_matches_record(f, rec, 24)

@@ -146,6 +146,32 @@ def test_a_failing_rank_fails_the_run_promptly_and_the_next_run_works(engine, ki
     assert again.status == "finished" and len(again.complete_steps()) == 5
 
 
+def test_an_accumulating_run_records_every_step_however_long(engine) -> None:
+    """Gradient accumulation is about each micro-batch of each step: past step 20 too."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.reference import values_at_every_step
+
+    scenario = load_lesson("accumulate-with-no-sync").scenario().with_changes(steps=25)
+    assert values_at_every_step(scenario.to_dict())
+    rec = run(engine, scenario)
+    assert rec.status == "finished" and len(rec.steps) == 25, rec.reason
+    assert all(st.has_values and st.complete(rec.world_size) for st in rec.steps)
+    assert all(rs.micro for st in rec.steps for rs in st.ranks.values())
+
+
+def test_ranks_whose_losses_overflow_at_different_steps_stop_together(engine) -> None:
+    """lr 0.2 diverges slowly: at step 51 one rank's loss overflowed to inf while the other's
+    did not and both gradients stayed finite. A rank that stopped on its own loss left the
+    other in an all-reduce alone (gloo: "Read error"); they stop on the parameters, which
+    every rank holds alike, and past step 20, at a step without values."""
+    rec = run(engine, default_scenario().with_changes(lr=0.2, steps=200))
+    assert rec.status == "failed" and rec.reason.startswith("diverged at step "), rec.reason
+    assert "gloo" not in rec.reason and "Read error" not in rec.reason
+    assert len(rec.steps) > 20 and not rec.steps[-1].has_values
+    assert rec.reason.startswith(f"diverged at step {len(rec.steps)}: ")
+    assert all(len(st.ranks) == 2 for st in rec.steps)
+
+
 def test_divergence_ends_the_run_with_a_clear_reason(engine) -> None:
     scenario = default_scenario().with_changes(lr=10.0, steps=500)
     rec = run(engine, scenario)

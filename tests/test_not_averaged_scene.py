@@ -162,3 +162,14 @@ def test_the_cli_explains_a_step_that_averaged_nothing() -> None:
     assert "why: nothing was all-reduced: a parameter got no gradient" in report
     assert "BatchNorm normalises" not in report
     assert " nan" not in report  # aux got no gradient: shown as —, not as a number
+
+
+@pytest.mark.parametrize("phase", [ALLREDUCE, STEP])
+def test_a_step_without_values_gives_no_verdict_only_the_reason(phase) -> None:
+    """A long run's step 25 has no averages or parameters: nothing to call equal or different."""
+    rec, f = frame("long-run-32-steps.jsonl", 24, phase)
+    assert not rec.steps[24].has_values
+    text = text_of(f)
+    assert "Not recorded at step 25" in text and "10th step" in text
+    assert "✗" not in text and "✓" not in text
+    assert_inside_and_apart(f)

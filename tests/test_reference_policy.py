@@ -10,6 +10,7 @@ from ddp_viz.model.reference import (
     nearest_reference_step,
     reference_due,
     reference_policy,
+    values_at_every_step,
     values_due,
     values_policy,
 )
@@ -59,3 +60,13 @@ def test_the_last_step_of_a_run_has_values_so_a_finished_run_ends_on_its_paramet
 def test_the_values_sentence_names_the_numbers() -> None:
     text = values_policy()
     assert f"1–{EVERY_STEP_BELOW}" in text and f"{VALUES_EVERY}th" in text and "last" in text
+
+
+def test_runs_about_what_happens_inside_a_step_record_every_step() -> None:
+    from ddp_viz.model.course import load_lesson
+
+    def every(lesson: str) -> bool:
+        return values_at_every_step(load_lesson(lesson).scenario().to_dict())
+
+    assert every("accumulate-with-no-sync") and every("uneven-inputs")
+    assert not every("buckets") and not every("ddp-pattern")

@@ -105,11 +105,13 @@ class SurfaceMixin:
             return
         self._arrow_step = step_i
         st = record.steps[step_i]
-        if not st.has_values:  # a long run's step with no gradients recorded: no arrows
+        start = record.params_before(step_i)
+        # a long run's step with no gradients recorded, or the step after one (where it
+        # starts from was not recorded): no arrows
+        if not st.has_values or not start:
             for curve in self._arrows:
                 curve.setData([], [])
             return
-        start = record.params_before(step_i)
         a, b = record.param_names
         w0, b0 = scalar(start, a), scalar(start, b)
 

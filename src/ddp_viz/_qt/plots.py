@@ -23,7 +23,7 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
 )
 from ddp_viz._qt.plot_surface import SurfaceMixin
-from ddp_viz.model.reference import EVERY_STEP_BELOW, values_policy
+from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
@@ -211,7 +211,8 @@ class Plots(SurfaceMixin, QWidget):
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
         ]
-        if record.steps_planned > EVERY_STEP_BELOW:  # a long run: not every step has values
+        # a long run: not every step has values
+        if record.steps_planned > EVERY_STEP_BELOW and not values_at_every_step(record.scenario):
             styles.append(values_policy())
         self.param_plot.setToolTip("\n".join(styles))
         init = record.initial_params()

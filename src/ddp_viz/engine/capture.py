@@ -94,7 +94,8 @@ class Capture:
     def shadow_steps(self) -> list[tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]]:
         """Under Join, after this rank ran out of batches: what its hook all-reduced for each
         step of the ranks still training (bucket 0 starts a step), zeros sent and average
-        received, by parameter name."""
+        received, by parameter name. ``fired`` and the copies line up because uneven runs
+        record every step's values (``values`` stays True)."""
         steps: list[tuple[list, list]] = []
         for i, index in enumerate(self.fired):
             if index == 0 or not steps:

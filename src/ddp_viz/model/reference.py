@@ -10,6 +10,9 @@ number alone, so every run of a scenario has it at the same steps.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 EVERY_STEP_BELOW = 20
 THEN_EVERY = 100
 # Tensor values (local and averaged gradients, parameters) the same way, ten times as often.
@@ -37,6 +40,18 @@ def values_due(step: int, steps: int | None = None) -> bool:
     """Whether the ranks send their tensor values for ``step`` (0-based) of a run of ``steps``:
     the last step always, so a finished run ends on its parameters."""
     return step < EVERY_STEP_BELOW or (step + 1) % VALUES_EVERY == 0 or step + 1 == steps
+
+
+def values_at_every_step(scenario: Mapping[str, Any]) -> bool:
+    """Runs that record every step's values whatever their length (the engine's rule, read
+    from a run's scenario): gradient accumulation, ``no_sync`` and uneven inputs, whose lessons
+    are about what happens inside each step."""
+    train = scenario.get("train", {})
+    return (
+        int(train.get("accumulate", 1)) > 1
+        or train.get("no_sync", "none") != "none"
+        or scenario.get("uneven") is not None
+    )
 
 
 def values_policy() -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ddp_viz.model.dataspec import DataSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenes.base import LINE, Line, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import EpochShare, epochs, why_average_differs
@@ -142,6 +143,9 @@ class _Builder(StepFrameBuilder):
                 self.text(self.pad, y, head, f, t.rank_color(r))
                 x = self.pad + self.width(head, f)
                 loss = self.text(x, y, fmt(rs.loss), f, t.text, key=f"rank{r}.loss", value=rs.loss)
+                if not rs.values:  # a long run's step: no gradients to show
+                    y += lh
+                    continue
                 x = loss.box.right + self.width("  ∇ ", f)
                 self.text(loss.box.right, y, "  ∇ ", f, t.muted)
                 for n in self.names:
@@ -153,6 +157,9 @@ class _Builder(StepFrameBuilder):
                     x = num.box.right + f.px * 0.6
                 y += lh
         bold = Font(f.px, bold=True)
+        if self.phase >= 1 and not st.has_values:  # a long run's step: its losses alone
+            self.para(y, f"Not recorded at step {st.step + 1}. {values_policy()}", f, t.muted)
+            return
         if self.phase >= 2:
             avg = st.ranks[min(st.ranks)].averaged
             y = self.para(y, "DDP's average: " + self.values(avg), f, t.text)

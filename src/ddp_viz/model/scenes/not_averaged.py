@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
+from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import why_average_differs
@@ -189,7 +190,11 @@ class _Builder(StepFrameBuilder):
         first = self.cursor.step == 0 and phase == "shards"
         out: list[_Entry] = [_Entry(launch, f, t.muted, "launch")] if first and launch else []
         out += [] if self.at_end() else self.buffer_verdicts()
-        if st is not None and st.complete(self.rec.world_size) and phase in ("allreduce", "step"):
+        if st is not None and not st.has_values and phase in ("allreduce", "step"):
+            # a long run's step: no gradients or parameters to compare, and no verdict either
+            why = f"Not recorded at step {st.step + 1}. {values_policy()}"
+            out.append(_Entry(why, f, t.muted, "values.policy"))
+        elif st is not None and st.complete(self.rec.world_size) and phase in ("allreduce", "step"):
             none_averaged = all(not rs.buckets for rs in st.ranks.values())
             if none_averaged:
                 out.append(
