@@ -263,22 +263,27 @@ def test_an_mlp_averages_every_parameter_like_the_full_batch(
         assert st.average_is_full_batch() and st.ranks_agree()
 
 
-def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None:
-    """A small bucket_cap_mb splits an MLP over several buckets; the capture records when each
-    gradient became ready and when each bucket's all-reduce ran."""
-    from ddp_viz.model.overlap import layouts, overlap, ready_order
-
-    scenario = Scenario.from_mapping(
+def bucketed_mlp(steps: int) -> Scenario:
+    """A small MLP on two ranks whose gradients DDP splits over several buckets."""
+    return Scenario.from_mapping(
         {
             "x": [float(i) for i in range(-4, 4)],
             "y": [0.5 * i * i for i in range(-4, 4)],
             "world_size": 2,
-            "steps": 4,
+            "steps": steps,
             "lr": 0.01,
             "model": {"kind": "mlp", "hidden": [32, 32, 32]},
             "ddp": {"bucket_cap_mb": 0.002},  # about 2 KB: a few layers per bucket
         }
     )
+
+
+def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None:
+    """A small bucket_cap_mb splits an MLP over several buckets; the capture records when each
+    gradient became ready and when each bucket's all-reduce ran."""
+    from ddp_viz.model.overlap import layouts, overlap, ready_order
+
+    scenario = bucketed_mlp(steps=4)
     rec = run(engine, scenario)
     assert rec.status == "finished", rec.reason
     names = [p.name for p in rec.params]
@@ -313,17 +318,7 @@ def test_a_long_run_sends_values_at_some_steps_and_trains_every_step(engine) -> 
     from ddp_viz.model.overlap import overlap
     from ddp_viz.model.tensors import tensor_norm
 
-    scenario = Scenario.from_mapping(
-        {
-            "x": [float(i) for i in range(-4, 4)],
-            "y": [0.5 * i * i for i in range(-4, 4)],
-            "world_size": 2,
-            "steps": 32,
-            "lr": 0.01,
-            "model": {"kind": "mlp", "hidden": [32, 32, 32]},
-            "ddp": {"bucket_cap_mb": 0.002},
-        }
-    )
+    scenario = bucketed_mlp(steps=32)
     events = list(engine.run(scenario))
     rec = record(events)
     assert rec.status == "finished" and rec.complete_prefix() == 32, rec.reason
