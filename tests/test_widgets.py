@@ -97,6 +97,7 @@ def test_a_long_run_plots_every_loss_and_the_parameters_where_they_were_recorded
     assert list(px) == [0, *range(1, 21), 30, 32] and np.isfinite(ws).all()
     assert ws[-1] == rec.steps[31].ranks[1].params["weight"][0]
     assert "every 10th step" in window.plots.param_plot.toolTip()
+    assert "every 10th step" in window.form.steps.toolTip()  # said before a run too
     window.player.seek_step(24)
     text = window.stage.frame().all_text()
     assert "Step 25 of 32" in text and "not recorded at this step" in text
@@ -115,6 +116,16 @@ def test_a_failed_run_is_shown_and_the_window_stays_usable(qtbot, window):
     assert "SIGKILL" in window.status.text()
     assert [r[2] for r in window.process_view.rows()] == ["stopped", "failed"]
     assert window.form.isEnabled() and not window.session.busy
+
+
+def test_a_fields_help_comes_back_once_its_error_is_fixed(qtbot, window):
+    form = window.form
+    assert "bucket_cap_mb" in form.bucket_cap.toolTip()  # validated at start: still there
+    assert "every 10th step" in form.steps.toolTip()
+    form.bucket_cap.setText("-1")
+    assert "bucket_cap_mb" not in form.bucket_cap.toolTip() and form.bucket_cap.toolTip()
+    form.bucket_cap.setText("25")
+    assert form.valid and "bucket_cap_mb" in form.bucket_cap.toolTip()
 
 
 def test_invalid_fields_are_marked_and_run_is_disabled(qtbot, window):

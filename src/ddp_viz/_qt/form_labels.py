@@ -22,6 +22,23 @@ NAMES = {
 }
 
 
+HELP = "ddp_viz_help"  # a field's own tooltip, shown again once its error is fixed
+
+
+def set_help(w: Any, text: str) -> None:
+    """A field's tooltip when it has no error (an error's reason takes its place meanwhile)."""
+    w.setProperty(HELP, text)
+    w.setToolTip(text)
+
+
+def _help(w: Any) -> str:
+    tip = w.property(HELP)
+    if tip is None:  # the tooltip the field was built with
+        tip = w.toolTip()
+        w.setProperty(HELP, tip)
+    return str(tip)
+
+
 def label(key: str) -> str:
     if "[" in key:
         col, idx = key.split("[")
@@ -52,7 +69,7 @@ def show_field_errors(form: Any) -> None:
             w.setPalette(pal)
         else:
             w.setStyleSheet(bad if msg else "")
-        w.setToolTip(msg or "")
+        w.setToolTip(msg or _help(w))
     form.table.blockSignals(True)
     for r in range(form.table.rowCount()):
         for c, key in enumerate(("x", "y")):

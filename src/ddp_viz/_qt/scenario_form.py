@@ -27,11 +27,12 @@ from PySide6.QtWidgets import (
 )
 
 from ddp_viz._qt.collective_fields import CollectiveFields
-from ddp_viz._qt.form_labels import float_or_text, show_field_errors
+from ddp_viz._qt.form_labels import float_or_text, set_help, show_field_errors
 from ddp_viz._qt.state_fields import StateFields
 from ddp_viz._qt.train_fields import TrainFields
 from ddp_viz._qt.uneven_fields import UnevenFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
+from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
 from ddp_viz.model.theme import Theme
 
@@ -99,7 +100,7 @@ class ScenarioForm(QWidget):
         for spin in (self.world_size, self.steps):
             spin.setMinimumWidth(fm.horizontalAdvance("100,000") + 40)
         self.world_size.setToolTip(f"Ranks (processes), 1–{MAX_WORLD_SIZE}, at most one per row")
-        self.steps.setToolTip(f"SGD steps, 1–{MAX_STEPS:,}")
+        self.steps.setToolTip(f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}")
 
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["x", "y"])
@@ -258,13 +259,16 @@ class ScenarioForm(QWidget):
         self.epochs.setValue(max(1, s.data.epochs))
         self.train.load(s.train)
         self.steps.setEnabled(not s.data.epochs and s.uneven is None)
-        self.steps.setToolTip("Set by [data] epochs in the scenario" if s.data.epochs else "")
+        steps_help = f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}"
+        set_help(
+            self.steps, "Set by [data] epochs in the scenario" if s.data.epochs else steps_help
+        )
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")
         self.model_label.setVisible(s.collective is None)
         for w in (self.init_weight, self.init_bias):
             w.setEnabled(linear)
-            w.setToolTip("" if linear else "The MLP's initial weights come from its seed")
+            set_help(w, "" if linear else "The MLP's initial weights come from its seed")
         self.bucket_cap.setText(f"{s.ddp.bucket_cap_mb:g}")
         self.world_size.setValue(s.world_size)
         self.steps.setValue(s.steps)
