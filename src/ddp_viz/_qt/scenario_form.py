@@ -36,6 +36,8 @@ from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
 from ddp_viz.model.theme import Theme
 
+STEPS_HELP = f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}"
+
 
 class ScenarioForm(QWidget):
     scenario_changed = Signal(object)  # Scenario, or None while invalid
@@ -100,7 +102,7 @@ class ScenarioForm(QWidget):
         for spin in (self.world_size, self.steps):
             spin.setMinimumWidth(fm.horizontalAdvance("100,000") + 40)
         self.world_size.setToolTip(f"Ranks (processes), 1–{MAX_WORLD_SIZE}, at most one per row")
-        self.steps.setToolTip(f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}")
+        self.steps.setToolTip(STEPS_HELP)
 
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["x", "y"])
@@ -259,9 +261,8 @@ class ScenarioForm(QWidget):
         self.epochs.setValue(max(1, s.data.epochs))
         self.train.load(s.train)
         self.steps.setEnabled(not s.data.epochs and s.uneven is None)
-        steps_help = f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}"
         set_help(
-            self.steps, "Set by [data] epochs in the scenario" if s.data.epochs else steps_help
+            self.steps, "Set by [data] epochs in the scenario" if s.data.epochs else STEPS_HELP
         )
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")

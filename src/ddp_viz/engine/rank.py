@@ -44,7 +44,7 @@ from ddp_viz.engine.state import (
 from ddp_viz.engine.tensors import encode_all
 from ddp_viz.engine.uneven import Heartbeat, WaitState, locked, report_shadows, report_stall
 from ddp_viz.model import protocol
-from ddp_viz.model.reference import reference_due, values_due
+from ddp_viz.model.reference import reference_due, values_at_every_step, values_due
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.state_events import BufferValues
 
@@ -228,6 +228,7 @@ def _train(
     # micro-batch by micro-batch (with its events) whenever the lesson is about accumulation,
     # one micro-batch with no_sync set included; the plain step otherwise
     accumulating = k > 1 or scenario.train.no_sync != "none"
+    every_step = values_at_every_step(scenario.to_dict())  # accumulating, no_sync or uneven
     completed = 0
     uneven = scenario.uneven
     my_steps = uneven.steps_of(rank, scenario.world_size) if uneven else scenario.steps
@@ -256,8 +257,7 @@ def _train(
                     # would show our reference as a straggler; they wait here instead.
                     dist.barrier()
             capture.reset()
-            # (the same rule as model.reference.values_at_every_step, on the scenario's objects)
-            capture.values = accumulating or uneven is not None or values_due(step, my_steps)
+            capture.values = every_step or values_due(step, my_steps)
             optimizer.zero_grad()
             if not accumulating:
                 x, y = tensors(rows)
@@ -295,47 +295,45 @@ def _train(
             if buffers is not None:
                 events.append(BufferValues(run, step, rank, buffers.before, buffers.after))
             events += micro_events
-            timing = protocol.Timing(
-                run,
-                step,
-                rank,
-                {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
-                ready=capture.ready,
-                buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
-            )
             buckets = [capture.buckets[i] for i in sorted(capture.buckets)]
+            # Divergence is decided on what every rank holds alike (DDP's average, the
+            # parameters), so every rank stops at the same step. Not on the loss, which is each
+            # rank's own: a rank whose loss overflowed while its gradient did not stopped alone,
+            # and the others failed in their next all-reduce (gloo: "Read error").
             if capture.values:
                 values = _values(model, capture, full)
-                params, averaged_values = values.params, values.averaged
+                finite = _finite(values.params) and _finite(values.averaged)
                 events += [
                     protocol.LocalGrad(
                         run, step, rank, loss_value, values.local, buckets, rows, epoch
                     ),
-                    protocol.AveragedGrad(run, step, rank, averaged_values, values.vs_full),
-                    protocol.Params(run, step, rank, params),
+                    protocol.AveragedGrad(run, step, rank, values.averaged, values.vs_full),
+                    protocol.Params(run, step, rank, values.params),
                 ]
-            else:  # the loss, the buckets and the timings alone (model.values)
-                params = averaged_values = {}
+            else:  # the loss, the buckets and the timings alone (model.reference.values_due)
+                finite = _params_finite(model)
                 events.append(
                     protocol.LocalGrad(
                         run, step, rank, loss_value, {}, buckets, rows, epoch, values=False
                     )
                 )
-            events.append(timing)
+            events.append(
+                protocol.Timing(
+                    run,
+                    step,
+                    rank,
+                    {**spans, "allreduce": capture.allreduce_spans, "step": [[t2, t3]]},
+                    ready=capture.ready,
+                    buckets=[capture.bucket_spans[i] for i in sorted(capture.bucket_spans)],
+                )
+            )
             # uneven inputs: every step at once, so a stall never hides the step before it
             outbox.add(*events, now=step == 0 or uneven is not None)
             completed = step + 1
             if waits is not None:
                 waits.completed = completed
                 capture.reset()  # what the hook sees next is Join's shadowing
-            # Decided on what every rank holds alike (DDP's average, the parameters), so every
-            # rank stops at the same step. Not on the loss, which is each rank's own: a rank
-            # whose loss overflowed while its gradient did not stopped alone, and the others
-            # failed in their next all-reduce (gloo: "Read error").
-            checked = _finite(params) and _finite(averaged_values) if capture.values else None
-            if checked is None:  # a step without values: the parameters themselves
-                checked = _params_finite(model)
-            if not checked:
+            if not finite:
                 what = "loss and parameters" if not math.isfinite(loss_value) else "parameters"
                 outbox.control({"ctl": "diverged", "step": step, "what": what})
                 break

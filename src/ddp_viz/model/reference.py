@@ -18,8 +18,8 @@ THEN_EVERY = 100
 # Tensor values (local and averaged gradients, parameters) the same way, ten times as often.
 # Copying and summarising them is most of what recording a step costs a model of any size
 # (the buckets lesson's MLP: about 2 ms of a 5 ms step); the loss, the buckets and the timings
-# still come at every step. A multiple of THEN_EVERY's divisor, so that every reference step
-# has the values it is checked against.
+# still come at every step. It divides THEN_EVERY, so that every reference step has the values
+# it is checked against.
 VALUES_EVERY = 10
 
 
