@@ -62,6 +62,33 @@ def test_decoder_rejects_bad_lines(line: str, words: str) -> None:
         protocol.decode(line)
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("spans", {"forward": [[1, 2.5]], "step": [[3.0, True]]}),  # a bool is not a number
+        ("spans", {"forward": [1.0, 2.0]}),  # a span is a pair, not a number
+        ("ready", [["w", 1.0], "b"]),
+        ("buckets", [{"index": 0}, 3]),
+    ],
+)
+def test_nested_fields_are_checked_to_the_last_item(field: str, value: object) -> None:
+    """The window's fast checks (C-level maps over lists) still look at every item."""
+    event = {"event": "timing", "run": 1, "step": 0, "rank": 0, "spans": {}, field: value}
+    with pytest.raises(ProtocolError, match=f"'{field}' has the wrong type"):
+        protocol.decode(json.dumps(event))
+
+
+def test_whole_numbers_in_float_fields_become_floats() -> None:
+    e = protocol.decode(
+        '{"event": "timing", "run": 1, "step": 0, "rank": 0, "spans": {"forward": [[1, 2.5]]},'
+        ' "ready": [["w", 2]]}'
+    )
+    assert [type(v) for v in e.spans["forward"][0]] == [float, float]
+    assert e.ready == [["w", 2]]  # Any: kept as sent
+    p = protocol.decode('{"event": "params", "run": 1, "step": 0, "rank": 0, "params": {"w": [3]}}')
+    assert type(p.params["w"][0]) is float
+
+
 def test_oversized_line_is_rejected_without_parsing() -> None:
     line = json.dumps({"event": "command_error", "message": "x" * protocol.MAX_LINE_BYTES})
     with pytest.raises(ProtocolError, match="exceeds"):

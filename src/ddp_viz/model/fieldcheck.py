@@ -24,20 +24,34 @@ def checked_fields(cls: type, data: dict[str, Any], name: str) -> dict[str, Any]
         value = data[fname]
         if not check(value):
             raise ProtocolError(f"{name}: field {fname!r} has the wrong type ({value!r:.80})")
-        kwargs[fname] = norm(value)
+        kwargs[fname] = value if norm is None else norm(value)
     return kwargs
 
 
 Check = Callable[[Any], bool]
-Norm = Callable[[Any], Any]
+# None: the value is kept as decoded. JSON decoding made every list and dict afresh, so the
+# common case (floats that are already floats, strings, Any) needs no copy
+Norm = Callable[[Any], Any] | None
 _COMPILED: dict[type, list[tuple[str, bool, Check, Norm]]] = {}
+_NUMBERS = frozenset((float, int))
+_FLOAT = frozenset((float,))
+
+
+def _numbers(v: Any) -> bool:
+    """A list of JSON numbers, with the per-item work done by ``map`` in C: tensors and spans
+    come as lists of floats and are most of what a window decodes."""
+    return type(v) is list and set(map(type, v)) <= _NUMBERS
+
+
+def _floats(v: list) -> list:
+    return v if set(map(type, v)) <= _FLOAT else list(map(float, v))
 
 
 def _compile(tp: Any) -> tuple[Check, Norm]:
     """A checker and a normaliser for one annotation (ints where floats are declared
     become floats, so equality and formatting behave)."""
     if tp is Any:
-        return (lambda v: True), (lambda v: v)
+        return (lambda v: True), None
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         parts = [_compile(a) for a in typing.get_args(tp)]
@@ -48,39 +62,45 @@ def _compile(tp: Any) -> tuple[Check, Norm]:
         def norm_union(v: Any) -> Any:
             for c, n in parts:
                 if c(v):
-                    return n(v)
+                    return v if n is None else n(v)
             return v
 
         return check_union, norm_union
     if tp is type(None):
-        return (lambda v: v is None), (lambda v: v)
+        return (lambda v: v is None), None
     if tp is float:
-        return (lambda v: type(v) in (float, int)), float
+        return (lambda v: type(v) in _NUMBERS), float
     if tp is int:
-        return (lambda v: type(v) is int), (lambda v: v)
+        return (lambda v: type(v) is int), None
     if tp is str:
-        return (lambda v: type(v) is str), (lambda v: v)
+        return (lambda v: type(v) is str), None
     if origin is list:
-        (item,) = typing.get_args(tp)
-        ci, ni = _compile(item)
-        if item is float:  # the hot path: tensors as lists of numbers
-            return (
-                lambda v: type(v) is list and all(type(x) in (float, int) for x in v),
-                lambda v: [float(x) for x in v],
-            )
-        return (
-            lambda v: type(v) is list and all(ci(x) for x in v),
-            lambda v: [ni(x) for x in v],
-        )
+        return _compile_list(typing.get_args(tp)[0])
     if origin is dict:
         key, item = typing.get_args(tp)
         ck, _ = _compile(key)
         ci, ni = _compile(item)
+        if item is Any:
+            if key is str:
+                return (lambda v: type(v) is dict and set(map(type, v)) <= {str}), None
+            return (lambda v: type(v) is dict and all(map(ck, v))), None
         return (
-            lambda v: type(v) is dict and all(ck(k) and ci(x) for k, x in v.items()),
-            lambda v: {k: ni(x) for k, x in v.items()},
+            lambda v: type(v) is dict and all(map(ck, v)) and all(map(ci, v.values())),
+            None if ni is None else (lambda v: {k: ni(x) for k, x in v.items()}),
         )
-    return (lambda v: isinstance(v, tp)), (lambda v: v)
+    return (lambda v: isinstance(v, tp)), None
+
+
+def _compile_list(item: Any) -> tuple[Check, Norm]:
+    if item is float:  # the hot path: tensors and spans as lists of numbers
+        return _numbers, _floats
+    if item is Any:
+        return (lambda v: type(v) is list), None
+    ci, ni = _compile(item)
+    return (
+        lambda v: type(v) is list and all(map(ci, v)),
+        None if ni is None else (lambda v: [ni(x) for x in v]),
+    )
 
 
 def _fields_of(cls: type) -> list[tuple[str, bool, Check, Norm]]:
