@@ -104,6 +104,23 @@ def test_a_listing_shows_the_code_of_the_run_s_own_settings() -> None:
     assert "        loss = mse(model(x), y)" in lines  # no "/ k"
 
 
+@pytest.mark.parametrize(
+    ("lesson_id", "changes", "epochs"),
+    [
+        ("who-splits-the-data", {}, 3),  # [data] epochs = 3 sets the length
+        ("who-splits-the-data", {"steps": 32}, 32),  # one step an epoch
+        ("who-splits-the-data", {"steps": 4, "world_size": 2}, 2),  # 2 steps an epoch
+        ("accumulate-with-no-sync", {"steps": 7}, 7),  # 3 micro-batches a step, 3 an epoch
+    ],
+)
+def test_a_listing_loops_over_the_epochs_its_run_reaches(lesson_id, changes, epochs) -> None:
+    """A length set by steps ([data] epochs = 0) still loops over epochs: never range(0)."""
+    lesson = load_course().get(lesson_id)
+    sc = lesson.scenario().with_changes(**changes)
+    lines = [line.strip() for line in lesson.code_with(sc.to_dict()).splitlines()]
+    assert f"for epoch in range({epochs}):" in lines
+
+
 def test_a_choice_in_the_listing_needs_its_texts(tmp_path) -> None:
     folder = tmp_path / "broken"
     shutil.copytree(asset("lessons", "accumulate-with-no-sync"), folder)

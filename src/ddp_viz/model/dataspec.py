@@ -10,9 +10,11 @@ each step are what the events report.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
 from ddp_viz.model.values import choice, flag, whole
 
@@ -82,6 +84,24 @@ class DataSpec:
         if self.batch_size == 0 or share == 0:
             return 1
         return math.ceil(share / self.batch_size)
+
+
+def with_run_epochs(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A scenario (``to_dict()`` form) whose ``[data] epochs`` names the epochs its run reaches:
+    a run whose length ``steps`` set (``epochs = 0``) still loops over some, and a listing's
+    ``range(${data.epochs})`` must not say ``range(0)``. A run that ends inside an epoch
+    reaches that epoch."""
+    data = values.get("data")
+    if not isinstance(data, Mapping) or data.get("epochs"):
+        return values
+    try:
+        spec = DataSpec.from_mapping(data)
+        world = max(1, int(values.get("world_size", 1)))
+        micro = int(values.get("steps", 1)) * int(values.get("train", {}).get("accumulate", 1))
+    except (ScenarioError, TypeError, ValueError):
+        return values
+    per_epoch = spec.steps_per_epoch(len(values.get("x", [])), world)
+    return {**values, "data": {**data, "epochs": max(1, math.ceil(micro / per_epoch))}}
 
 
 PLACEMENTS = ("none", "forward_and_backward", "backward_only")

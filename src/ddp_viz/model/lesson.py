@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ddp_viz.model.dataspec import with_run_epochs
 from ddp_viz.model.quiz import Question, parse_questions
 from ddp_viz.model.scenario import Scenario
 
@@ -91,7 +92,7 @@ class Lesson:
         return [n for line in lines if 0 < line <= len(where) for n in where[line - 1]]
 
     def _values(self, scenario: Mapping[str, Any] | None) -> Mapping[str, Any]:
-        return self.scenario().to_dict() if scenario is None else scenario
+        return with_run_epochs(self.scenario().to_dict() if scenario is None else scenario)
 
     def _expand(self, scenario: Mapping[str, Any]) -> tuple[list[str], list[list[int]]]:
         """The listing's lines with every ``${choose:…}`` filled in (texts may hold more), and
