@@ -96,11 +96,37 @@ def test_the_headless_report_gives_the_same_reason() -> None:
 
 
 def test_a_step_without_values_shows_its_losses_and_no_verdict() -> None:
-    # tall: the grid of this run's 25 epochs so far leaves little room below it at 720 px
-    rec, f = frame("long-run-32-steps.jsonl", 24, 3, h=1000)
+    rec, f = frame("long-run-32-steps.jsonl", 24, 3)
     assert not rec.steps[24].has_values
     text = " ".join(f.all_text().split())
     assert "Not recorded at step 25" in text and "✗" not in text and "✓" not in text
     shown = f.numbers()
     assert shown["rank0.loss"] == rec.steps[24].ranks[0].loss
     assert_frame_matches_record(f, rec, 24)
+
+
+LONG = "who-splits-32-steps.jsonl"  # one step an epoch: step 25 is epoch 25
+
+
+@pytest.mark.parametrize(("w", "h", "theme"), STAGE_SIZES)
+def test_a_long_run_shows_its_latest_epochs_and_every_rank_below_them(w, h, theme) -> None:
+    rec, f = frame(LONG, 24, 3, w, h, theme)
+    assert not rec.steps[24].has_values
+    assert_fits(f, theme)
+    labels = [t.text for t in f.texts if t.text.startswith("epoch ")]
+    assert labels[-1] == "epoch 25" and 2 <= len(labels) < 25  # the current epoch, not all
+    first = int(labels[0].split()[1])
+    assert any(t.text == f"… epochs 1–{first - 1} not shown" for t in f.texts)
+    assert labels == [f"epoch {e}" for e in range(first, 26)]
+    assert {k for k in f.numbers() if k.endswith(".loss")} == {f"rank{r}.loss" for r in range(3)}
+    assert "Not recorded at step 25" in " ".join(f.all_text().split())
+
+
+def test_a_short_run_shows_every_epoch() -> None:
+    _, f = frame(PADDED, 2, 3)
+    assert [t.text for t in f.texts if t.text.startswith("epoch ")] == [
+        "epoch 1",
+        "epoch 2",
+        "epoch 3",
+    ]
+    assert not any("not shown" in t.text for t in f.texts)

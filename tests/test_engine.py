@@ -104,6 +104,7 @@ def test_uneven_shards_run_and_differ_from_the_full_batch(engine) -> None:
         "not-averaged-unused.jsonl",
         "not-averaged-find-unused.jsonl",
         "long-run-32-steps.jsonl",
+        "who-splits-32-steps.jsonl",
     ],
 )
 def test_recordings_match_a_live_run(engine, name: str) -> None:

@@ -68,7 +68,8 @@ class _Builder(StepFrameBuilder):
     def grid(self, top: float, shares: list[EpochShare]) -> float:
         t, f = self.t, self.small
         lh = f.px * LINE
-        label_w = self.width("epoch 00", f) + self.pad
+        last_epoch = shares[-1].epoch if shares else 0
+        label_w = self.width(f"epoch {max(10, last_epoch + 1)}", f) + self.pad
         cell = max(self.width("0,1", f), self.width(f"{self.rows}", f)) + f.px * 0.6
         cols_room = self.ctx.width - 2 * self.pad - label_w
         cell = min(cell * 1.6, max(cell, cols_room / max(1, self.rows)))
@@ -77,11 +78,16 @@ class _Builder(StepFrameBuilder):
         for i in range(self.rows):
             self.text(x0 + (i + 0.5) * cell, top, str(i + 1), f, t.muted, Align.CENTER)
         y = top + lh
-        last_epoch = shares[-1].epoch if shares else 0
         # an epoch is over once a later one started, or once it has had all its steps
         per_epoch = self.steps_per_epoch()
         at_end = bool(shares) and len(shares[-1].steps) >= per_epoch
-        for share in shares:
+        shown = shares[-self.epochs_that_fit(y, lh) :] if shares else []
+        if len(shown) < len(shares):  # a long run: its latest epochs, and the rank rows below
+            hidden = len(shares) - len(shown)
+            words = "epoch 1" if hidden == 1 else f"epochs 1–{hidden}"
+            self.text(self.pad, y, f"… {words} not shown", f, t.muted)
+            y += lh
+        for share in shown:
             self.text(self.pad, y, f"epoch {share.epoch + 1}", f, t.text)
             over = share.epoch < last_epoch or at_end
             for i in range(self.rows):
@@ -115,6 +121,12 @@ class _Builder(StepFrameBuilder):
             self.text(self.pad, y, line, f, t.muted)
             y += lh
         return y
+
+    def epochs_that_fit(self, top: float, lh: float) -> int:
+        """Grid lines that leave room below for the notes, each rank's line and DDP's numbers
+        (a few wrapped lines); one of them says how many earlier epochs are left out."""
+        below = 2 + self.rec.world_size + 6
+        return max(2, int((self.ctx.height - top) // lh) - below - 1)
 
     def steps_per_epoch(self) -> int:
         try:
