@@ -22,6 +22,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord
 
 MONO = ["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"]
 MARKER_SIDES = {"t": 3, "d": 4, "p": 5, "h": 6, "star": 10, "x": 8}
+LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 
 class FontBook:
@@ -161,11 +162,7 @@ class StageWidget(QWidget):
         p.setPen(qcolor(text.color, text.alpha))
         b = text.box
         # boxes are exactly as wide as the measured text: no eliding, no wrapping here
-        p.drawText(
-            QRectF(b.x - 1, b.y, b.w + 2, b.h),
-            int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-            text.text,
-        )
+        p.drawText(QRectF(b.x - 1, b.y, b.w + 2, b.h), LEFT_MIDDLE, text.text)
         return font.pixelSize()
 
     def _draw_shape(self, p: QPainter, s: Shape) -> None:
