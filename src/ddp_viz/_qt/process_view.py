@@ -48,6 +48,7 @@ class ProcessView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAccessibleName("rank processes")
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table: no keyboard trap
         self.log_toggle = QToolButton()
         self.log_toggle.setCheckable(True)
         self.log_toggle.setText("▸ Engine log")

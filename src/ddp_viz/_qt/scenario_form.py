@@ -110,6 +110,8 @@ class ScenarioForm(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(max(22, int(theme.font_px * 1.7)))
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAccessibleName("data rows")
+        # Tab moves on to the next control (arrows move between cells): no keyboard trap
+        self.table.setTabKeyNavigation(False)
         # the columns share the width: no sideways scrolling that hides the y column
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setMinimumWidth(

@@ -1,0 +1,35 @@
+"""Keyboard-only use: Tab reaches every control and never gets stuck (widgets, no engine)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from tests.frames import linear_run
+from tests.qt_helpers import feed
+
+
+def _tab_through(qtbot, window, presses: int, key=Qt.Key.Key_Tab) -> list:
+    seen = []
+    for _ in range(presses):
+        widget = QApplication.focusWidget()
+        qtbot.keyClick(widget, key)
+        seen.append(QApplication.focusWidget())
+    return seen
+
+
+def test_tab_leaves_the_tables_and_reaches_the_form(qtbot, window) -> None:
+    """A table that takes Tab for its cells traps a keyboard user (the data rows and the
+    processes table did, both ways round)."""
+    feed(window, list(linear_run(2, steps=3).events))  # the processes table has rows
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.isActiveWindow())
+    tables = {window.form.table, window.process_view.table}
+    for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+        window.stage.setFocus()
+        seen = _tab_through(qtbot, window, 60, key)
+        runs = [a is b for a, b in zip(seen, seen[1:])]
+        assert not any(runs), f"{key}: focus stayed on one widget"
+        assert tables <= set(seen), f"{key}: a table was never reached"
+        assert window.form.world_size in {w.parent() for w in seen} | set(seen)
+        assert window.form.steps in {w.parent() for w in seen} | set(seen)
