@@ -146,3 +146,16 @@ def test_only_first_answers_score_and_passing_needs_every_question_right() -> No
     score.record("b", True)
     assert score.correct == 1 and score.answered == 2
     assert score.passed(2) and not score.passed(3)
+
+
+@pytest.mark.parametrize("scene", ["buckets", "data_split", "accumulate"])
+def test_the_toolbar_names_each_phase_as_the_stage_titles_it(scene) -> None:
+    """The toolbar said 'shards' while the buckets stage said '1 · this step's buckets'."""
+    import importlib
+
+    from ddp_viz.model.scenes import PHASE_WORDS_OF
+    from ddp_viz.model.timeline import PHASES
+
+    titles = importlib.import_module(f"ddp_viz.model.scenes.{scene}").TITLES
+    for phase, word in zip(PHASES, PHASE_WORDS_OF[scene], strict=True):
+        assert word in titles[phase], (phase, word, titles[phase])

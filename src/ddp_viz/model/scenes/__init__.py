@@ -36,6 +36,10 @@ PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
 # the toolbar's word for each phase: DDP's step for the training scenes, the ring's for its own
 PHASE_WORDS_OF: dict[str, tuple[str, ...]] = {
     **{name: ("shards", "local", "all-reduce", "step") for name in SCENES},
+    # the scenes whose phases the stage titles in words of their own (each scene's TITLES)
+    "buckets": ("buckets", "ready", "all-reduce", "overlap"),
+    "data_split": ("rows", "gradient", "average", "step"),
+    "accumulate": ("micro-batches", "backward", "synchronised", "step"),
     "ring": ("picks", "travel", "arrive", "holds"),
 }
 
