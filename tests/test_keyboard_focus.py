@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -28,7 +30,7 @@ def test_tab_leaves_the_tables_and_reaches_the_form(qtbot, window) -> None:
     for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
         window.stage.setFocus()
         seen = _tab_through(qtbot, window, 60, key)
-        runs = [a is b for a, b in zip(seen, seen[1:])]
+        runs = [a is b for a, b in itertools.pairwise(seen)]
         assert not any(runs), f"{key}: focus stayed on one widget"
         assert tables <= set(seen), f"{key}: a table was never reached"
         assert window.form.world_size in {w.parent() for w in seen} | set(seen)

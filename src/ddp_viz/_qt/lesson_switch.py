@@ -23,8 +23,10 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.session.set_questions(list(lesson.questions))
     # the stage and plots showed the previous lesson's run: start clean
     window.player.pause()
+    window.player.set_record(None)  # the toolbar's step and slider too
     window.stage.set_record(None)
     window.stage.set_message("Press Run to start real DDP ranks for this lesson.")
+    window.process_view.set_record(None)  # the last run's ranks and rows
     if window.plots_panel.built:
         window.plots.clear_run()
     window.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run

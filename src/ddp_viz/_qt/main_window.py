@@ -297,8 +297,12 @@ class MainWindow(QMainWindow):
         self.position_label.setText(
             f" step {cursor.step + 1}/{max(total, 1)} · "
             f"{PHASE_WORDS_OF[self.lesson.scene][cursor.phase]} "
+            if rec is not None
+            else ""
         )
         self.step_slider.blockSignals(True)
+        if rec is None:  # no run on the stage (a new lesson)
+            self.step_slider.setMaximum(0)
         self.step_slider.setValue(cursor.step)
         self.step_slider.blockSignals(False)
         streaming = self.player.follow_latest and self.session.busy

@@ -40,7 +40,7 @@ class Player(QObject):
         """Steps whose every rank has reported (a live run grows this)."""
         return 0 if self.record is None else self.record.complete_prefix()
 
-    def set_record(self, record: RunRecord) -> None:
+    def set_record(self, record: RunRecord | None) -> None:
         self.record = record
         self.cursor, self.progress = Cursor(), 0.0
         self._emit(entered=True)

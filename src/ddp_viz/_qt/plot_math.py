@@ -45,7 +45,8 @@ def param_title(record: RunRecord) -> str:
         for i, p in enumerate(record.params)
     ]
     if len(parts) > 2:
-        return f"{len(parts)} parameters, ‖·‖"
+        # tensors, not parameters: the lesson text counts a model's parameters as numbers
+        return f"{len(parts)} parameter tensors, ‖·‖"
     return "Parameters: " + ", ".join(parts) if parts else "Parameters"
 
 

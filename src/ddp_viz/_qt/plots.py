@@ -101,6 +101,7 @@ class Plots(SurfaceMixin, QWidget):
         self._curves = {}
         self._arrows = []
         self._drop_param_legend()
+        self._style()  # the titles say nothing about the last run's parameters
         self.surface_plot.setVisible(True)
         self.surface_note.setText("")
         for w in (self.loss_plot, self.param_plot, self.surface_plot):

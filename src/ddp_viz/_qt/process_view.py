@@ -173,7 +173,16 @@ class ProcessView(QWidget):
             )
         rows = self.rows()
         watched = self._record is not None and is_watched(self._record)
-        self.table.horizontalHeaderItem(3).setText("host" if watched else "rows")
+        # a DistributedSampler hands out other rows every epoch: the column holds the first's
+        data = self._record.scenario.get("data", {}) if self._record is not None else {}
+        sampled = data.get("sampler") == "distributed"
+        head = self.table.horizontalHeaderItem(3)
+        head.setText("host" if watched else "epoch 1 rows" if sampled else "rows")
+        head.setToolTip(
+            "the rows this rank's sampler gave it in the first epoch; the stage shows each step's"
+            if sampled and not watched
+            else ""
+        )
         if rows == getattr(self, "_shown", None):
             return  # nothing changed: streaming runs call this at display rate
         self._shown = rows

@@ -1,0 +1,27 @@
+"""Changing lessons, and what the window says about the run on it (widgets fed recordings)."""
+
+from __future__ import annotations
+
+from tests.conftest import load_recording
+from tests.qt_helpers import feed
+
+
+def test_another_lesson_forgets_the_last_run_everywhere(qtbot, window):
+    """The toolbar's step, the slider, the processes and the parameter plot's title all spoke of
+    the previous lesson's run over an empty stage."""
+    feed(window, load_recording("mlp-buckets-2-ranks.jsonl"))
+    assert "step" in window.position_label.text() and window.process_view.rows()[0][0] == "0"
+    assert "tensors" in window.plots.param_plot.getPlotItem().titleLabel.text
+    window.next_lesson()
+    assert window.position_label.text() == "" and window.step_slider.maximum() == 0
+    assert all(r[0] == "—" for r in window.process_view.rows())  # the pool, no ranks
+    assert window.plots.param_plot.getPlotItem().titleLabel.text == "Parameters"
+
+
+def test_the_processes_say_which_epoch_their_rows_are_from(qtbot, window):
+    """A sampler gives other rows every epoch: the column is the first epoch's, and says so."""
+    feed(window, load_recording("who-splits-3-ranks.jsonl"))
+    assert window.process_view.table.horizontalHeaderItem(3).text() == "epoch 1 rows"
+    window.next_lesson()
+    feed(window, load_recording("default-run.jsonl"))  # contiguous blocks: the same every step
+    assert window.process_view.table.horizontalHeaderItem(3).text() == "rows"
