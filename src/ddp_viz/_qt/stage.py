@@ -6,11 +6,10 @@ only measures text with Qt's font metrics and paints shapes and texts where the 
 
 from __future__ import annotations
 
-import math
 import traceback
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ddp_viz._qt.theme import qcolor
@@ -21,7 +20,6 @@ from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord
 
 MONO = ["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"]
-MARKER_SIDES = {"t": 3, "d": 4, "p": 5, "h": 6, "star": 10, "x": 8}
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 
@@ -183,19 +181,11 @@ class StageWidget(QWidget):
             self._draw_marker(p, b, s.key.removeprefix("marker:"))
 
     def _draw_marker(self, p: QPainter, box: QRectF, shape: str) -> None:
-        """Rank markers differ by shape too, so ranks never rely on colour alone."""
-        c, s = box.center(), box.width() / 2
-        if shape == "s":
-            p.drawRect(box)
-        elif shape in MARKER_SIDES:
-            sides = MARKER_SIDES[shape]
-            path = QPainterPath()
-            for k in range(sides):
-                ang = -math.pi / 2 + 2 * math.pi * k / sides
-                rad = s * (0.5 if shape == "star" and k % 2 else 1.1)
-                pt = QPointF(c.x() + rad * math.cos(ang), c.y() + rad * math.sin(ang))
-                path.moveTo(pt) if k == 0 else path.lineTo(pt)
-            path.closeSubpath()
-            p.drawPath(path)
-        else:
-            p.drawEllipse(c, s, s)
+        """A rank's marker, the very path the plots draw for it (pyqtgraph's symbol, ▼ for
+        "t", × for "x"), so a rank has one shape everywhere and never relies on colour alone."""
+        # imported here: pyqtgraph loads after the first paint, and markers only come with a run
+        from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
+
+        unit = Symbols.get(shape, Symbols["o"])  # a 1×1 path around (0, 0), y down
+        c = box.center()
+        p.drawPath(QTransform().translate(c.x(), c.y()).scale(box.width(), box.height()).map(unit))
