@@ -178,3 +178,21 @@ def test_the_prediction_is_about_a_backward_only_run_and_reads_the_hook_s_count(
     assert q.read(default) == 1.0  # what the question would read, were it asked of this run
     table = lesson.markdown.split("| placement")[1].split("\n\n")[0]
     assert "alone | ? |" in table  # the text leaves the prediction to the learner
+
+
+@pytest.mark.parametrize("name", [DEFAULT, FOUR, MLP])
+def test_the_verdict_never_stays_without_the_lines_it_compares(name) -> None:
+    """Short of room, the stage dropped the one-process line and kept its '✓ equal'."""
+    seen_verdict = seen_dropped = False
+    for h in range(300, 820, 20):
+        for w in (560, 900, 1280):
+            _, f = frame(name, 0, 3, w=w, h=h)
+            texts = [t.text for t in f.texts]
+            verdict = any(t.key == "full_batch" for t in f.texts)
+            compared = any(s.startswith("one process, these") for s in texts) and any(
+                s.startswith("DDP's .grad") for s in texts
+            )
+            assert verdict == compared, (w, h, texts[-6:])
+            seen_verdict |= verdict
+            seen_dropped |= not verdict
+    assert seen_verdict and seen_dropped  # both cases happen over these sizes

@@ -293,18 +293,20 @@ class _Builder(StepFrameBuilder):
             Paragraph(self.note(), f, t.muted, 4 if self.phase == 2 else 2, most=plan.note),
         ]
         avg = st.ranks[min(st.ranks)].averaged
-        out.append(Paragraph(f"DDP's .grad at optimizer.step(): {self.values(avg)}", f, t.text, 2))
         ref = st.reference
+        vs = "full_batch" if ref is not None else ""
+        grad = f"DDP's .grad at optimizer.step(): {self.values(avg)}"
+        out.append(Paragraph(grad, f, t.text, 2, group=vs))
         if ref is not None:
             seen = set(step_rows(st))
             spans = len({e for e, _ in seen})
             source = f" from {spans} epochs" if spans > 1 else ""
             one = f"one process, these {len(seen)} rows{source} as one batch: "
-            out.append(Paragraph(one + self.values(ref.full_batch_grads), f, t.text, 2))
+            out.append(Paragraph(one + self.values(ref.full_batch_grads), f, t.text, 2, group=vs))
             same = st.average_is_full_batch()
             why = why_average_differs(self.rec, st)
             verdict = "✓ equal" if same else "✗ different: " + (why or "rounding")
-            out.append(Paragraph(verdict, bold, t.ok if same else t.bad, 3, "full_batch"))
+            out.append(Paragraph(verdict, bold, t.ok if same else t.bad, 3, "full_batch", group=vs))
         if self.phase >= 3 and self.progress >= 1.0:
             agree = st.ranks_agree()
             ok = "✓ all ranks equal" if agree else "✗ ranks differ"
@@ -333,11 +335,16 @@ class _Builder(StepFrameBuilder):
         ]
         left = self.ctx.height - top
         keep: set[int] = set()
+        tried: set[int] = set()
         for i in sorted(range(len(wrapped)), key=lambda i: -wrapped[i][0].priority):
-            p, lines = wrapped[i]
-            need = len(lines) * p.font.px * LINE
-            if lines and need <= left:
-                keep.add(i)
+            if i in tried:
+                continue
+            group = wrapped[i][0].group
+            members = [j for j, (p, _) in enumerate(wrapped) if p.group == group] if group else [i]
+            tried.update(members)
+            need = sum(len(wrapped[j][1]) * wrapped[j][0].font.px * LINE for j in members)
+            if all(wrapped[j][1] for j in members) and need <= left:
+                keep.update(members)
                 left -= need
         y = top
         for i, (p, lines) in enumerate(wrapped):

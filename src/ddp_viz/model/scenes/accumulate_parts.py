@@ -33,6 +33,9 @@ class Paragraph:
     key: str = ""
     value: float | None = None
     most: int = 4  # at most this many lines
+    # paragraphs of one group are kept or dropped together: a verdict never stays without the
+    # two lines it compares
+    group: str = ""
 
 
 def close_in_value(a: dict, b: dict, rel: float = 1e-5) -> bool:
