@@ -346,6 +346,7 @@ def test_a_cancelled_long_run_plots_the_steps_it_made(qtbot, window):
     assert window.step_slider.maximum() == 2
     window.player.seek_step(2)
     assert "Step 3 of 3" in window.stage.frame().all_text()
+    assert window.position_label.text().startswith(" step 3/3 ")  # not 3/100000
 
 
 def test_the_window_is_the_session_view_it_claims_to_be(window):

@@ -293,7 +293,7 @@ class MainWindow(QMainWindow):
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
         self.stage.set_position(cursor, progress)
         rec = self.player.record
-        total = (rec.steps_planned or len(rec.steps)) if rec else 0
+        total = rec.steps_total() if rec else 0
         self.position_label.setText(
             f" step {cursor.step + 1}/{max(total, 1)} · "
             f"{PHASE_WORDS_OF[self.lesson.scene][cursor.phase]} "

@@ -286,6 +286,13 @@ class RunRecord:
     def done(self) -> bool:
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
 
+    def steps_total(self) -> int:
+        """The run's length as every view states it ("step 7 of N"): the steps planned (or
+        seen, for a watched run), and for a run that ended early, the steps it completed."""
+        if self.done and self.status != RunStatus.FINISHED:  # cancelled or failed
+            return max(1, self.complete_prefix())
+        return max(self.steps_planned, len(self.steps))
+
     def complete_prefix(self) -> int:
         """How many leading steps are complete (advanced incrementally, O(1) amortised). A
         collective run's steps are the ring's."""

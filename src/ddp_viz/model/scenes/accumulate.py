@@ -116,7 +116,7 @@ class _Builder(StepFrameBuilder):
         return top + table
 
     def plan_title(self) -> list[Line]:
-        total = max(self.rec.steps_planned, len(self.rec.steps))
+        total = self.rec.steps_total()
         phase, n = PHASES[self.phase], self.cursor.step + 1
         left = f"Step {n} of {total} · {TITLES[phase]}"
         if self.width(left, Font(self.base * 1.2, bold=True)) > self.ctx.width - 2 * self.pad:

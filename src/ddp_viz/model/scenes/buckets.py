@@ -97,7 +97,7 @@ class _Builder(Panels):
     # --- text around the picture -----------------------------------------------------------
     def plan_title(self) -> list[Line]:
         rec = self.rec
-        total = max(rec.steps_planned, len(rec.steps))
+        total = rec.steps_total()
         left = f"Step {self.cursor.step + 1} of {total}  ·  {TITLES[PHASES[self.phase]]}"
         cap = rec.scenario.get("ddp", {}).get("bucket_cap_mb")
         right = f"bucket_cap_mb = {cap:g}" if isinstance(cap, (int, float)) else ""

@@ -50,7 +50,7 @@ class _Builder(StepFrameBuilder):
     def plan_title(self) -> list[Line]:
         rec, st = self.rec, self.step
         epoch = st.ranks[min(st.ranks)].epoch if st and st.ranks else 0
-        total = max(rec.steps_planned, len(rec.steps))
+        total = rec.steps_total()
         phase = TITLES[PHASES[self.phase]]
         left = f"Step {self.cursor.step + 1} of {total} · epoch {epoch + 1} · {phase}"
         data = rec.scenario.get("data", {})

@@ -94,9 +94,7 @@ class _Builder(TableAndHub):
 
     def plan_title(self) -> list[Line]:
         t, rec = self.t, self.rec
-        total = max(rec.steps_planned, len(rec.steps))
-        if rec.done and rec.status != "finished":  # cancelled or failed: the steps it made
-            total = max(1, rec.complete_prefix())
+        total = rec.steps_total()  # a cancelled run: the steps it made
         left = f"Step {self.cursor.step + 1} of {total}  ·  {PHASE_TITLES[PHASES[self.phase]]}"
         status = {
             "running": "live run",

@@ -41,7 +41,7 @@ class _Builder(StepFrameBuilder):
         ddp = rec.scenario.get("ddp", {})
         self.sync = bool(ddp.get("forward_sync_buffers", True))
         self.find = bool(ddp.get("find_unused_parameters", False))
-        self.total = max(rec.steps_planned, len(rec.steps))
+        self.total = rec.steps_total()
         self.moment = "before" if PHASES[self.phase] == "shards" else "after"
         self.room = ctx.width - 2 * self.pad
 

@@ -31,7 +31,7 @@ class _Builder(StepFrameBuilder):
         spec = rec.scenario.get("uneven", {})
         self.join = bool(spec.get("join", False))
         self.timeout = float(spec.get("timeout_s", 0.0))
-        self.total = max(rec.steps_planned, len(rec.steps))
+        self.total = rec.steps_total()
         self.names = [p.name for p in rec.params]
 
     def build(self) -> StageFrame:
