@@ -25,3 +25,17 @@ def test_the_processes_say_which_epoch_their_rows_are_from(qtbot, window):
     window.next_lesson()
     feed(window, load_recording("default-run.jsonl"))  # contiguous blocks: the same every step
     assert window.process_view.table.horizontalHeaderItem(3).text() == "rows"
+
+
+def test_a_long_run_draws_the_full_batch_loss_as_a_line(qtbot, window):
+    """Crosses at its 20 first reference steps buried the ranks' curves; a short run keeps
+    them (a one-step run's full-batch loss is a single point)."""
+    from tests.frames import linear_run
+
+    feed(window, list(linear_run(2, steps=80).events))
+    full = window.plots._curves["full"]
+    assert full.opts["symbol"] is None and len(full.getData()[0]) > 20
+    assert "dashed: full batch" in window.plots.loss_plot.getPlotItem().titleLabel.text
+    feed(window, load_recording("default-run.jsonl"))
+    assert window.plots._curves["full"].opts["symbol"] == "+"
+    assert "dashed +: full batch" in window.plots.loss_plot.getPlotItem().titleLabel.text

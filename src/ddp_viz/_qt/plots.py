@@ -191,12 +191,14 @@ class Plots(SurfaceMixin, QWidget):
                     # many parameters: a legend names each line style (rank 0's stands for all)
                     name=label if legend is not None and r == 0 else None,
                 )
-        # a symbol too, so a one-step run still shows its full-batch loss
+        # a symbol too, so a one-step run still shows its full-batch loss; a long run's
+        # reference steps (1–20, then every 100th) are a dashed line alone: big crosses over
+        # its first 20 steps buried the ranks' curves
         self._curves["full"] = self.loss_plot.plot(
             [],
             [],
-            pen=_pen(t.muted, lw + 1, dash=True),
-            symbol="+",  # no rank's marker
+            pen=_pen(t.muted, lw if long_run else lw + 1, dash=True),
+            symbol="+" if markers else None,  # no rank's marker
             symbolSize=max(10, t.font_px),
             symbolPen=_pen(t.muted, 2),
             symbolBrush=None,
@@ -209,6 +211,10 @@ class Plots(SurfaceMixin, QWidget):
         self._x_shown = 0
         self._show_steps(self._x_extent(record, 0))
         self.param_plot.setTitle(param_title(record), color=t.text, size=f"{self.text_px}px")
+        full = "dashed: full batch" if long_run else "dashed +: full batch"
+        self.loss_plot.setTitle(
+            f"Loss per rank<br>({full})", color=t.text, size=f"{self.text_px}px"
+        )
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
         ]
