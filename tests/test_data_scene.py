@@ -92,7 +92,7 @@ def test_the_headless_report_gives_the_same_reason() -> None:
     from ddp_viz.model.report import run_report
 
     text = run_report(record(load_recording(PADDED)))
-    assert "✗ average = full batch" in text and "why: rows" in text and "two ranks" in text
+    assert "✗ average ≠ full batch" in text and "why: rows" in text and "two ranks" in text
 
 
 def test_a_step_without_values_shows_its_losses_and_no_verdict() -> None:

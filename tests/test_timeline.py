@@ -29,7 +29,7 @@ def test_uneven_shards_are_flagged_with_the_reason() -> None:
     assert st.average_is_full_batch() is False
     assert grads_close(st.averaged(), st.reference.manual_average)
     text = run_report(rec)
-    assert "✗ average = full batch" in text and "shards hold 2, 1, 1 rows" in text
+    assert "✗ average ≠ full batch" in text and "shards hold 2, 1, 1 rows" in text
 
 
 def test_events_of_other_runs_are_ignored(default_events) -> None:

@@ -37,6 +37,14 @@ def mark(ok: bool | None) -> str:
     return "?" if ok is None else (TICK if ok else CROSS)
 
 
+def full_batch_check(ok: bool | None) -> str:
+    """The check in words that hold whichever way it went ("✗ average = full batch" read as a
+    claim that they are equal)."""
+    if ok is None:
+        return "? average against the full batch: no reference at this step"
+    return f"{TICK} average = full batch" if ok else f"{CROSS} average ≠ full batch"
+
+
 def param_label(rec: RunRecord, name: str) -> str:
     """``weight`` for one value, ``‖0.weight‖`` for a tensor shown by its norm."""
     info = next((p for p in rec.params if p.name == name), None)
@@ -131,7 +139,7 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
                 )
     lines.append(
         f"checks: {mark(st.ranks_agree())} ranks agree   "
-        f"{mark(st.average_is_full_batch())} average = full batch"
+        f"{full_batch_check(st.average_is_full_batch())}"
     )
     if ref is not None and st.average_is_full_batch() is False:
         note = uneven_note(ref.shard_sizes) or why_average_differs(rec, st)
@@ -176,8 +184,13 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
         out.append(
             f"finished {len(done)} step(s) in {fmt(rec.elapsed_s)} s: "
             f"{mark(summary['ranks_agree'])} ranks agree at {where}, "
-            f"{mark(summary['average_is_full_batch'])} average = full batch at every step "
-            "checked against the reference"
+            + (
+                f"{TICK} average = full batch at every step checked against the reference"
+                if summary["average_is_full_batch"]
+                else f"{CROSS} average ≠ full batch at a step checked against the reference"
+                if summary["average_is_full_batch"] is False
+                else "no step had a reference to check the average against"
+            )
         )
     else:
         out.append(f"run {rec.status}: {rec.reason}")
