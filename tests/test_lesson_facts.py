@@ -16,7 +16,7 @@ COURSE = load_course()
 def test_the_timeout_the_lesson_names_is_the_one_the_ranks_use() -> None:
     rank_py = (ENGINE / "rank.py").read_text()
     seconds = int(re.search(r"PG_TIMEOUT = timedelta\(seconds=(\d+)\)", rank_py).group(1))
-    assert f"this app uses {seconds} seconds" in COURSE.get("ddp-pattern").markdown
+    assert f"this app's runs use {seconds} seconds" in COURSE.get("ddp-pattern").markdown
 
 
 TRAINING = [lesson for lesson in COURSE.lessons if lesson.trains]  # DDP runs, with a hook
