@@ -39,3 +39,19 @@ def test_a_long_run_draws_the_full_batch_loss_as_a_line(qtbot, window):
     feed(window, load_recording("default-run.jsonl"))
     assert window.plots._curves["full"].opts["symbol"] == "+"
     assert "dashed +: full batch" in window.plots.loss_plot.getPlotItem().titleLabel.text
+
+
+def test_a_recording_opens_on_its_lesson_with_its_settings_in_the_form(qtbot, window):
+    """An MLP recording opened on the DDP pattern lesson, nn.Linear(1, 1) in its listing and
+    the lesson's one step in the form."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    window.file_actions.open_run(data / "mlp-2-ranks-3-steps.jsonl")
+    assert window.lesson.id == "every-parameter"
+    rec = window.session.record
+    s = window.form.scenario()
+    assert s is not None and s.steps == rec.steps_planned == 3 and s.world_size == 2
+    assert s.model.kind == "mlp" and "nn.Linear(1, 1)" not in window.code_view.code
+    window.file_actions.open_run(data / "buckets-lesson-2-ranks.jsonl")
+    assert window.lesson.id == "buckets" and window.form.scenario().ddp.bucket_cap_mb == 0.001

@@ -4,6 +4,7 @@ of the lesson it belongs to; a watched run gets its own page (``assets/watched``
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,10 @@ from ddp_viz._qt.lesson_switch import show_lesson
 from ddp_viz.model import protocol
 from ddp_viz.model.assets import asset
 from ddp_viz.model.course import lesson_for
+from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.fieldcheck import ProtocolError
 from ddp_viz.model.lesson import Lesson, load_lesson_folder
+from ddp_viz.model.scenario import Scenario
 
 
 class RecordingError(ValueError):
@@ -55,6 +58,10 @@ def open_recording(window: Any, path: str | Path) -> str:
     show_lesson(window, lesson)
     window.session.replay(events)
     rec = window.session.record
+    # Try it yourself holds the recorded run's settings, so Run runs it again; a watched
+    # run's (or another version's) are not a scenario of ours: the lesson's own stay
+    with contextlib.suppress(ScenarioError):
+        window.form.set_scenario(Scenario.from_mapping(rec.scenario))
     done = len(rec.complete_steps())
     skipped = f"; {bad} line(s) that are not events were skipped" if bad else ""
     text = f"Opened {Path(path).name}: {rec.world_size} rank(s), {done} complete step(s){skipped}."

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ddp_viz.model.assets import asset
 from ddp_viz.model.lesson import Lesson, LessonError, load_lesson_folder
+from ddp_viz.model.modelspec import DEFAULT_BUCKET_CAP_MB
 
 DEFAULT_LESSON = "ddp-pattern"
 
@@ -75,7 +76,7 @@ def load_lesson(lesson_id: str = DEFAULT_LESSON) -> Lesson:
 def lesson_for(scenario: dict) -> str:
     """The lesson whose stage shows what a scenario is about (``ddp-viz run --scenario F``
     without ``--lesson``): the all-reduce, uneven inputs, state DDP does not average, gradient
-    accumulation, a sampler; the DDP pattern otherwise."""
+    accumulation, a sampler, buckets, an MLP; the DDP pattern otherwise."""
     model, train = scenario.get("model", {}), scenario.get("train", {})
     if "collective" in scenario:
         return "all-reduce"
@@ -87,4 +88,7 @@ def lesson_for(scenario: dict) -> str:
         return "accumulate-with-no-sync"
     if scenario.get("data", {}).get("sampler") == "distributed":
         return "who-splits-the-data"
+    if model.get("kind") == "mlp":  # buckets smaller than DDP's default 25 MB: that lesson's
+        cap = scenario.get("ddp", {}).get("bucket_cap_mb", DEFAULT_BUCKET_CAP_MB)
+        return "buckets" if cap < DEFAULT_BUCKET_CAP_MB else "every-parameter"
     return DEFAULT_LESSON

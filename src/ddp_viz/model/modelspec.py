@@ -179,6 +179,9 @@ class ModelSpec:
         return f"MLP {widths} ({self.activation}{norm}{unused}), seed {self.seed}{dtype}"
 
 
+DEFAULT_BUCKET_CAP_MB = 25.0  # DistributedDataParallel's own default
+
+
 @dataclass(frozen=True)
 class DDPSpec:
     """Arguments of ``DistributedDataParallel(model, …)``, with DDP's own defaults.
@@ -188,14 +191,14 @@ class DDPSpec:
     ``broadcast_buffers``. ``find_unused_parameters``: after each forward, walk the autograd
     graph and mark parameters it does not reach as ready, so their buckets still all-reduce."""
 
-    bucket_cap_mb: float = 25.0  # DistributedDataParallel's own default
+    bucket_cap_mb: float = DEFAULT_BUCKET_CAP_MB
     forward_sync_buffers: bool = True
     find_unused_parameters: bool = False
 
     @classmethod
     def from_mapping(cls, data: Any) -> DDPSpec:
         data = spec_table(data, "ddp", DDP_KEYS)
-        cap = data.get("bucket_cap_mb", 25.0)
+        cap = data.get("bucket_cap_mb", DEFAULT_BUCKET_CAP_MB)
         if isinstance(cap, bool) or not isinstance(cap, int | float) or not 0 < cap <= 1024:
             raise SpecError("ddp.bucket_cap_mb", f"must be a number in (0, 1024], got {cap!r}")
         return cls(
