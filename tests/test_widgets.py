@@ -148,10 +148,11 @@ def test_invalid_fields_are_marked_and_run_is_disabled(qtbot, window):
 
 def test_data_rows_can_be_added_and_removed(qtbot, window):
     form = window.form
-    form.add_row.click()
-    assert form.table.rowCount() == 5 and not form.valid  # the new y is empty
-    form.table.item(4, 1).setText("11")
-    assert form.valid and form.scenario().x == (1, 2, 3, 4, 5)
+    form.add_row.click()  # valid at once: y on the line through the last two rows
+    assert form.table.rowCount() == 5 and form.valid
+    assert form.scenario().x == (1, 2, 3, 4, 5) and form.scenario().y[-1] == 11
+    form.table.item(4, 1).setText("12")
+    assert form.valid and form.scenario().y[-1] == 12
     form.table.setCurrentCell(0, 0)
     form.remove_row.click()
     assert form.scenario().x == (2, 3, 4, 5)

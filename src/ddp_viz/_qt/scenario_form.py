@@ -1,8 +1,7 @@
 """ "Try it yourself": world size, steps, learning rate, initial values, bucket size, data rows.
 
 Every change is validated by the pure scenario model; bad fields are marked in place with the
-reason, and ``validity_changed`` lets the window keep Run disabled until they are fixed.
-"""
+reason, and ``validity_changed`` lets the window keep Run disabled until they are fixed."""
 
 from __future__ import annotations
 
@@ -368,13 +367,18 @@ class ScenarioForm(QWidget):
         show_field_errors(self)
 
     def _on_add_row_clicked(self) -> None:
+        """A valid row, y on the line through the last two: an empty y was an error at once,
+        and its message moved the buttons under the pointer."""
         n = self.table.rowCount()
-        last_x = self.table.item(n - 1, 0).text() if n else "0"
         try:
-            nxt = f"{float(last_x) + 1:g}"
-        except ValueError:
-            nxt = ""
-        self._append_row(nxt, "")
+            pts = [tuple(float(self.table.item(r, c).text()) for c in (0, 1)) for r in range(n)]
+        except (ValueError, AttributeError):  # a cell being edited: no guess
+            pts = []
+        x, y = (pts[-1][0] + 1, pts[-1][1]) if pts else (float(n + 1), 0.0)
+        if len(pts) >= 2 and pts[-1][0] != pts[-2][0]:
+            (x0, y0), (x1, y1) = pts[-2:]
+            y = y1 + (y1 - y0) / (x1 - x0) * (x - x1)
+        self._append_row(f"{x:g}", f"{y:g}")
         self.table.setCurrentCell(n, 1)
         self._on_field_changed()
 
