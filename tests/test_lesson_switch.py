@@ -55,3 +55,13 @@ def test_a_recording_opens_on_its_lesson_with_its_settings_in_the_form(qtbot, wi
     assert s.model.kind == "mlp" and "nn.Linear(1, 1)" not in window.code_view.code
     window.file_actions.open_run(data / "buckets-lesson-2-ranks.jsonl")
     assert window.lesson.id == "buckets" and window.form.scenario().ddp.bucket_cap_mb == 0.001
+
+
+def test_a_short_run_s_step_axes_tick_whole_steps(qtbot, window):
+    feed(window, load_recording("four-ranks-3-steps.jsonl"))
+    for plot in (window.plots.loss_plot, window.plots.param_plot):
+        lo, hi = plot.viewRange()[0]
+        ticks = [
+            v for _, vs in plot.getPlotItem().getAxis("bottom").tickValues(lo, hi, 300) for v in vs
+        ]
+        assert ticks and all(v == int(v) for v in ticks), ticks  # no 1.5, 2.5

@@ -247,6 +247,11 @@ class Plots(SurfaceMixin, QWidget):
             self._x_shown = last
             self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
             self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
+            # steps are whole: a short run's axis ticked 1.5 and 2.5 (pyqtgraph's own spacing
+            # takes over from a dozen steps on)
+            spacing = [(1.0, 0), (1.0, 0)] if last <= 12 else None
+            for plot in (self.loss_plot, self.param_plot):
+                plot.getPlotItem().getAxis("bottom").setTickSpacing(levels=spacing)
 
     def _next_group(self) -> list[str]:
         for _ in range(3):
