@@ -35,3 +35,26 @@ def test_tab_leaves_the_tables_and_reaches_the_form(qtbot, window) -> None:
         assert tables <= set(seen), f"{key}: a table was never reached"
         assert window.form.world_size in {w.parent() for w in seen} | set(seen)
         assert window.form.steps in {w.parent() for w in seen} | set(seen)
+
+
+def test_page_keys_scroll_the_lesson_until_there_is_a_run_to_step_through(qtbot, window):
+    """Presenter clickers send PageDown: with a run on the stage it steps the stage from
+    anywhere; before any run it scrolled nothing, not even the lesson text it was pressed in."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.isActiveWindow())
+    text = window.lesson_view
+    text.render()  # the window renders the lesson after its first paint
+    text.setFocus()
+    bar = text.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    assert bar.value() == 0
+    qtbot.keyClick(text, Qt.Key.Key_PageDown)
+    assert bar.value() > 0
+    qtbot.keyClick(text, Qt.Key.Key_PageUp)
+    assert bar.value() == 0
+    feed(window, list(linear_run(2, steps=3).events))
+    window.player.seek_step(0)
+    before = window.player.cursor
+    text.setFocus()
+    qtbot.keyClick(text, Qt.Key.Key_PageDown)
+    assert window.player.cursor != before and bar.value() == 0

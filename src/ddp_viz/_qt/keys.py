@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -41,6 +43,7 @@ TRANSPORT_KEYS = {
     Qt.Key.Key_R,
     Qt.Key.Key_Escape,
 }
+PAGE_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
 TYPING_WIDGETS = (QLineEdit, QAbstractSpinBox, QAbstractItemView, QComboBox)
 
 
@@ -52,10 +55,15 @@ class KeyRouter(QObject):
     except Escape, which leaves the field and hands the keys back to the stage.
     """
 
-    def __init__(self, window: QMainWindow, home: QWidget) -> None:
+    def __init__(
+        self, window: QMainWindow, home: QWidget, has_steps: Callable[[], bool] = lambda: True
+    ) -> None:
         super().__init__(window)
         self.window = window
         self.home = home  # where focus goes when a field is left
+        # with no run on the stage there is nothing to step through: PageUp/PageDown scroll
+        # whatever has focus (the lesson text)
+        self.has_steps = has_steps
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
@@ -63,6 +71,9 @@ class KeyRouter(QObject):
         if event.key() not in TRANSPORT_KEYS or not self.window.isActiveWindow():
             return False
         typing = isinstance(QApplication.focusWidget(), TYPING_WIDGETS)
+        if event.key() in PAGE_KEYS and not self.has_steps():
+            event.accept()  # the key goes to the focused widget, not the window's shortcut
+            return True
         mods = event.modifiers()
         if mods & Qt.KeyboardModifier.ControlModifier:
             return False

@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         self.after_paint.add(self.lesson_view.render)
         self.after_paint.add(self.code_view.render)
         self.after_paint.add(self.plots_panel.ensure)
-        self.key_router = KeyRouter(self, self.stage)
+        self.key_router = KeyRouter(self, self.stage, lambda: self.player.record is not None)
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.key_router)
