@@ -61,6 +61,15 @@ class Plots(SurfaceMixin, QWidget):
         t = self.theme
         return t.font_px if t.name == "projector" else max(10, round(t.font_px * 0.9))
 
+    def _set_title(self, w: pg.PlotWidget, html: str) -> None:
+        """pyqtgraph gives a title a 30 px row whatever its size: a two-line title in
+        projector type lost its top line. The row fits the title's lines."""
+        w.setTitle(html, color=self.theme.text, size=f"{self.text_px}px")
+        item = w.getPlotItem()
+        height = max(30, round(item.titleLabel.item.boundingRect().height()) + 4)
+        item.titleLabel.setMaximumHeight(height)
+        item.layout.setRowFixedHeight(0, height)
+
     def set_compact(self, on: bool) -> None:
         self.surface_note.setVisible(not on)
         self.surface_plot.setToolTip(self.surface_note.text())
@@ -81,7 +90,7 @@ class Plots(SurfaceMixin, QWidget):
             (self.surface_plot, "Loss surface", "", ""),  # axes named by the run's parameters
         ):
             w.setBackground(t.panel)
-            w.setTitle(title, color=t.text, size=f"{font_px}px")
+            self._set_title(w, title)
             for side, text in (("left", left), ("bottom", bottom)):
                 axis = w.getPlotItem().getAxis(side)
                 axis.setLabel(text, color=t.text, **{"font-size": f"{font_px}px"})
@@ -131,7 +140,9 @@ class Plots(SurfaceMixin, QWidget):
         squeeze the plot away (a watched ResNet has 62): the title counts them and the tooltip
         names them."""
         self._drop_param_legend()
-        if not 2 < len(record.params) <= LEGEND_UP_TO:
+        # projector type: two rows of names at most, or the legend takes half the plot
+        up_to = 4 if self.theme.name == "projector" else LEGEND_UP_TO
+        if not 2 < len(record.params) <= up_to:
             return None
         item = self.param_plot.getPlotItem()
         legend = pg.LegendItem(
@@ -210,11 +221,9 @@ class Plots(SurfaceMixin, QWidget):
             axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
         self._x_shown = 0
         self._show_steps(self._x_extent(record, 0))
-        self.param_plot.setTitle(param_title(record), color=t.text, size=f"{self.text_px}px")
+        self._set_title(self.param_plot, param_title(record))
         full = "dashed: full batch" if long_run else "dashed +: full batch"
-        self.loss_plot.setTitle(
-            f"Loss per rank<br>({full})", color=t.text, size=f"{self.text_px}px"
-        )
+        self._set_title(self.loss_plot, f"Loss per rank<br>({full})")
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
         ]

@@ -366,7 +366,7 @@ def status_text(rec: RunRecord) -> str:
         )
         judged = summary["average_is_full_batch"]
         full = (
-            ", ✓ average = full batch at every step checked"
+            ", ✓ average = full batch"
             if judged
             else ""
             if judged is None  # no step of the run had a reference to check against
