@@ -153,3 +153,30 @@ def test_a_long_vector_shows_every_chunk_s_first_values() -> None:
         for c in range(3):
             cell = f.text_with_key(f"rank{r}.chunk{c}")
             assert cell.text.split()[0] == fmt(rec.collective.inputs[r].heads[c][0], 3)
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "theme"), [(1280, 720, "light"), (560, 480, "light"), (1341, 700, "projector")]
+)
+@pytest.mark.parametrize(("cores", "warned"), [(2, True), (8, False), (0, False)])
+def test_the_times_say_when_the_ranks_took_turns_on_too_few_cores(w, h, theme, cores, warned):
+    """Four ranks on two cores: 1,000 values took longer than 1,000,000 in one run, and the
+    chart read as a lesson about vector length."""
+    from dataclasses import replace
+
+    from ddp_viz.model import protocol
+    from tests.frames import assert_inside_and_apart
+
+    events = [
+        replace(e, cores=cores) if isinstance(e, protocol.RunStarted) else e
+        for e in load_recording(FOUR)
+    ]
+    rec = record(events)
+    assert rec.cores == cores
+    lesson = load_lesson("all-reduce")
+    ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
+    f = stage_frame(rec, Cursor(ring_steps(4) - 1, 3), 1.0, ctx, "ring")
+    text = " ".join(f.all_text().split())
+    assert ("4 ranks on 2 cores take turns" in text) == warned
+    assert_inside_and_apart(f)
+    assert {s.key for s in f.shapes if s.key.startswith("time.")}  # the chart is still drawn

@@ -217,6 +217,7 @@ class Engine:
                     {"name": p.name, "shape": list(p.shape)}
                     for p in pending.scenario.model.parameters()
                 ],
+                cores=len(os.sched_getaffinity(0)),
             )
         )
         # the rendezvous file lives in a folder only this user can read (mkdtemp: 0700)

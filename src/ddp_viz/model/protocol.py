@@ -80,6 +80,8 @@ class RunStarted(Event):
     scenario: dict[str, Any]
     shards: list[list[int]] = field(default_factory=list)
     params: list[dict[str, Any]] = field(default_factory=list)
+    # the CPU cores the ranks may run on (0: not known): more ranks than cores take turns
+    cores: int = 0
 
 
 @dataclass(frozen=True)

@@ -286,6 +286,11 @@ class RunRecord:
     def done(self) -> bool:
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
 
+    @property
+    def cores(self) -> int:
+        """The CPU cores the ranks could run on, as the engine counted them (0: not recorded)."""
+        return getattr(self.events[0], "cores", 0) if self.events else 0
+
     def steps_total(self) -> int:
         """The run's length as every view states it ("step 7 of N"): the steps planned (or
         seen, for a watched run), and for a run that ended early, the steps it completed."""

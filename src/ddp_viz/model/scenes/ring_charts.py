@@ -106,6 +106,13 @@ def _times(b: Any, area: Rect) -> None:
     if b.width(title, Font(f.px, bold=True)) > area.w:
         title = "ms per all-reduce"
     b.text(area.x, area.y, title, Font(f.px, bold=True), b.t.text)
+    top = area.y + lh * 1.6
+    cores, world = b.rec.cores, b.rec.world_size
+    if 0 < cores < world:  # the ranks take turns on the cores: the times say little
+        note = f"{world} ranks on {cores} cores take turns: these times are mostly waiting"
+        for line in wrap_lines(note, f, area.w, b.width)[:2]:
+            b.text(area.x, top - lh * 0.5, line, f, b.t.bad)
+            top += lh
     by: dict[str, dict[int, float]] = {}
     for timing in b.col.timings:
         by.setdefault(timing.algo, {})[timing.length] = timing.seconds
@@ -114,7 +121,7 @@ def _times(b: Any, area: Rect) -> None:
         return
     slowest = max(s for series in by.values() for s in series.values()) * 1000 or 1.0
     axis_w = b.width(fmt(slowest, 3), f) + f.px * 0.5
-    plot = Rect(area.x + axis_w, area.y + lh * 1.6, area.w - axis_w - f.px, area.h - lh * 4.3)
+    plot = Rect(area.x + axis_w, top, area.w - axis_w - f.px, area.bottom - top - lh * 2.7)
     if plot.h < lh * 2 or plot.w < f.px * 6:
         return
     b.shape(
