@@ -70,8 +70,8 @@ class WorkerState(Event):
 class RunStarted(Event):
     """A run began. ``scenario`` holds every key, ``[model]`` and ``[ddp]`` included;
     ``params`` names each parameter of the model with its shape, in ``named_parameters()``
-    order: ``[{"name": "weight", "shape": [1, 1]}, …]``. Steps are numbered from 0 in the
-    stream; every view shows them from 1."""
+    order: ``[{"name": "weight", "shape": [1, 1]}, …]``; ``cores``: the CPU cores the ranks may
+    run on (0: not known). Steps are numbered from 0 in the stream; views show them from 1."""
 
     kind: ClassVar[str] = "run_started"
     run: int
@@ -80,7 +80,6 @@ class RunStarted(Event):
     scenario: dict[str, Any]
     shards: list[list[int]] = field(default_factory=list)
     params: list[dict[str, Any]] = field(default_factory=list)
-    # the CPU cores the ranks may run on (0: not known): more ranks than cores take turns
     cores: int = 0
 
 
