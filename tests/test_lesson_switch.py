@@ -21,7 +21,7 @@ def test_another_lesson_forgets_the_last_run_everywhere(qtbot, window):
 def test_the_processes_say_which_epoch_their_rows_are_from(qtbot, window):
     """A sampler gives other rows every epoch: the column is the first epoch's, and says so."""
     feed(window, load_recording("who-splits-3-ranks.jsonl"))
-    assert window.process_view.table.horizontalHeaderItem(3).text() == "epoch 1 rows"
+    assert window.process_view.table.horizontalHeaderItem(3).text() == "epoch 1"
     window.next_lesson()
     feed(window, load_recording("default-run.jsonl"))  # contiguous blocks: the same every step
     assert window.process_view.table.horizontalHeaderItem(3).text() == "rows"
@@ -65,3 +65,18 @@ def test_a_short_run_s_step_axes_tick_whole_steps(qtbot, window):
             v for _, vs in plot.getPlotItem().getAxis("bottom").tickValues(lo, hi, 300) for v in vs
         ]
         assert ticks and all(v == int(v) for v in ticks), ticks  # no 1.5, 2.5
+
+
+def test_a_run_whose_steps_set_its_length_shows_no_epoch_count(qtbot, window):
+    """`--steps 40` on the sampler lesson: the form said 'Epochs 1', and changing it did
+    nothing."""
+    window.set_lesson("who-splits-the-data")
+    form = window.form
+    assert form.epochs.isEnabled() and form.epochs.value() == 3 and not form.steps.isEnabled()
+    form.set_scenario(window.lesson.scenario().with_changes(steps=40))
+    assert form.epochs.text() == "–" and not form.epochs.isEnabled()
+    assert form.steps.isEnabled() and form.steps.value() == 40
+    assert "Steps sets" in form.epochs.toolTip()
+    form.set_enabled_for_run(False)
+    form.set_enabled_for_run(True)
+    assert not form.epochs.isEnabled() and form.scenario().steps == 40

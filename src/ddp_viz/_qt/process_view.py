@@ -177,7 +177,7 @@ class ProcessView(QWidget):
         data = self._record.scenario.get("data", {}) if self._record is not None else {}
         sampled = data.get("sampler") == "distributed"
         head = self.table.horizontalHeaderItem(3)
-        head.setText("host" if watched else "epoch 1 rows" if sampled else "rows")
+        head.setText("host" if watched else "epoch 1" if sampled else "rows")
         head.setToolTip(
             "the rows this rank's sampler gave it in the first epoch; the stage shows each step's"
             if sampled and not watched

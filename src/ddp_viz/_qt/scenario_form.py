@@ -36,6 +36,7 @@ from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_er
 from ddp_viz.model.theme import Theme
 
 STEPS_HELP = f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}"
+EPOCHS_HELP = "epochs; the run is epochs × batches per epoch steps long"
 
 
 class ScenarioForm(QWidget):
@@ -67,18 +68,16 @@ class ScenarioForm(QWidget):
         self.batch_size.setRange(0, 10_000)
         self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
         self.epochs = QSpinBox()
-        self.epochs.setRange(1, MAX_EPOCHS)
+        self.epochs.setRange(0, MAX_EPOCHS)
+        self.epochs.setSpecialValueText("–")  # 0: Steps sets the length (--steps), not epochs
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
         self.collective = CollectiveFields()  # the all-reduce lesson's vectors
         self.uneven = UnevenFields()  # the uneven-inputs lesson's Join and timeout
         self.state = StateFields()  # what DDP does not average: buffers, unused parameters
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
-        self.drop_last.setToolTip(
-            "DistributedSampler(drop_last=…): cut the tail instead of padding"
-        )
+        self.drop_last.setToolTip("DistributedSampler(drop_last=…): cut the tail, not pad it")
         self.set_epoch.setToolTip("call sampler.set_epoch(epoch) at the start of every epoch")
         self.batch_size.setToolTip("DataLoader(batch_size=…): rows per rank per step")
-        self.epochs.setToolTip("epochs; the run is epochs × batches per epoch steps long")
         self.model_label = QLabel("")
         self.model_label.setWordWrap(True)
         self.model_label.setObjectName("model_label")
@@ -259,12 +258,12 @@ class ScenarioForm(QWidget):
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
         self.batch_size.setValue(s.data.batch_size)
-        self.epochs.setValue(max(1, s.data.epochs))
+        self.epochs.setValue(s.data.epochs)  # "–" when Steps sets the length
+        set_help(self.epochs, EPOCHS_HELP if s.data.epochs else "–: Steps sets this run's length")
         self.train.load(s.train)
         self.steps.setEnabled(not s.data.epochs and s.uneven is None)
-        set_help(
-            self.steps, "Set by [data] epochs in the scenario" if s.data.epochs else STEPS_HELP
-        )
+        self.epochs.setEnabled(bool(s.data.epochs))
+        set_help(self.steps, "Set by Epochs ([data] epochs)" if s.data.epochs else STEPS_HELP)
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")
         self.model_label.setVisible(s.collective is None)
@@ -398,3 +397,4 @@ class ScenarioForm(QWidget):
             self.init_bias.setEnabled(False)
         if enabled and (self._data.epochs or self._uneven is not None):
             self.steps.setEnabled(False)
+        self.epochs.setEnabled(enabled and bool(self._data.epochs))
