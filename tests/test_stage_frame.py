@@ -153,6 +153,10 @@ def test_a_cancelled_run_is_marked_on_the_stage() -> None:
     text = stage_frame(rec, Cursor(2, 3), 1.0, ctx()).all_text()
     assert "■ run cancelled after 3 complete step(s)" in text
     assert "cancelled: cancelled" not in text
+    # an earlier step keeps its checks; the title still says the run was cancelled
+    text = stage_frame(rec, Cursor(0, 3), 1.0, ctx()).all_text()
+    assert "■ run cancelled after" not in text and "✓ all ranks equal" in text
+    assert "run cancelled" in text
 
 
 def test_an_empty_stage_says_what_to_do() -> None:

@@ -118,7 +118,10 @@ class _Builder(TableAndHub):
         room = self.ctx.width - 2 * self.pad
         head: list[Line] = []
         detail: list[Line] = []
-        if rec.status in ("failed", "cancelled"):
+        # the run's end at its last step; the steps before it keep the checks they earned
+        # (a GIF of a cancelled run said "cancelled" on every frame, with no check anywhere)
+        last = self.cursor.step >= rec.complete_prefix() - 1
+        if rec.status in ("failed", "cancelled") and (last or st is None):
             what = "■ run cancelled" if rec.status == "cancelled" else "✗ run failed"
             head.append(Line(f"{what} after {rec.complete_prefix()} complete step(s)", font, t.bad))
             if rec.status == "failed" and rec.reason:
