@@ -16,24 +16,63 @@ def _spy(window) -> list[str]:
     return calls
 
 
+def _by_step(events: list) -> tuple[list, list[list], list]:
+    """The events before the first step, each step's, and the run's end."""
+    head = [e for e in events if getattr(e, "step", None) is None and e.kind != "run_finished"]
+    steps: dict[int, list] = {}
+    for e in events:
+        if getattr(e, "step", None) is not None:
+            steps.setdefault(e.step, []).append(e)
+    return head, [steps[s] for s in sorted(steps)], [e for e in events if e.kind == "run_finished"]
+
+
+def _refresh(window) -> None:
+    window.session._dirty = True
+    window.session.tick()
+
+
 def test_a_fast_run_repaints_the_plots_and_the_stage_in_turns(qtbot, window) -> None:
-    """Following the newest step, each refresh redraws the plots or the stage, never both,
-    so no frame pays for both; the run's end brings everything up to date at once."""
-    events = list(linear_run(2, steps=40).events)
-    end = next(i for i, e in enumerate(events) if isinstance(e, protocol.RunFinished))
-    feed(window, events[: end // 2])
+    """Several steps a refresh, following the newest: each refresh redraws the plots or the
+    stage, never both; the run's end brings everything up to date at once."""
+    head, steps, end = _by_step(list(linear_run(2, steps=40).events))
+    feed(window, head)
     assert window.player.follow_latest
     calls = _spy(window)
-    for _ in range(4):
-        window.session._dirty = True
-        window.session.tick()
+    for k in range(4):
+        feed(window, [e for st in steps[k * 5 : k * 5 + 5] for e in st])
+        _refresh(window)
     assert calls in (["plots", "stage", "plots", "stage"], ["stage", "plots", "stage", "plots"])
     calls.clear()
-    feed(window, events[end // 2 :])
-    assert window.session.record.done
-    assert {"plots", "stage"} <= set(calls)
+    feed(window, [e for st in steps[20:] for e in st] + end)
+    assert window.session.record.done and {"plots", "stage"} <= set(calls)
     assert list(window.plots._curves["loss0"].getData()[0]) == list(range(1, 41))
     assert window.player.cursor.step == 39
+
+
+def test_a_slow_run_redraws_both_at_every_refresh(qtbot, window) -> None:
+    """A step a refresh (a watched run, a big model): taking turns would leave the stage a
+    step behind."""
+    head, steps, _ = _by_step(list(linear_run(2, steps=40).events))
+    feed(window, head)
+    calls = _spy(window)
+    for k in range(3):
+        feed(window, steps[k])
+        _refresh(window)
+        assert window.player.cursor.step == k
+    assert calls == ["plots", "stage"] * 3
+
+
+def test_a_view_skipped_when_the_events_pause_is_drawn_soon_after(qtbot, window) -> None:
+    head, steps, _ = _by_step(list(linear_run(2, steps=40).events))
+    feed(window, head)
+    feed(window, [e for st in steps[:6] for e in st])
+    _refresh(window)
+    feed(window, [e for st in steps[6:12] for e in st])
+    calls = _spy(window)
+    _refresh(window)  # one of the two, then nothing more comes
+    assert len(calls) == 1
+    qtbot.waitUntil(lambda: len(calls) == 2, timeout=2000)
+    assert set(calls) == {"plots", "stage"} and window.player.cursor.step == 11
 
 
 def test_a_short_run_redraws_both_at_every_refresh(qtbot, window) -> None:
@@ -43,6 +82,6 @@ def test_a_short_run_redraws_both_at_every_refresh(qtbot, window) -> None:
     assert not window.player.follow_latest
     calls = _spy(window)
     for _ in range(2):
-        window.session._dirty = True
-        window.session.tick()
+        _refresh(window)
     assert calls == ["plots", "stage", "plots", "stage"]
+    assert isinstance(events[-1], protocol.RunFinished)

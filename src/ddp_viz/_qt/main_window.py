@@ -29,6 +29,7 @@ from ddp_viz._qt.plots_panel import PlotsPanel
 from ddp_viz._qt.presentation import Presentation
 from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView
+from ddp_viz._qt.refresh_turns import RefreshTurns
 from ddp_viz._qt.scenario_form import ScenarioForm
 from ddp_viz._qt.stage import StageWidget
 from ddp_viz._qt.startup import AfterFirstPaint
@@ -48,8 +49,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord
 # A streaming run reaches the views 20 times a second. At 60 the window took 0.77 of a core
 # during a fast 2-rank run (stage frames, plot repaints), the ranks' cores; at 20, about 0.45
 # (`ddp-viz bench --only window` prints it), while a fast run still moves on screen.
-# Following the newest step, the plots and the stage redraw on alternate refreshes: the
-# longest frames were the ones that painted both (p99 31–36 ms → 26–27 ms).
+# A fast run's refreshes redraw the plots and the stage in turns (refresh_turns.py).
 REFRESH_MS = 50
 
 
@@ -84,7 +84,7 @@ class MainWindow(QMainWindow):
         self._refresh = QTimer(self, interval=refresh_ms)
         self._refresh.timeout.connect(self.session.tick)
         self.player = Player(self, phase_ms=phase_ms)
-        self._plots_turn = False
+        self.turns = RefreshTurns(self._redraw, 2 * refresh_ms, self)
 
         # --- views ---------------------------------------------------------------------------
         self.course_view = CourseView(self.course, self.lesson.id)
@@ -217,12 +217,13 @@ class MainWindow(QMainWindow):
         # the process view and the plots before the player: moving it can show the run to its
         # end at once, and whoever waits for that (a screenshot, --quit) must see them current
         self.process_view.set_record(record)
-        # A run that streams faster than anyone reads (the stage following the newest step):
-        # the plots and the stage take turns, so no frame pays for repainting both
-        self._plots_turn = not self._plots_turn or not self.player.follow_latest
-        if record.done or self._plots_turn:
-            self.plots.update_record(record, self.player.cursor)
-        if record.done or not self._plots_turn or not self.player.follow_latest:
+        self._redraw(self.turns.views(record, self.player.follow_latest))
+
+    def _redraw(self, views: frozenset[str]) -> None:
+        """The plots and (through the player) the stage, as the refresh's turn says."""
+        if "plots" in views:
+            self.plots.update_record(self.session.record, self.player.cursor)
+        if "stage" in views:
             self.player.on_record_updated()
             self.stage.update()
 

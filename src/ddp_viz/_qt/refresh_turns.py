@@ -1,0 +1,50 @@
+"""Which views a display refresh redraws while a run streams in.
+
+A run that moves several steps between two refreshes (the stage following its newest step)
+lets the plots and the stage take turns, so no frame pays for repainting both: those frames
+were a fast run's longest. A slow run, or one the learner steps through, redraws both. A view
+skipped by the last refresh is drawn anyway when nothing else comes soon, so no view is left
+behind when the events pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+from ddp_viz.model.timeline import RunRecord
+
+BOTH = frozenset({"plots", "stage"})
+
+
+class RefreshTurns(QObject):
+    def __init__(
+        self, catch_up: Callable[[frozenset[str]], None], after_ms: int, parent: QObject
+    ) -> None:
+        super().__init__(parent)
+        self._catch_up = catch_up
+        self._done = 0  # complete steps at the last refresh
+        self._plots_next = True
+        self._owed: frozenset[str] = frozenset()
+        self._timer = QTimer(self, singleShot=True, interval=after_ms)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    def views(self, record: RunRecord, following: bool) -> frozenset[str]:
+        done = record.complete_prefix()
+        fast = following and not record.done and done - self._done > 1
+        self._done = done
+        if not fast:
+            self._owed = frozenset()
+            self._timer.stop()
+            return BOTH
+        now = frozenset({"plots" if self._plots_next else "stage"})
+        self._plots_next = not self._plots_next
+        self._owed = BOTH - now
+        self._timer.start()  # restarted by every refresh: fires only when they pause
+        return now
+
+    def _on_timer_timeout(self) -> None:
+        owed, self._owed = self._owed, frozenset()
+        if owed:
+            self._catch_up(owed)
