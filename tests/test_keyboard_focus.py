@@ -58,3 +58,13 @@ def test_page_keys_scroll_the_lesson_until_there_is_a_run_to_step_through(qtbot,
     text.setFocus()
     qtbot.keyClick(text, Qt.Key.Key_PageDown)
     assert window.player.cursor != before and bar.value() == 0
+
+
+def test_page_keys_never_change_a_field_while_no_run_is_on_the_stage(qtbot, window):
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.isActiveWindow())
+    spin = window.form.world_size
+    spin.setFocus()
+    before = spin.value()
+    qtbot.keyClick(spin, Qt.Key.Key_PageUp)
+    assert spin.value() == before and window.form.valid

@@ -80,3 +80,23 @@ def test_a_run_whose_steps_set_its_length_shows_no_epoch_count(qtbot, window):
     form.set_enabled_for_run(False)
     form.set_enabled_for_run(True)
     assert not form.epochs.isEnabled() and form.scenario().steps == 40
+
+
+def test_a_short_run_zoomed_out_gets_pyqtgraph_s_own_ticks(qtbot, window):
+    """A tick per step across a view 20,000 steps wide took pyqtgraph seconds a paint."""
+    feed(window, load_recording("four-ranks-3-steps.jsonl"))
+    plot = window.plots.loss_plot
+    plot.setXRange(0, 20_000, padding=0)
+    lo, hi = plot.viewRange()[0]
+    axis = plot.getPlotItem().getAxis("bottom")
+    assert sum(len(vs) for _, vs in axis.tickValues(lo, hi, 300)) < 50
+
+
+def test_epochs_cannot_be_stepped_down_to_a_one_step_run(qtbot, window):
+    """At 1, a Down key gave "–", which dropped the length to 1 step with Steps still off."""
+    window.set_lesson("who-splits-the-data")
+    form = window.form
+    form.epochs.setValue(1)
+    form.epochs.stepDown()
+    assert form.epochs.value() == 1 and form.scenario().steps >= 1
+    assert form.scenario().data.epochs == 1

@@ -71,8 +71,8 @@ class KeyRouter(QObject):
         if event.key() not in TRANSPORT_KEYS or not self.window.isActiveWindow():
             return False
         typing = isinstance(QApplication.focusWidget(), TYPING_WIDGETS)
-        if event.key() in PAGE_KEYS and not self.has_steps():
-            event.accept()  # the key goes to the focused widget, not the window's shortcut
+        if event.key() in PAGE_KEYS and not self.has_steps() and not typing:
+            event.accept()  # the key goes to the focused text, not the window's shortcut
             return True
         mods = event.modifiers()
         if mods & Qt.KeyboardModifier.ControlModifier:

@@ -45,6 +45,8 @@ class Plots(SurfaceMixin, QWidget):
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
             w.setMinimumHeight(120)
             layout.addWidget(w, 1)
+        for w in (self.loss_plot, self.param_plot):
+            w.getPlotItem().getViewBox().sigXRangeChanged.connect(self._on_x_range_changed)
         self.surface_note = QLabel("")
         self.surface_note.setWordWrap(True)
         layout.addWidget(self.surface_note)
@@ -60,6 +62,13 @@ class Plots(SurfaceMixin, QWidget):
         """Plot text: the theme's size on a projector, a little smaller otherwise."""
         t = self.theme
         return t.font_px if t.name == "projector" else max(10, round(t.font_px * 0.9))
+
+    def _on_x_range_changed(self, view: pg.ViewBox, x_range: tuple[float, float]) -> None:
+        """Steps are whole: a short view ticks every step (one ticked 1.5 and 2.5); a wider one
+        (a long run, or a short one zoomed out) gets pyqtgraph's own spacing, since a tick per
+        step over thousands of steps froze the window."""
+        short = x_range[1] - x_range[0] <= 12
+        view.parentItem().getAxis("bottom").setTickSpacing(levels=[(1.0, 0)] if short else None)
 
     def _set_title(self, w: pg.PlotWidget, html: str) -> None:
         """pyqtgraph gives a title a 30 px row whatever its size: a two-line title in
@@ -256,11 +265,6 @@ class Plots(SurfaceMixin, QWidget):
             self._x_shown = last
             self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
             self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
-            # steps are whole: a short run's axis ticked 1.5 and 2.5 (pyqtgraph's own spacing
-            # takes over from a dozen steps on)
-            spacing = [(1.0, 0), (1.0, 0)] if last <= 12 else None
-            for plot in (self.loss_plot, self.param_plot):
-                plot.getPlotItem().getAxis("bottom").setTickSpacing(levels=spacing)
 
     def _next_group(self) -> list[str]:
         for _ in range(3):

@@ -36,7 +36,7 @@ from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_er
 from ddp_viz.model.theme import Theme
 
 STEPS_HELP = f"SGD steps, 1–{MAX_STEPS:,}. {values_policy()}"
-EPOCHS_HELP = "epochs; the run is epochs × batches per epoch steps long"
+EPOCHS_HELP = "epochs: the run takes epochs × batches per epoch ÷ micro-batches steps"
 
 
 class ScenarioForm(QWidget):
@@ -67,9 +67,7 @@ class ScenarioForm(QWidget):
         self.batch_size = QSpinBox()
         self.batch_size.setRange(0, 10_000)
         self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
-        self.epochs = QSpinBox()
-        self.epochs.setRange(0, MAX_EPOCHS)
-        self.epochs.setSpecialValueText("–")  # 0: Steps sets the length (--steps), not epochs
+        self.epochs = QSpinBox(maximum=MAX_EPOCHS, specialValueText="–")  # 0 "–": Steps sets it
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
         self.collective = CollectiveFields()  # the all-reduce lesson's vectors
         self.uneven = UnevenFields()  # the uneven-inputs lesson's Join and timeout
@@ -258,6 +256,7 @@ class ScenarioForm(QWidget):
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
         self.batch_size.setValue(s.data.batch_size)
+        self.epochs.setMinimum(0 if not s.data.epochs else 1)  # no "–" to step down to
         self.epochs.setValue(s.data.epochs)  # "–" when Steps sets the length
         set_help(self.epochs, EPOCHS_HELP if s.data.epochs else "–: Steps sets this run's length")
         self.train.load(s.train)
