@@ -159,3 +159,20 @@ def test_the_toolbar_names_each_phase_as_the_stage_titles_it(scene) -> None:
     titles = importlib.import_module(f"ddp_viz.model.scenes.{scene}").TITLES
     for phase, word in zip(PHASES, PHASE_WORDS_OF[scene], strict=True):
         assert word in titles[phase], (phase, word, titles[phase])
+
+
+@pytest.mark.parametrize(
+    ("changes", "lesson_id"),
+    [
+        ({}, "buckets"),
+        ({"ddp": {"bucket_cap_mb": 25.0}}, "buckets"),  # the experiment its quiz suggests
+    ],
+)
+def test_a_buckets_run_opens_on_the_buckets_lesson(changes, lesson_id) -> None:
+    from ddp_viz.model.course import lesson_for
+
+    sc = load_course().get("buckets").scenario().with_changes(**changes).to_dict()
+    assert lesson_for(sc) == lesson_id
+    assert lesson_for(load_course().get("every-parameter").scenario().to_dict()) == (
+        "every-parameter"
+    )

@@ -130,3 +130,11 @@ def test_a_short_run_shows_every_epoch() -> None:
         "epoch 3",
     ]
     assert not any("not shown" in t.text for t in f.texts)
+
+
+def test_the_not_shown_line_never_takes_the_place_of_the_one_epoch_it_hides() -> None:
+    """With one epoch more than fit, the line said '… epoch 1 not shown' where epoch 1 fitted."""
+    for h in range(400, 1000, 10):
+        _, f = frame(LONG, 24, 3, h=h)
+        texts = [t.text for t in f.texts]
+        assert "… epoch 1 not shown" not in texts, h

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -44,6 +45,7 @@ def test_lesson_numbers_from_a_real_two_rank_run(engine) -> None:
     st = rec.steps[0]
     pids = {rec.pids[0], rec.pids[1]}
     assert len(pids) == 2 and engine.proc.pid not in pids  # two separate rank processes
+    assert 1 <= rec.cores <= (os.cpu_count() or 1)  # the all-reduce chart warns by it
     assert_lesson_numbers(st)
     for r in (0, 1):
         spans = st.ranks[r].spans

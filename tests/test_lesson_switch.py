@@ -11,7 +11,7 @@ def test_another_lesson_forgets_the_last_run_everywhere(qtbot, window):
     the previous lesson's run over an empty stage."""
     feed(window, load_recording("mlp-buckets-2-ranks.jsonl"))
     assert "step" in window.position_label.text() and window.process_view.rows()[0][0] == "0"
-    assert "8 tensors" in window.plots.param_plot.getPlotItem().titleLabel.text
+    assert "(8 tensors" in window.plots.param_plot.getPlotItem().titleLabel.text
     window.next_lesson()
     assert window.position_label.text() == "" and window.step_slider.maximum() == 0
     assert all(r[0] == "—" for r in window.process_view.rows())  # the pool, no ranks
@@ -100,3 +100,13 @@ def test_epochs_cannot_be_stepped_down_to_a_one_step_run(qtbot, window):
     form.epochs.stepDown()
     assert form.epochs.value() == 1 and form.scenario().steps >= 1
     assert form.scenario().data.epochs == 1
+
+
+def test_another_lesson_has_nothing_to_export(qtbot, window, tmp_path):
+    """An export after a lesson switch drew the last lesson's run over an empty stage."""
+    import pytest
+
+    feed(window, load_recording("ring-2-ranks.jsonl"))
+    window.set_lesson("ddp-pattern")
+    with pytest.raises(ValueError, match="run something first"):
+        window.file_actions.export_gif(tmp_path / "x.gif")

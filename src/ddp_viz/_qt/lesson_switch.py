@@ -23,6 +23,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.session.set_questions(list(lesson.questions))
     # the stage and plots showed the previous lesson's run: start clean
     window.player.pause()
+    window.session.forget_run()  # File ▸ Export exported it over an empty stage
     window.player.set_record(None)  # the toolbar's step and slider too
     window.stage.set_record(None)
     window.stage.set_message("Press Run to start real DDP ranks for this lesson.")

@@ -46,7 +46,7 @@ def param_title(record: RunRecord) -> str:
     ]
     if len(parts) > 2:
         # tensors, not parameters: the lesson text counts a model's parameters as numbers
-        return f"Parameter norms ‖·‖<br>({len(parts)} tensors)"
+        return f"Parameters<br>({len(parts)} tensors; ‖·‖: a norm)"
     return "Parameters: " + ", ".join(parts) if parts else "Parameters"
 
 

@@ -24,6 +24,13 @@ PR_SET_PDEATHSIG = 1
 RANK_NICENESS = 10
 
 
+def usable_cores() -> int:
+    """The cores this process (and the ranks it forks) may run on; Linux knows the affinity."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 0
+
+
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
     """Linux: deliver ``sig`` to this process when its parent dies, so nothing is orphaned."""
     if not sys.platform.startswith("linux"):

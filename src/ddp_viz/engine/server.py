@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ddp_viz import __version__
 from ddp_viz.engine.exits import describe_exit
-from ddp_viz.engine.pool import Pool, Worker
+from ddp_viz.engine.pool import Pool, Worker, usable_cores
 from ddp_viz.model import protocol
 from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario, ScenarioError
@@ -217,7 +217,7 @@ class Engine:
                     {"name": p.name, "shape": list(p.shape)}
                     for p in pending.scenario.model.parameters()
                 ],
-                cores=len(os.sched_getaffinity(0)),
+                cores=usable_cores(),
             )
         )
         # the rendezvous file lives in a folder only this user can read (mkdtemp: 0700)

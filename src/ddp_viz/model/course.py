@@ -88,7 +88,9 @@ def lesson_for(scenario: dict) -> str:
         return "accumulate-with-no-sync"
     if scenario.get("data", {}).get("sampler") == "distributed":
         return "who-splits-the-data"
-    if model.get("kind") == "mlp":  # buckets smaller than DDP's default 25 MB: that lesson's
+    if model.get("kind") == "mlp":  # buckets smaller than DDP's default, or a wide MLP (the
+        # buckets lesson with its cap raised to 25 MB, as its quiz suggests): that lesson's
         cap = scenario.get("ddp", {}).get("bucket_cap_mb", DEFAULT_BUCKET_CAP_MB)
-        return "buckets" if cap < DEFAULT_BUCKET_CAP_MB else "every-parameter"
+        wide = max(model.get("hidden", [0]), default=0) >= 64
+        return "buckets" if cap < DEFAULT_BUCKET_CAP_MB or wide else "every-parameter"
     return DEFAULT_LESSON

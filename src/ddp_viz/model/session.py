@@ -149,6 +149,11 @@ class SessionController:
             self.follow_latest = on
             self.view.show_follow_latest(on)
 
+    def forget_run(self) -> None:
+        """Another lesson: the last run is gone from every view, exports included."""
+        if not self.busy:
+            self.record, self._dirty = RunRecord(), False
+
     def step_by_hand(self) -> None:
         """The learner moved the stage: a streaming run stops dragging it to the newest step."""
         self.set_follow_latest(False)

@@ -81,7 +81,8 @@ class _Builder(StepFrameBuilder):
         # an epoch is over once a later one started, or once it has had all its steps
         per_epoch = self.steps_per_epoch()
         at_end = bool(shares) and len(shares[-1].steps) >= per_epoch
-        shown = shares[-self.epochs_that_fit(y, lh) :] if shares else []
+        fit = self.epochs_that_fit(y, lh)  # the "not shown" line takes one of them
+        shown = shares if len(shares) <= fit else shares[-(fit - 1) :]
         if len(shown) < len(shares):  # a long run: its latest epochs, and the rank rows below
             hidden = len(shares) - len(shown)
             words = "epoch 1" if hidden == 1 else f"epochs 1–{hidden}"
@@ -126,7 +127,7 @@ class _Builder(StepFrameBuilder):
         """Grid lines that leave room below for the notes, each rank's line and DDP's numbers
         (a few wrapped lines); one of them says how many earlier epochs are left out."""
         below = 2 + self.rec.world_size + 6
-        return max(2, int((self.ctx.height - top) // lh) - below - 1)
+        return max(3, int((self.ctx.height - top) // lh) - below)
 
     def steps_per_epoch(self) -> int:
         try:
