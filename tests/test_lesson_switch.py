@@ -110,3 +110,21 @@ def test_another_lesson_has_nothing_to_export(qtbot, window, tmp_path):
     window.set_lesson("ddp-pattern")
     with pytest.raises(ValueError, match="run something first"):
         window.file_actions.export_gif(tmp_path / "x.gif")
+
+
+def test_a_visit_back_finds_the_learner_s_own_settings(qtbot, window):
+    """Switching lessons threw the form's edits away without a word; quiz answers survived."""
+    window.set_lesson("ddp-pattern")
+    window.form.lr.setText("0.02")
+    window.form.world_size.setValue(4)
+    window.next_lesson()
+    assert window.form.scenario().lr != 0.02  # the next lesson's own
+    window.previous_lesson()
+    s = window.form.scenario()
+    assert (s.lr, s.world_size) == (0.02, 4) and "your settings" in window.status.text()
+    window.form.reset.click()  # Lesson values
+    assert window.form.scenario() == window.lesson.scenario()
+    window.next_lesson()
+    window.previous_lesson()
+    assert window.form.scenario() == window.lesson.scenario()
+    assert "your settings" not in window.status.text()

@@ -12,6 +12,9 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     if window.session.busy:
         window.status.setText("Finish or cancel the run before changing lessons.")
         return
+    edited = window.form.scenario()  # what the learner set for the lesson being left
+    if edited is not None and window.lesson.id in window.course.ids:
+        window.tried[window.lesson.id] = edited
     window.lesson = lesson
     for view in (window.lesson_view, window.code_view, window.stage):
         view.set_lesson(lesson)
@@ -32,6 +35,10 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
         window.plots.clear_run()
     window.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run
     window.form.set_lesson_scenario(lesson.scenario())
+    kept = window.tried.get(lesson.id)
+    back = kept is not None and kept != lesson.scenario()
+    if back:  # a visit back finds the learner's own settings ("Lesson values" resets them)
+        window.form.set_scenario(kept)
     window.tabs.setCurrentWidget(window.lesson_view)
     in_course = lesson.id in window.course.ids
     # a watched run's page has nothing to try: the run is the user's own script
@@ -42,6 +49,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
         if window.settings is not None:
             window.settings.setValue("course/current", lesson.id)
         where = window.course.index(lesson.id) + 1
-        window.status.setText(f"Lesson {where}: {lesson.title}")
+        mine = " · your settings for it are back (Lesson values resets them)" if back else ""
+        window.status.setText(f"Lesson {where}: {lesson.title}{mine}")
     else:
         window.status.setText(lesson.title)

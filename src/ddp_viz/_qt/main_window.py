@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
         self.course_view = CourseView(self.course, self.lesson.id)
         self.lesson_view = LessonView(self.lesson, self.theme)
         self._quizzes: dict[str, QuizView] = {}  # one per lesson: answers survive a visit
+        self.tried: dict[str, Scenario] = {}  # Try it yourself per lesson: edits survive too
         self.quiz_view = self.quiz_for(self.lesson)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.course_view, "Course")
