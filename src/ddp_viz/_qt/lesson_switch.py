@@ -34,9 +34,10 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     if window.plots_panel.built:
         window.plots.clear_run()
     window.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run
-    window.form.set_lesson_scenario(lesson.scenario())
+    defaults = lesson.scenario()  # read from the lesson's folder: once
+    window.form.set_lesson_scenario(defaults)
     kept = window.tried.get(lesson.id)
-    back = kept is not None and kept != lesson.scenario()
+    back = kept is not None and kept != defaults
     if back:  # a visit back finds the learner's own settings ("Lesson values" resets them)
         window.form.set_scenario(kept)
     window.tabs.setCurrentWidget(window.lesson_view)

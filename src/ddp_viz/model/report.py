@@ -45,6 +45,14 @@ def full_batch_check(ok: bool | None) -> str:
     return f"{TICK} average = full batch" if ok else f"{CROSS} average ≠ full batch"
 
 
+# a whole run's check, by check_summary()'s verdict (None: no step had a reference)
+RUN_FULL_BATCH = {
+    True: f"{TICK} average = full batch at every step checked against the reference",
+    False: f"{CROSS} average ≠ full batch at a step checked against the reference",
+    None: "no step had a reference to check the average against",
+}
+
+
 def param_label(rec: RunRecord, name: str) -> str:
     """``weight`` for one value, ``‖0.weight‖`` for a tensor shown by its norm."""
     info = next((p for p in rec.params if p.name == name), None)
@@ -184,13 +192,7 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
         out.append(
             f"finished {len(done)} step(s) in {fmt(rec.elapsed_s)} s: "
             f"{mark(summary['ranks_agree'])} ranks agree at {where}, "
-            + (
-                f"{TICK} average = full batch at every step checked against the reference"
-                if summary["average_is_full_batch"]
-                else f"{CROSS} average ≠ full batch at a step checked against the reference"
-                if summary["average_is_full_batch"] is False
-                else "no step had a reference to check the average against"
-            )
+            + RUN_FULL_BATCH[summary["average_is_full_batch"]]
         )
     else:
         out.append(f"run {rec.status}: {rec.reason}")
