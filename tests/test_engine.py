@@ -46,6 +46,8 @@ def test_lesson_numbers_from_a_real_two_rank_run(engine) -> None:
     pids = {rec.pids[0], rec.pids[1]}
     assert len(pids) == 2 and engine.proc.pid not in pids  # two separate rank processes
     assert 1 <= rec.cores <= (os.cpu_count() or 1)  # the all-reduce chart warns by it
+    # ranks yield to the window at the lowest priority (pool.RANK_NICENESS)
+    assert [os.getpriority(os.PRIO_PROCESS, pid) for pid in sorted(pids)] == [19, 19]
     assert_lesson_numbers(st)
     for r in (0, 1):
         spans = st.ranks[r].spans

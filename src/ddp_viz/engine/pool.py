@@ -21,7 +21,11 @@ from typing import Any
 from ddp_viz.model.protocol import WorkerStatus
 
 PR_SET_PDEATHSIG = 1
-RANK_NICENESS = 10
+# The lowest priority: ranks are background compute beside the window. At 10 they still took
+# a tenth of a core from the window whenever both wanted one, and two ranks in lockstep on two
+# cores then both waited; at 19 a 500-step run in the window took 1.05-1.15x its headless time
+# against 1.00-1.28x at 10 (ddp-viz bench --only window, alternating, 2026-12-01).
+RANK_NICENESS = 19
 
 
 def usable_cores() -> int:
