@@ -145,3 +145,25 @@ def test_places_follow_a_growing_record_and_reading_it_is_incremental() -> None:
     rec.events[0] = object()  # a full rescan trips over this (it has no kind)
     assert {p.host for p in places(rec).values()} == hosts
     assert places(record(load_recording("default-run.jsonl"))) == {}  # our runs have no hosts
+
+
+def test_a_watched_run_plots_each_ranks_step_times_and_its_full_captures(make_window) -> None:
+    import numpy as np
+
+    window = make_window()
+    window.file_actions.open_run(DATA / WATCHED)
+    rec, plots = window.session.record, window.plots
+    assert not window.plots_panel.isHidden()  # the dashboard's history, beside the stage
+    assert "Step time per rank" in plots.loss_plot.getPlotItem().titleLabel.text
+    for r in (0, 1):
+        xs, ys = plots._curves[f"loss{r}"].getData()
+        # step k's time (forward to the next forward) at x = k + 1; the last step has none
+        assert list(xs) == [1, 2, 3]
+        assert list(ys) == pytest.approx([step_time(rec, k, r) * 1e3 for k in range(3)])
+        px, ws = plots._curves[f"p0:{r}"].getData()
+        full = [st.step + 1 for st in rec.steps if st.ranks[r].params]
+        assert list(px)[1:] == full and np.isfinite(ws[1:]).all()  # no gap per timings step
+    # the loss surface is for the lessons' one-weight model: no surface, and no excuse for it
+    assert plots.surface_plot.isHidden() and plots.surface_note.text() == ""
+    window.file_actions.open_run(DATA / "default-run.jsonl")
+    assert "Loss per rank" in window.plots.loss_plot.getPlotItem().titleLabel.text

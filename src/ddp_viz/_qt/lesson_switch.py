@@ -33,7 +33,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.process_view.set_record(None)  # the last run's ranks and rows
     if window.plots_panel.built:
         window.plots.clear_run()
-    window.plots_panel.setVisible(lesson.trains)  # nothing to plot for a collective run
+    window.plots_panel.setVisible(lesson.plots)  # nothing to plot for a collective run
     defaults = lesson.scenario()  # read from the lesson's folder: once
     window.form.set_lesson_scenario(defaults)
     kept = window.tried.get(lesson.id)

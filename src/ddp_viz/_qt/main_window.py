@@ -103,7 +103,7 @@ class MainWindow(QMainWindow):
         self.process_view = ProcessView(self.theme)
         self.plots_panel = PlotsPanel(self.theme)
         lay_out(self)
-        self.plots_panel.setVisible(self.lesson.trains)  # after it has its place in the layout
+        self.plots_panel.setVisible(self.lesson.plots)  # after it has its place in the layout
         self.file_actions = FileActions(self)
         self.toolbar = build_toolbar(self)
         build_menus(self)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ddp_viz.model.timeline import RunRecord
@@ -51,5 +53,19 @@ def param_title(record: RunRecord) -> str:
 
 
 def has_surface(record: RunRecord) -> bool:
-    """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters."""
+    """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters, in a
+    lesson's run (a watched run's model and rows are the script's own)."""
+    if record.scenario.get("watched"):
+        return False
     return record.scenario.get("model", {}).get("kind", "linear") == "linear"
+
+
+def x_extent(record: RunRecord, done: int, short_up_to: int) -> int:
+    """Steps the x axis spans: the whole run when short; for a long run, or a watched one
+    whose length is not known, a range that doubles as it streams, so its first steps are
+    not squeezed into the left edge."""
+    planned = record.steps_planned
+    if 0 < planned <= short_up_to:
+        return planned
+    doubled = max(50, 2 ** math.ceil(math.log2(max(1, done) * 1.25)))
+    return min(planned, doubled) if planned else doubled

@@ -31,10 +31,12 @@ class SurfaceMixin:
         x, y = record.scenario.get("x", []), record.scenario.get("y", [])
         self.surface_plot.setVisible(has_surface(record))
         if not x or not has_surface(record):
-            self.surface_note.setText(
+            note = (
                 "The loss surface is drawn for the one-weight model only; this model has "
                 f"{sum(p.numel for p in record.params):,} parameters."
             )
+            # a watched run's model and data are the script's: no surface, nothing to excuse
+            self.surface_note.setText("" if record.scenario.get("watched") else note)
             return
         A = np.vstack([np.asarray(x, float), np.ones(len(x))]).T
         (w_opt, b_opt), *_ = np.linalg.lstsq(A, np.asarray(y, float), rcond=None)

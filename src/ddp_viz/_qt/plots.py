@@ -21,11 +21,13 @@ from ddp_viz._qt.plot_math import (
     param_title,
     symlog,
     symlog_ticks,
+    x_extent,
 )
 from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
+from ddp_viz.model.watched import is_watched, step_times_ms
 
 LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
 
@@ -168,7 +170,10 @@ class Plots(SurfaceMixin, QWidget):
         """A new run: create its curves once."""
         self.record = record
         t = self.theme
-        long_run = record.steps_planned > MARKERS_UP_TO
+        # a watched run has no loss: its ranks' step times take the loss plot, and since its
+        # length is not known it is drawn as a long run is
+        self._watched = watched = is_watched(record)
+        long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or watched
         for w in (self.loss_plot, self.param_plot):
             w.clear()
             # long runs: draw at most ~2 points per pixel, skip antialiasing (keeps frames short)
@@ -190,7 +195,7 @@ class Plots(SurfaceMixin, QWidget):
         sym = max(5, t.font_px * 0.5)
         legend = self._param_legend(record)
         # markers tell ranks apart without colour; on long runs they would hide the lines
-        markers = record.steps_planned <= MARKERS_UP_TO
+        markers = not long_run
         for r in range(record.world_size):
             c, m = t.rank_color(r), (t.rank_marker(r) if markers else None)
             # ranks are drawn with shrinking markers so identical curves stay visible
@@ -224,21 +229,27 @@ class Plots(SurfaceMixin, QWidget):
             symbolBrush=None,
         )
         self._symlog = {self.loss_plot: False, self.param_plot: False}
-        for plot, label in ((self.loss_plot, "loss"), (self.param_plot, "value")):
+        self._loss_label = "ms" if watched else "loss"
+        for plot, label in ((self.loss_plot, self._loss_label), (self.param_plot, "value")):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks(None)
             axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
         self._x_shown = 0
-        self._show_steps(self._x_extent(record, 0))
+        self._show_steps(x_extent(record, 0, MARKERS_UP_TO))
         self._set_title(self.param_plot, param_title(record))
         full = "dashed: full batch" if long_run else "dashed +: full batch"
-        self._set_title(self.loss_plot, f"Loss per rank<br>({full})")
+        title = f"Loss per rank<br>({full})"
+        if watched:
+            title = "Step time per rank<br>(ms, from one forward to the next)"
+        self._set_title(self.loss_plot, title)
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
         ]
         # a long run: not every step has values
         if record.steps_planned > EVERY_STEP_BELOW and not values_at_every_step(record.scenario):
             styles.append(values_policy())
+        if watched:
+            styles.append("Values at the steps captured in full (ddp-viz watch --budget).")
         self.param_plot.setToolTip("\n".join(styles))
         init = record.initial_params()
         names = record.param_names
@@ -250,15 +261,6 @@ class Plots(SurfaceMixin, QWidget):
         self._series["path"] = self._path_point(record, init, [], [])
         self._build_surface(record)
         self.update_record(record)
-
-    @staticmethod
-    def _x_extent(record: RunRecord, done: int) -> int:
-        """Steps the x axis spans: the whole run when short; for a long run, a range that
-        doubles as it streams, so its first steps are not squeezed into the left edge."""
-        planned = max(1, record.steps_planned)
-        if planned <= MARKERS_UP_TO:
-            return planned
-        return min(planned, max(50, 2 ** math.ceil(math.log2(max(1, done) * 1.25))))
 
     def _show_steps(self, last: int) -> None:
         if last != getattr(self, "_x_shown", 0):
@@ -298,7 +300,7 @@ class Plots(SurfaceMixin, QWidget):
         if self._symlog[plot] and np.isfinite(lo):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks([symlog_ticks(lo, hi)])
-            base = "loss" if plot is self.loss_plot else "value"
+            base = self._loss_label if plot is self.loss_plot else "value"
             axis.setLabel(
                 f"{base} (symmetric log)",
                 color=self.theme.text,
@@ -329,10 +331,16 @@ class Plots(SurfaceMixin, QWidget):
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
+            if self._watched:  # the step before this one is over on every rank that began it
+                for r, ms in step_times_ms(record, st.step - 1).items():
+                    self._append(f"loss{r}", st.step, ms)
             for r, rs in st.ranks.items():
-                loss = rs.loss if rs.loss is not None else np.nan
-                self._append(f"loss{r}", st.step + 1, loss)
-                if not rs.values:  # a long run's step without values: the curve goes on past it
+                if not self._watched:
+                    loss = rs.loss if rs.loss is not None else np.nan
+                    self._append(f"loss{r}", st.step + 1, loss)
+                # a long run's step without values, a watched step not captured in full: the
+                # curve goes on past it
+                if not rs.values or (self._watched and not rs.params):
                     continue
                 for i, n in enumerate(record.param_names):
                     value = display_value(rs.params.get(n)) if rs.params else np.nan
@@ -347,15 +355,15 @@ class Plots(SurfaceMixin, QWidget):
         # While a run streams, push one plot per call (round robin) so no single frame pays
         # for repainting all three; when it ends, everything at once.
         ended = final or record.done
-        if ended and record.steps_planned > MARKERS_UP_TO:
+        if ended and self._long_run:
             for w in (self.loss_plot, self.param_plot):
                 w.showGrid(x=True, y=True, alpha=0.25)
                 w.enableAutoRange(axis="y")  # the run is over: fit it tightly
                 self._y_range.pop(w, None)
-        if ended and done < record.steps_planned:  # cancelled or failed: show the steps it made
-            self._show_steps(max(1, done))
+        if ended and (done < record.steps_planned or self._watched):
+            self._show_steps(max(1, done))  # cancelled, failed or watched: the steps it made
         elif not ended:
-            self._show_steps(self._x_extent(record, done))
+            self._show_steps(x_extent(record, done, MARKERS_UP_TO))
         groups = sorted(self._stale) if ended else self._next_group()
         for group in groups:
             self._push(group)

@@ -65,10 +65,16 @@ class Lesson:
 
     @property
     def trains(self) -> bool:
-        """Does the lesson's run train a model (with a loss and parameters to plot)? The
-        all-reduce lesson's moves vectors only; a watched run has no loss to plot (its page
-        shows what it has on the stage)."""
+        """Does the lesson's run train a model of ddp-viz's (with a loss, a reference and a
+        form to change it)? The all-reduce lesson's moves vectors only; a watched run trains
+        the user's own script."""
         return self.scene not in ("ring", "watch")
+
+    @property
+    def plots(self) -> bool:
+        """Does the window show plots beside it? A training run's loss and parameters, a
+        watched run's step times and parameters; nothing for the all-reduce lesson's vectors."""
+        return self.scene != "ring"
 
     def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays, in the listing as shown for

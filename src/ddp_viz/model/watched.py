@@ -72,6 +72,17 @@ def step_time(rec: RunRecord, step: int, rank: int) -> float | None:
     return None if a is None or b is None else b - a
 
 
+def step_times_ms(rec: RunRecord, step: int) -> dict[int, float]:
+    """Each rank's time for ``step``, in ms, for the ranks whose next step has begun: what the
+    plots draw for a watched run, which has no loss of its own to draw."""
+    out = {}
+    for r in range(rec.world_size):
+        seconds = step_time(rec, step, r) if step >= 0 else None
+        if seconds is not None:
+            out[r] = seconds * 1e3
+    return out
+
+
 def arrivals(st: StepRecord) -> dict[int, float]:
     """When each rank's first bucket entered the comm hook: it reached the all-reduce."""
     out = {}
