@@ -307,6 +307,15 @@ def test_plots_keep_their_scale_after_a_theme_switch_and_a_new_run(qtbot, window
     assert not axis.autoSIPrefix and axis.autoSIPrefixScale == 1.0
     # tick labels unscaled: an SI prefix left behind would label 0.5 as "500" (milli-units)
     assert axis.tickStrings([0.5, 1.0], axis.autoSIPrefixScale, 0.5) == ["0.5", "1.0"]
+    # a theme applied while an axis spans less than 1 (a loss of 0.1-0.5): pyqtgraph worked out
+    # "milli" then, and every tick read 1000x its value from then on
+    for w in (window.plots.loss_plot, window.plots.param_plot):
+        w.setYRange(0.1, 0.5, padding=0)
+        w.setXRange(0.1, 0.9, padding=0)
+    window.theme_actions["dark"].trigger()
+    for w in (window.plots.loss_plot, window.plots.param_plot):
+        for side in ("left", "bottom"):
+            assert w.getPlotItem().getAxis(side).autoSIPrefixScale == 1.0, side
 
 
 def test_a_one_step_run_shows_its_full_batch_loss(qtbot, window):

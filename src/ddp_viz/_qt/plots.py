@@ -110,6 +110,10 @@ class Plots(SurfaceMixin, QWidget):
                 f = axis.label.font()
                 f.setPixelSize(font_px)
                 axis.setTickFont(f)
+                # pyqtgraph still works out a prefix when the prefix is switched off, from the
+                # range the axis has then: a loss of 0.1-0.5 got "milli" and ticks 1000x the
+                # values, kept for good. No range gets a prefix, and none is ever used.
+                axis.setSIPrefixEnableRanges(())
                 axis.enableAutoSIPrefix(False)
             w.showGrid(x=True, y=True, alpha=0.25)
             w.getPlotItem().layout.setContentsMargins(2, 2, t.font_px, 2)
