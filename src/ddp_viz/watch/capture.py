@@ -44,6 +44,13 @@ _SKEW = float(os.environ.get("DDP_VIZ_CLOCK_SKEW_S", "0") or 0)
 # work stays within this fraction of the training's time; every other step reports its
 # timings alone. 1 captures every step (small scripts, tests).
 DEFAULT_BUDGET = 0.02
+# Steps in full are the multiples of a period: the smallest power of two that keeps a full
+# capture's average cost within the budget's share of the average step. Each rank works out
+# its own, but a multiple of the longest period is a multiple of every shorter one, so the
+# steps the slowest-capturing rank takes in full are taken in full by every rank, and the
+# averages can be compared there. (Chosen by time alone, step by step, the ranks' full steps
+# hardly met: 3 of 400.)
+MAX_PERIOD = 1 << 16
 
 
 def _now() -> float:
@@ -68,6 +75,8 @@ class Watch:
         self.spent = 0.0  # seconds of capture work, in this thread and the sender's
         self.started: float | None = None
         self.full = True
+        self.period = 1
+        self.captures = 0  # steps captured in full so far
         self._reset()
         self.sender = Sender(addr, token, self._hello)
         ddp.register_forward_pre_hook(self._on_forward_started)
@@ -161,8 +170,11 @@ class Watch:
         now = _now()
         if self.started is None:
             self.started = now
-        # in full while the capture's work stays within its share of the time trained so far
-        self.full = self.spent <= self.budget * (now - self.started)
+        if self.captures and self.step and now > self.started:
+            self.period = full_capture_period(
+                self.spent / self.captures, (now - self.started) / self.step, self.budget
+            )
+        self.full = self.step % self.period == 0
         self.forward.append([now, math.nan])
 
     def account(self, seconds: float) -> None:
@@ -186,6 +198,7 @@ class Watch:
         step.forward, step.account = self.forward[-1:], self.account
         if full:
             self.spent += _now() - t0
+            self.captures += 1
             held = [*self.local.values(), *self.averaged.values(), *params.values()]
             self.sender.send_later(step.lines, 4, sum(t.numel() * t.element_size() for t in held))
         else:  # its timings alone: nothing held, never dropped for memory
@@ -197,6 +210,18 @@ class Watch:
         self.flush()
         last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
         self.sender.close(last)
+
+
+def full_capture_period(capture_s: float, step_s: float, budget: float) -> int:
+    """The smallest power of two ``p`` with ``capture_s / p <= budget * step_s``; every step
+    for a budget of 1 or more (the encoding, on the sender's thread, runs beside the step and
+    can cost more than it: the whole budget must still mean every step)."""
+    if budget >= 1:
+        return 1
+    need = capture_s / max(budget * step_s, 1e-12)
+    if need <= 1:
+        return 1
+    return min(MAX_PERIOD, 1 << math.ceil(math.log2(need)))
 
 
 class Step:
