@@ -265,7 +265,8 @@ class LanesBuilder(FrameBuilder):
         if rs is None:
             return
         if self.phase >= 1 and rs.loss is not None:
-            alpha = self.fade(1)
+            # digits are shown whole from their phase's first frame: a lecturer who pauses as
+            # they appear must be able to read them (a fade-in left them at 10% when paused)
             self.text(
                 c[1],
                 row_y(1),
@@ -274,7 +275,6 @@ class LanesBuilder(FrameBuilder):
                 t.text,
                 key=f"rank{r}.loss",
                 value=rs.loss,
-                alpha=alpha,
             )
         scale = self.scale(st)
         if self.phase >= 1 and rs.local is not None:
@@ -289,9 +289,6 @@ class LanesBuilder(FrameBuilder):
             self.grads(lay, r, 4, "averaged", rs.averaged, t.accent, grow, scale, top)
         if self.phase == 3 and rs.params is not None:
             self.after_step(lay, r, rs.params, color, top)
-
-    def fade(self, phase: int) -> int:
-        return round(255 * ease(self.progress * 2)) if self.phase == phase else 255
 
     def scale(self, st: StepRecord) -> float:
         vals = [
@@ -321,11 +318,10 @@ class LanesBuilder(FrameBuilder):
         left, right = lay.cols[col] + inner, lay.cols[col + 1] - inner
         label_w, num_w = self.grad_widths(lay)
         bar_l, bar_r = left + label_w + f * 0.4, right - num_w - f * 0.4
-        alpha = round(255 * min(1.0, grow * 2))
-        for i, p in enumerate(lay.shown):
+        for i, p in enumerate(lay.shown):  # the bars grow; the digits are whole at once
             y = top + i * f * self.line
             v = display_value(grads.get(p.name))
-            self.text(left, y, grad_label(p), Font(f), t.muted, alpha=alpha)
+            self.text(left, y, grad_label(p), Font(f), t.muted)
             frac = min(1.0, abs(v) / scale) if math.isfinite(v) else 0.0
             bar_w = max(1.0, (bar_r - bar_l) * frac * grow)
             self.shape(
@@ -344,11 +340,10 @@ class LanesBuilder(FrameBuilder):
                 Align.RIGHT,
                 key=f"rank{r}.{kind}.{p.name}",
                 value=v,
-                alpha=alpha,
             )
         if lay.hidden:
             y = top + len(lay.shown) * f * self.line
-            self.text(left, y, f"+{lay.hidden} more", Font(f), t.muted, alpha=alpha)
+            self.text(left, y, f"+{lay.hidden} more", Font(f), t.muted)
 
     def after_step(self, lay: _Layout, r: int, params: Grads, color: str, top: float) -> None:
         t, f = self.t, lay.f
@@ -378,7 +373,6 @@ class LanesBuilder(FrameBuilder):
                 Align.RIGHT,
                 key=f"rank{r}.params.{p.name}",
                 value=a,
-                alpha=round(255 * min(1.0, k * 1.5)),
             )
             # the update travels from the old value to the new one; the digits never do
             x0, x1 = head.box.right + f * 0.15, after.box.x - f * 0.15
