@@ -169,3 +169,21 @@ def test_no_lesson_s_code_wraps_at_1280x800(qtbot, make_window, lesson_id):
     QApplication.processEvents()
     assert window.code_view.wrapped_lines() == [], window.code_view.code
     assert window.code_view.font().pixelSize() >= 11
+
+
+def test_enter_in_any_number_field_runs(qtbot, window):
+    from PySide6.QtWidgets import QAbstractSpinBox
+
+    tried = []
+    for lesson in ("who-splits-the-data", "accumulate-with-no-sync"):
+        window.set_lesson(lesson)
+        for spin in window.form.findChildren(QAbstractSpinBox):
+            if not (spin.isVisible() and spin.isEnabled()):
+                continue
+            spin.setFocus()
+            qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+            assert window.session._run_when_ready is not None, (lesson, spin.objectName())
+            window.session.cancel()
+            tried.append(spin)
+    # Batch (the sampler's lesson) and micro-batches (accumulation's) ran nothing before
+    assert window.form.batch_size in tried and window.form.train.accumulate in tried

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractSpinBox,
     QCheckBox,
     QFormLayout,
     QHBoxLayout,
@@ -171,7 +172,7 @@ class ScenarioForm(QWidget):
         for edit in (self.lr, self.init_weight, self.init_bias, self.bucket_cap):
             edit.textChanged.connect(self._on_field_changed)
             edit.returnPressed.connect(self._on_return_pressed)
-        for spin in (self.world_size, self.steps):
+        for spin in self.findChildren(QAbstractSpinBox):  # every lesson's, Batch and Epochs too
             spin.lineEdit().returnPressed.connect(self._on_return_pressed)
         self.table.itemChanged.connect(self._on_field_changed)
         for box in (self.shuffle, self.drop_last, self.set_epoch):
