@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QLabel,
     QLineEdit,
     QMainWindow,
-    QMessageBox,
+    QScrollArea,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -88,14 +93,44 @@ class KeyRouter(QObject):
         return not typing
 
 
-def show_shortcut_sheet(window: QMainWindow) -> QMessageBox:
-    """The key sheet (F1); non-blocking, so a presenter's next key still works."""
-    rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
-    box = QMessageBox(
-        QMessageBox.Icon.NoIcon, "Keyboard", "", QMessageBox.StandardButton.Close, window
-    )
-    box.setText(f"<table cellpadding='6'>{rows}</table>")
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+def sheet_html(columns: int) -> str:
+    """The keys as a table, in ``columns`` pairs of key and meaning."""
+    per = -(-len(SHORTCUTS) // columns)
+    parts = [SHORTCUTS[i * per : (i + 1) * per] for i in range(columns)]
+    rows = ""
+    for i in range(per):
+        cells = [pair for part in parts for pair in part[i : i + 1]]
+        rows += "<tr>" + "".join(f"<td><b>{k}</b></td><td>{v}</td>" for k, v in cells) + "</tr>"
+    return f"<table cellpadding='6'>{rows}</table>"
+
+
+def show_shortcut_sheet(window: QMainWindow) -> QDialog:
+    """The key sheet (F1); non-blocking, so a presenter's next key still works. A dialog of
+    its own, not a QMessageBox: that one keeps its text narrow, and in projector type the
+    sheet ran past the bottom of a 800 px screen, its Close button with it."""
+    box = QDialog(window)
+    box.setWindowTitle("Keyboard")
     box.setObjectName("shortcut_sheet")
+    room = window.screen().availableGeometry() if window.screen() else None
+    label = QLabel(sheet_html(1))
+    label.setTextFormat(Qt.TextFormat.RichText)
+    if room is not None and label.sizeHint().height() > room.height() - 160:
+        two = sheet_html(2)  # too tall for the screen: side by side, if that fits across
+        if QLabel(two).sizeHint().width() <= room.width() - 80:
+            label.setText(two)
+    scroll = QScrollArea()  # a screen smaller still scrolls, and Close stays on it
+    scroll.setWidget(label)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(box.close)
+    layout = QVBoxLayout(box)
+    layout.addWidget(scroll)
+    layout.addWidget(buttons)
+    want = label.sizeHint() + QSize(40, 40)
+    if room is not None:
+        want = want.boundedTo(QSize(room.width() - 40, room.height() - 120))
+    scroll.setMinimumSize(want)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
     return box
