@@ -187,3 +187,14 @@ def test_enter_in_any_number_field_runs(qtbot, window):
             tried.append(spin)
     # Batch (the sampler's lesson) and micro-batches (accumulation's) ran nothing before
     assert window.form.batch_size in tried and window.form.train.accumulate in tried
+
+
+def test_the_escape_after_enter_leaves_the_field_and_the_next_cancels(qtbot, window):
+    window.form.lr.setFocus()
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_Return)  # no engine here: the run waits for it
+    assert window.session._run_when_ready is not None
+    # the learner still thinks they are in the field: Escape leaves it, the run goes on
+    qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Escape)
+    assert window.session._run_when_ready is not None and window.stage.hasFocus()
+    qtbot.keyClick(window.stage, Qt.Key.Key_Escape)  # now it cancels, as the key sheet says
+    assert window.session._run_when_ready is None

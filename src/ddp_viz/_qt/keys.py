@@ -69,6 +69,16 @@ class KeyRouter(QObject):
         # with no run on the stage there is nothing to step through: PageUp/PageDown scroll
         # whatever has focus (the lesson text)
         self.has_steps = has_steps
+        # Enter in a field started a run and the form went grey under the cursor: the learner
+        # still thinks they are in the field, and their next Escape only leaves it (it
+        # cancelled the run they had just started)
+        self.escape_leaves_once = False
+
+    def on_run_from_field(self) -> None:
+        self.escape_leaves_once = True
+
+    def on_run_ended(self, *_: object) -> None:
+        self.escape_leaves_once = False
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
@@ -76,6 +86,13 @@ class KeyRouter(QObject):
         if event.key() not in TRANSPORT_KEYS or not self.window.isActiveWindow():
             return False
         typing = isinstance(QApplication.focusWidget(), TYPING_WIDGETS)
+        if event.key() != Qt.Key.Key_Escape:
+            self.escape_leaves_once = False  # the learner has moved on: Escape cancels again
+        elif self.escape_leaves_once and not typing:
+            self.escape_leaves_once = False
+            self.home.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            event.accept()
+            return True
         if event.key() in PAGE_KEYS and not self.has_steps() and not typing:
             event.accept()  # the key goes to the focused text, not the window's shortcut
             return True
@@ -86,6 +103,7 @@ class KeyRouter(QObject):
             # Alt+Left/Right change lessons, even where a text browser would go back/forward
             return event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right) and not typing
         if typing and event.key() == Qt.Key.Key_Escape:
+            self.escape_leaves_once = False
             self.home.setFocus(Qt.FocusReason.ShortcutFocusReason)
             event.accept()
             return True  # consumed: Escape only leaves the field

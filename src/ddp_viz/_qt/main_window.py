@@ -128,6 +128,8 @@ class MainWindow(QMainWindow):
         self.after_paint.add(self.code_view.render)
         self.after_paint.add(self.plots_panel.ensure)
         self.key_router = KeyRouter(self, self.stage, lambda: self.player.record is not None)
+        self.form.submitted.connect(self.key_router.on_run_from_field)
+        self.run_ended.connect(self.key_router.on_run_ended)
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.key_router)
