@@ -49,7 +49,8 @@ def param_title(record: RunRecord) -> str:
     if len(parts) > 2:
         # tensors, not parameters: the lesson text counts a model's parameters as numbers
         return f"Parameters<br>({len(parts)} tensors; ‖·‖: a norm)"
-    return "Parameters: " + ", ".join(parts) if parts else "Parameters"
+    # two lines: on one, a projector's 1280 px cut it at "weight (—), b"
+    return "Parameters<br>" + ", ".join(parts) if parts else "Parameters"
 
 
 def has_surface(record: RunRecord) -> bool:

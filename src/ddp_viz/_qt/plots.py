@@ -244,7 +244,7 @@ class Plots(SurfaceMixin, QWidget):
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
         if watched:
-            title = "Step time per rank<br>(ms, from one forward to the next)"
+            title = "Step time per rank<br>(ms, forward to forward)"
         self._set_title(self.loss_plot, title)
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
