@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from ddp_viz.model.course import load_course
-from tests.conftest import load_recording
+from tests.conftest import DATA, load_recording
 from tests.frames import assert_inside_and_apart, linear_run
 from tests.qt_helpers import feed
 
@@ -119,6 +119,9 @@ def test_export_dialogs_start_in_pictures_and_remember_the_folder(window, settin
     (tmp_path / "slides").mkdir()
     assert fa.start_folder("png") == tmp_path / "slides"
     assert fa.start_folder("trace") != tmp_path / "slides"  # each kind has its own
+    # a recording opened any way (the command line too): Open run starts in its folder
+    fa.open_run(DATA / "default-run.jsonl")
+    assert fa.start_folder("events") == DATA.resolve()
 
 
 def test_at_1280x800_no_code_statement_wraps_and_states_are_not_cut(qtbot, make_window):

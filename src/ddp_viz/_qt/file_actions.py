@@ -137,7 +137,10 @@ class FileActions:
     def open_run(self, path: str | Path) -> str:
         from ddp_viz._qt.recording import open_recording
 
-        return open_recording(self.window, path)
+        text = open_recording(self.window, path)
+        # File ▸ Open run starts where this one was, also when it came from the command line
+        self.remember_folder("events", Path(path).resolve())
+        return text
 
     def dialog(self, name: str) -> None:
         """Ask for a path, then do ``name`` (a key of :data:`DIALOGS`), reporting any error."""
