@@ -201,3 +201,18 @@ def test_the_escape_after_enter_leaves_the_field_and_the_next_cancels(qtbot, win
     assert window.session._run_when_ready is not None and window.stage.hasFocus()
     qtbot.keyClick(window.stage, Qt.Key.Key_Escape)  # now it cancels, as the key sheet says
     assert window.session._run_when_ready is None
+
+
+def test_an_error_names_a_field_as_its_label_does(window):
+    from PySide6.QtWidgets import QFormLayout
+
+    from ddp_viz._qt.form_labels import NAMES
+
+    checked = 0
+    for layout in window.form.findChildren(QFormLayout):
+        for key, widget in window.form._fields().items():
+            label = layout.labelForField(widget)
+            if label is not None and key in NAMES:
+                assert NAMES[key] == label.text(), key
+                checked += 1
+    assert checked >= 5  # World size, Steps, Learning rate, the initial values, Bucket…

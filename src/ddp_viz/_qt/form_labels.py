@@ -14,7 +14,7 @@ NAMES = {
     "lr": "Learning rate",
     "init_weight": "Initial weight",
     "init_bias": "Initial bias",
-    "ddp.bucket_cap_mb": "Bucket cap (MiB)",
+    "ddp.bucket_cap_mb": "Bucket (MiB)",
     "train.accumulate": "Micro-batches",
     "collective.length": "Values per rank",
     "x": "x (data)",
