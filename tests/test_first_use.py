@@ -201,6 +201,13 @@ def test_the_escape_after_enter_leaves_the_field_and_the_next_cancels(qtbot, win
     assert window.session._run_when_ready is not None and window.stage.hasFocus()
     qtbot.keyClick(window.stage, Qt.Key.Key_Escape)  # now it cancels, as the key sheet says
     assert window.session._run_when_ready is None
+    # cancelled from the toolbar instead, before the engine was ready: nothing is left over,
+    # and the next Escape leaves full screen at once
+    window.form.lr.setFocus()
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_Return)
+    window.cancel_action.trigger()
+    assert window.session._run_when_ready is None
+    assert not window.key_router.escape_leaves_once
 
 
 def test_an_error_names_a_field_as_its_label_does(window):

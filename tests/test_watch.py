@@ -115,8 +115,10 @@ def test_the_ranks_capture_the_same_steps_in_full_so_their_averages_are_compared
     }
     both, either = full[0] & full[1], full[0] | full[1]
     assert 0 in both and len(either) < len(rec.steps) == 200  # some steps, not all
-    # chosen by time alone, 3 of 27 met; by a shared power-of-two period, nearly all do
-    assert len(both) >= 0.75 * len(either), sorted(full[0] ^ full[1])
+    # Chosen by time alone, 3 of 27 met. Now each rank's period is a power of two, so the
+    # steps the rank with the longer period takes in full the other takes too (the ranks'
+    # periods can still differ by a factor of two, so not every step of the other is shared)
+    assert len(both) >= 0.8 * min(len(full[0]), len(full[1])), sorted(full[0] ^ full[1])
     assert all(rec.steps[s].averaged_agree() for s in both)
 
 
@@ -129,6 +131,11 @@ def test_the_full_capture_period_is_a_power_of_two_within_the_budget() -> None:
     assert full_capture_period(0.05, 0.01, 0.02) == 256  # 250 steps' share per capture
     assert full_capture_period(10.0, 1e-9, 0.02) == MAX_PERIOD
     assert full_capture_period(10.0, 0.01, 1.0) == 1  # --budget 1: every step, whatever it costs
+    from ddp_viz.watch.capture import DEFAULT_BUDGET, _budget
+
+    # set by hand, past the CLI's check: never a NaN in a forward's arithmetic
+    assert [_budget(t) for t in ("nan", "inf", "-1", "0", "x", "")] == [DEFAULT_BUDGET] * 6
+    assert _budget("0.5") == 0.5
     for capture in (0.003, 0.03, 0.3):
         p = full_capture_period(capture, 0.01, 0.02)
         assert p & (p - 1) == 0 and capture / p <= 0.02 * 0.01 < capture / (p / 2)

@@ -77,9 +77,6 @@ class KeyRouter(QObject):
     def on_run_from_field(self) -> None:
         self.escape_leaves_once = True
 
-    def on_run_ended(self, *_: object) -> None:
-        self.escape_leaves_once = False
-
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
             return False

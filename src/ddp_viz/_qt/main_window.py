@@ -129,7 +129,6 @@ class MainWindow(QMainWindow):
         self.after_paint.add(self.plots_panel.ensure)
         self.key_router = KeyRouter(self, self.stage, lambda: self.player.record is not None)
         self.form.submitted.connect(self.key_router.on_run_from_field)
-        self.run_ended.connect(self.key_router.on_run_ended)
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.key_router)
@@ -187,6 +186,8 @@ class MainWindow(QMainWindow):
         self.form.set_enabled_for_run(not busy)
         self._update_actions()
         self._refresh.start() if busy else self._refresh.stop()
+        if not busy and hasattr(self, "key_router"):  # ended, or cancelled before it began
+            self.key_router.escape_leaves_once = False  # Escape leaves full screen again
 
     def show_status(self, text: str) -> None:
         self.status.setText(text)

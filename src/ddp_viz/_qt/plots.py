@@ -27,7 +27,7 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-from ddp_viz.model.watched import is_watched, step_times_ms
+from ddp_viz.model.watched import is_watched, to_allreduce_ms
 
 LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
 
@@ -174,8 +174,9 @@ class Plots(SurfaceMixin, QWidget):
         """A new run: create its curves once."""
         self.record = record
         t = self.theme
-        # a watched run has no loss: its ranks' step times take the loss plot, and since its
-        # length is not known it is drawn as a long run is
+        # a watched run has no loss: each rank's time to the all-reduce takes the loss plot (a
+        # straggler's line sits above the others), and since its length is not known it is
+        # drawn as a long run is
         self._watched = watched = is_watched(record)
         long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or watched
         for w in (self.loss_plot, self.param_plot):
@@ -244,7 +245,7 @@ class Plots(SurfaceMixin, QWidget):
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
         if watched:
-            title = "Step time per rank<br>(ms, forward to forward)"
+            title = "Work before the all-reduce<br>(ms per rank; the others wait)"
         self._set_title(self.loss_plot, title)
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
@@ -335,9 +336,9 @@ class Plots(SurfaceMixin, QWidget):
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
-            if self._watched:  # the step before this one is over on every rank that began it
-                for r, ms in step_times_ms(record, st.step - 1).items():
-                    self._append(f"loss{r}", st.step, ms)
+            if self._watched:  # each rank's own work before it could all-reduce
+                for r, ms in to_allreduce_ms(st).items():
+                    self._append(f"loss{r}", st.step + 1, ms)
             for r, rs in st.ranks.items():
                 if not self._watched:
                     loss = rs.loss if rs.loss is not None else np.nan

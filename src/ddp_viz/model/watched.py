@@ -72,14 +72,16 @@ def step_time(rec: RunRecord, step: int, rank: int) -> float | None:
     return None if a is None or b is None else b - a
 
 
-def step_times_ms(rec: RunRecord, step: int) -> dict[int, float]:
-    """Each rank's time for ``step``, in ms, for the ranks whose next step has begun: what the
-    plots draw for a watched run, which has no loss of its own to draw."""
+def to_allreduce_ms(st: StepRecord) -> dict[int, float]:
+    """Each rank's time from its forward to its first bucket reaching the comm hook, in ms: its
+    own work before it can all-reduce. What the plots draw for a watched run. (Forward to
+    forward would not do: every rank waits for the last at the all-reduce, so those times
+    come out alike on every rank whoever was slow.)"""
     out = {}
-    for r in range(rec.world_size):
-        seconds = step_time(rec, step, r) if step >= 0 else None
-        if seconds is not None:
-            out[r] = seconds * 1e3
+    for r, reached in arrivals(st).items():
+        began = _start(st, r)
+        if began is not None:
+            out[r] = (reached - began) * 1e3
     return out
 
 

@@ -71,12 +71,13 @@ class Watch:
         self.names = {id(p): n for n, p in self.named}
         self.registered = False
         self.step = 0
-        self.budget = float(os.environ.get(wire.BUDGET_ENV) or DEFAULT_BUDGET)
+        self.budget = _budget(os.environ.get(wire.BUDGET_ENV, ""))
         self.spent = 0.0  # seconds of capture work, in this thread and the sender's
         self.started: float | None = None
         self.full = True
         self.period = 1
         self.captures = 0  # steps captured in full so far
+        self.first_cost = 0.0  # what the first of them cost, counted when the next begins
         self._reset()
         self.sender = Sender(addr, token, self._hello)
         ddp.register_forward_pre_hook(self._on_forward_started)
@@ -170,9 +171,13 @@ class Watch:
         now = _now()
         if self.started is None:
             self.started = now
-        if self.captures and self.step and now > self.started:
+        if self.captures > 1 and self.step and now > self.started:
+            # the first capture (step 0) pays one-off costs: left out of the average, it no
+            # longer pushes one rank to a long period the other does not share
             self.period = full_capture_period(
-                self.spent / self.captures, (now - self.started) / self.step, self.budget
+                (self.spent - self.first_cost) / (self.captures - 1),
+                (now - self.started) / self.step,
+                self.budget,
             )
         self.full = self.step % self.period == 0
         self.forward.append([now, math.nan])
@@ -197,6 +202,8 @@ class Watch:
         step = Step(self.step, self.rank, self.local, self.averaged, params, self.buckets)
         step.forward, step.account = self.forward[-1:], self.account
         if full:
+            if self.captures == 1:  # what the first capture cost, as far as counted by now
+                self.first_cost = self.spent
             self.spent += _now() - t0
             self.captures += 1
             held = [*self.local.values(), *self.averaged.values(), *params.values()]
@@ -210,6 +217,16 @@ class Watch:
         self.flush()
         last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
         self.sender.close(last)
+
+
+def _budget(text: str) -> float:
+    """The budget from the environment; DEFAULT_BUDGET for anything but a number > 0 (set by
+    hand past the CLI's check, a NaN must not reach the period's arithmetic in a forward)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return DEFAULT_BUDGET
+    return value if math.isfinite(value) and value > 0 else DEFAULT_BUDGET
 
 
 def full_capture_period(capture_s: float, step_s: float, budget: float) -> int:
