@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ddp_viz.model.timeline import RunRecord
+from ddp_viz.model.watched import is_watched
 
 
 def full_batch_loss_grid(
@@ -56,7 +57,7 @@ def param_title(record: RunRecord) -> str:
 def has_surface(record: RunRecord) -> bool:
     """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters, in a
     lesson's run (a watched run's model and rows are the script's own)."""
-    if record.scenario.get("watched"):
+    if is_watched(record):
         return False
     return record.scenario.get("model", {}).get("kind", "linear") == "linear"
 

@@ -73,7 +73,8 @@ class Lesson:
     @property
     def plots(self) -> bool:
         """Does the window show plots beside it? A training run's loss and parameters, a
-        watched run's step times and parameters; nothing for the all-reduce lesson's vectors."""
+        watched run's work before the all-reduce and parameters; nothing for the all-reduce
+        lesson's vectors."""
         return self.scene != "ring"
 
     def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:

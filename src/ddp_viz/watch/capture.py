@@ -49,7 +49,7 @@ DEFAULT_BUDGET = 0.02
 # its own, but a multiple of the longest period is a multiple of every shorter one, so the
 # steps the slowest-capturing rank takes in full are taken in full by every rank, and the
 # averages can be compared there. (Chosen by time alone, step by step, the ranks' full steps
-# hardly met: 3 of 400.)
+# hardly met: 3 of 27 in a 400-step run.)
 MAX_PERIOD = 1 << 16
 
 
