@@ -266,9 +266,10 @@ def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None
     rec = record(events)
     steps = rec.complete_steps()
     assert rec.world_size == 2 and len(steps) >= 8, err
-    # nothing lost: every step up to the last one both ranks finished, each in full
+    # nothing lost: every step up to the last one both ranks finished, each in full (the
+    # very last may have been cut by the Ctrl-C in the middle of its backward)
     assert [st.step for st in steps] == list(range(len(steps)))
-    assert all(st.complete(2) and st.averaged_agree() for st in steps)
+    assert all(st.complete(2) and st.averaged_agree() for st in steps[:-1])
     summary = next(e for e in events if e.kind == "watch_summary")
     assert summary.refused == {
         "wrong token": 2,  # no token at all, and a wrong one
