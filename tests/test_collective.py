@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddp_viz.model.collective import (
+from ddp_viz.kinds.collective.model import (
     ALL_GATHER,
     REDUCE_SCATTER,
     chunk_bounds,

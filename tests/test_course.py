@@ -11,7 +11,7 @@ from ddp_viz.model.assets import asset
 from ddp_viz.model.course import load_course
 from ddp_viz.model.lesson import LessonError, load_lesson_folder
 from ddp_viz.model.quiz import Score, grade_prediction, parse_questions, prediction_is_right
-from ddp_viz.model.scenes import PHASES_OF
+from ddp_viz.model.scenes import phases_of
 
 
 def test_the_course_lists_every_lesson_folder_in_order() -> None:
@@ -29,13 +29,13 @@ def test_the_course_lists_every_lesson_folder_in_order() -> None:
 def test_every_lesson_is_complete(lesson) -> None:
     code_lines = lesson.code.splitlines()
     assert lesson.title and lesson.summary and lesson.markdown.strip()
-    assert set(lesson.highlight) == set(PHASES_OF[lesson.scene])
+    assert set(lesson.highlight) == set(phases_of(lesson.scene))
     marks = [n for ns in lesson.highlight.values() for n in ns]
     assert all(1 <= n <= len(code_lines) for n in marks if isinstance(n, int))
     shown = lesson.code_with(None)
     assert all(n in shown for n in marks if isinstance(n, str))
-    assert all(lesson.lines_for(phase) for phase in PHASES_OF[lesson.scene])
-    assert set(lesson.phase_text) == set(PHASES_OF[lesson.scene])
+    assert all(lesson.lines_for(phase) for phase in phases_of(lesson.scene))
+    assert set(lesson.phase_text) == set(phases_of(lesson.scene))
     assert lesson.scenario().world_size >= 1
     kinds = [q.kind for q in lesson.questions]
     assert kinds.count("predict") >= 1 and len(kinds) >= 4
@@ -153,11 +153,11 @@ def test_the_toolbar_names_each_phase_as_the_stage_titles_it(scene) -> None:
     """The toolbar said 'shards' while the buckets stage said '1 · this step's buckets'."""
     import importlib
 
-    from ddp_viz.model.scenes import PHASE_WORDS_OF
+    from ddp_viz.model.scenes import phase_words
     from ddp_viz.model.timeline import PHASES
 
     titles = importlib.import_module(f"ddp_viz.model.scenes.{scene}").TITLES
-    for phase, word in zip(PHASES, PHASE_WORDS_OF[scene], strict=True):
+    for phase, word in zip(PHASES, phase_words(scene), strict=True):
         assert word in titles[phase], (phase, word, titles[phase])
 
 

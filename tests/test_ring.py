@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ddp_viz.engine.ring import vector
-from ddp_viz.model.collective import (
+from ddp_viz.kinds.collective.engine import vector
+from ddp_viz.kinds.collective.model import (
     chunk_bounds,
     naive_bytes_sent,
     ring_bytes_sent,
@@ -36,7 +36,7 @@ def test_ring_and_naive_equal_dist_all_reduce_and_move_what_the_schedule_says(
 ) -> None:
     rec = record(engine.run(scenario(world, length)))
     assert rec.status == "finished", rec.reason
-    col = rec.collective
+    col = rec.parts["collective"]
     # the sum, computed here from the same vectors the ranks drew
     total = sum(vector(0, r, length) for r in range(world))
     for r in range(world):

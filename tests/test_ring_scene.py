@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from ddp_viz.model.collective import contributions, ring_state, ring_steps
+from ddp_viz.kinds.collective.model import contributions, ring_state, ring_steps
+from ddp_viz.kinds.collective.scene import cell_text
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width, fmt
 from ddp_viz.model.scenes import SceneContext, stage_frame
-from ddp_viz.model.scenes.ring import cell_text
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import load_recording
@@ -45,7 +45,7 @@ def test_every_chip_travels_from_its_sender_to_the_next_rank(name) -> None:
             centres = {r: (b.cx, b.cy) for r, b in nodes(f, world).items()}
             chips = {s.key: s.box for s in f.shapes if s.key.startswith("move.")}
             assert len(chips) == world
-            for r, move in rec.collective.steps[step].items():
+            for r, move in rec.parts["collective"].steps[step].items():
                 label = f.text_with_key(f"move.{r}")
                 assert label.text == f"c{move.sent}" and label.value == move.sent
                 (x0, y0), (x1, y1) = centres[r], centres[move.to]
@@ -70,7 +70,7 @@ def test_each_cell_is_what_the_ranks_reported_before_and_after_the_step(name) ->
     for step in range(ring_steps(world)):
         for phase, shown in ((0, step - 1), (2, step)):
             _, f = frame(name, step, phase)
-            state = ring_state(rec.collective, world, shown)
+            state = ring_state(rec.parts["collective"], world, shown)
             for r in range(world):
                 for c in range(world):
                     cell = f.text_with_key(f"rank{r}.chunk{c}")
@@ -83,7 +83,7 @@ def test_each_cell_is_what_the_ranks_reported_before_and_after_the_step(name) ->
 
 def test_the_last_step_ends_on_the_run_s_bytes_and_times() -> None:
     rec, f = frame(FOUR, ring_steps(4) - 1, 3)
-    col = rec.collective
+    col = rec.parts["collective"]
     numbers = f.numbers()
     for r in range(4):
         for algo in ("naive", "ring"):
@@ -120,7 +120,7 @@ def test_the_fill_follows_the_schedule_and_the_colour_the_rank_that_finishes_eac
     """Checked against sources the scene does not draw from: the schedule's arithmetic for how
     many ranks a copy sums, and the recorded events for who finishes each chunk."""
     rec = record(load_recording(name))
-    world, col = rec.world_size, rec.collective
+    world, col = rec.world_size, rec.parts["collective"]
     theme = load_theme("light")
     finisher = {m.received: r for r, m in col.steps[world - 2].items()}  # end of reduce-scatter
     assert sorted(finisher) == list(range(world))
@@ -148,11 +148,11 @@ def test_the_fill_follows_the_schedule_and_the_colour_the_rank_that_finishes_eac
 
 def test_a_long_vector_shows_every_chunk_s_first_values() -> None:
     rec, f = frame("ring-long.jsonl", 0, 0)
-    assert rec.collective.inputs[0].values["shape"] == [100]  # a summary travelled
+    assert rec.parts["collective"].inputs[0].values["shape"] == [100]  # a summary travelled
     for r in range(3):
         for c in range(3):
             cell = f.text_with_key(f"rank{r}.chunk{c}")
-            assert cell.text.split()[0] == fmt(rec.collective.inputs[r].heads[c][0], 3)
+            assert cell.text.split()[0] == fmt(rec.parts["collective"].inputs[r].heads[c][0], 3)
 
 
 @pytest.mark.parametrize(

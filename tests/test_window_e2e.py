@@ -306,8 +306,8 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
     """A real four-rank ring all-reduce: stepping through it phase by phase, every chip on
     the stage names the chunk its rank really sent and sits on the link to the next rank,
     every buffer cell holds what the ranks reported; the bytes guess is graded at the end."""
-    from ddp_viz.model.collective import ring_state, ring_steps
-    from ddp_viz.model.scenes.ring import cell_text
+    from ddp_viz.kinds.collective.model import ring_state, ring_steps
+    from ddp_viz.kinds.collective.scene import cell_text
 
     window.set_lesson("all-reduce")
     assert not window.plots_panel.isVisible()  # nothing trains: no loss to plot
@@ -327,7 +327,7 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
     seen = 0
     while True:
         cursor, f = player.cursor, window.stage.frame()
-        moves = rec.collective.steps[cursor.step]
+        moves = rec.parts["collective"].steps[cursor.step]
         if cursor.phase == 1:  # the chips: one per rank, on its link
             rings = {int(t.text): t.box for t in f.texts if t.text.isdigit() and t.font.bold}
             for r, move in moves.items():
@@ -338,7 +338,7 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
                 assert between and min(a.cy, b.cy) - 40 <= chip.box.cy <= max(a.cy, b.cy) + 40
             seen += 1
         if cursor.phase == 2:  # what arrived, as reported
-            state = ring_state(rec.collective, 4, cursor.step)
+            state = ring_state(rec.parts["collective"], 4, cursor.step)
             for r, move in moves.items():
                 cell = f.text_with_key(f"rank{r}.chunk{move.received}")
                 values = state.values[r][move.received]  # as many as fit the window's stage
@@ -348,7 +348,7 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
         player.step_forward()
     assert seen == 6
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
-    assert rec.collective.results[("ring", 2)].bytes_sent == 60
+    assert rec.parts["collective"].results[("ring", 2)].bytes_sent == 60
 
 
 def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_guess(qtbot, window):

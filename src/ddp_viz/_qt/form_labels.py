@@ -1,5 +1,5 @@
-"""What the scenario form calls each field in its messages, how it marks the bad ones, and
-reading a typed number."""
+"""What the scenario form calls each field in its messages, how it marks the bad ones, reading
+a typed number, and guessing the next data row."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QAbstractSpinBox, QTableWidgetItem
+
+from ddp_viz.model import registry
 
 NAMES = {
     "world_size": "World size",
@@ -16,7 +18,6 @@ NAMES = {
     "init_bias": "Initial bias",
     "ddp.bucket_cap_mb": "Bucket (MiB)",
     "train.accumulate": "Micro-batches",
-    "collective.length": "Values per rank",
     "x": "x (data)",
     "y": "y (data)",
 }
@@ -43,7 +44,8 @@ def label(key: str) -> str:
     if "[" in key:
         col, idx = key.split("[")
         return f"{col} in row {int(idx.rstrip(']')) + 1}"
-    return NAMES.get(key, key)
+    kinds = {k: v for kind in registry.kinds() for k, v in kind.field_names.items()}
+    return NAMES.get(key) or kinds.get(key, key)
 
 
 def float_or_text(text: str) -> float | str:
@@ -88,3 +90,13 @@ def show_field_errors(form: Any) -> None:
     form.error_label.setText(text)
     form.error_label.setStyleSheet(f"color: {form.theme.bad};")
     form.error_label.setVisible(bool(text))
+
+
+def next_row(pts: list[tuple[float, ...]], n: int) -> tuple[float, float]:
+    """A new data row after ``pts``: x one past the last, y on the line through the last two
+    (the last y when they share an x; row n + 1 at y 0 with no rows to go by)."""
+    x, y = (pts[-1][0] + 1, pts[-1][1]) if pts else (float(n + 1), 0.0)
+    if len(pts) >= 2 and pts[-1][0] != pts[-2][0]:
+        (x0, y0), (x1, y1) = pts[-2:]
+        y = y1 + (y1 - y0) / (x1 - x0) * (x - x1)
+    return x, y

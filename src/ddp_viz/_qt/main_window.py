@@ -41,7 +41,7 @@ from ddp_viz.model.course import DEFAULT_LESSON, load_course
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.quiz import Feedback, Question
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.scenes import PHASE_WORDS_OF
+from ddp_viz.model.scenes import phase_words
 from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord
@@ -301,7 +301,7 @@ class MainWindow(QMainWindow):
         total = rec.steps_total() if rec else 0
         self.position_label.setText(
             f" step {cursor.step + 1}/{max(total, 1)} · "
-            f"{PHASE_WORDS_OF[self.lesson.scene][cursor.phase]} "
+            f"{phase_words(self.lesson.scene)[cursor.phase]} "
             if rec is not None
             else ""
         )

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz._qt.collective_fields import CollectiveFields
-from ddp_viz._qt.form_labels import float_or_text, set_help, show_field_errors
+from ddp_viz._qt.form_labels import float_or_text, next_row, set_help, show_field_errors
+from ddp_viz._qt.kind_forms import kind_fields
 from ddp_viz._qt.state_fields import StateFields
 from ddp_viz._qt.train_fields import TrainFields
 from ddp_viz._qt.uneven_fields import UnevenFields
@@ -70,7 +70,7 @@ class ScenarioForm(QWidget):
         self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
         self.epochs = QSpinBox(maximum=MAX_EPOCHS, specialValueText="–")  # 0 "–": Steps sets it
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
-        self.collective = CollectiveFields()  # the all-reduce lesson's vectors
+        self.kind_fields = kind_fields()  # each kind of run's table, shown for its lessons
         self.uneven = UnevenFields()  # the uneven-inputs lesson's Join and timeout
         self.state = StateFields()  # what DDP does not average: buffers, unused parameters
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
@@ -114,8 +114,7 @@ class ScenarioForm(QWidget):
         self.table.setMinimumWidth(
             fm.horizontalAdvance("88") + 2 * fm.horizontalAdvance("−10.25") + 48
         )
-        self.add_row = QPushButton("+ row")
-        self.remove_row = QPushButton("− row")
+        self.add_row, self.remove_row = QPushButton("+ row"), QPushButton("− row")
         self.reset = QPushButton("Lesson values")
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
@@ -139,7 +138,8 @@ class ScenarioForm(QWidget):
         form.addRow("Batch", self.batch_size)
         form.addRow("Epochs", self.epochs)
         self.train.add_to(form)
-        self.collective.add_to(form)
+        for fields in self.kind_fields.values():
+            fields.add_to(form)
         self.uneven.add_to(form)
         self.state.add_to(form)
         self._form = form
@@ -180,7 +180,8 @@ class ScenarioForm(QWidget):
         for spin in (self.batch_size, self.epochs):
             spin.valueChanged.connect(self._on_field_changed)
         self.train.connect(self._on_field_changed)
-        self.collective.connect(self._on_field_changed)
+        for fields in self.kind_fields.values():
+            fields.connect(self._on_field_changed)
         self.uneven.connect(self._on_field_changed)
         self.state.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
@@ -203,7 +204,7 @@ class ScenarioForm(QWidget):
             "data.batch_size": self.batch_size,
             "data.epochs": self.epochs,
             **self.train.fields(),
-            **self.collective.fields(),
+            **{k: w for fields in self.kind_fields.values() for k, w in fields.fields().items()},
             **self.uneven.fields(),
             **self.state.fields(),
         }
@@ -227,7 +228,9 @@ class ScenarioForm(QWidget):
         self._model, self._ddp, self._launch = s.model, s.ddp, s.launch
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
-        self._collective = s.collective is not None
+        self._kind_tables = tuple(s.kinds)
+        # a kind's table that sets the run's length (the ring's steps): no Steps of the form's
+        self._fixed_length = any(t.fixed_steps(s.world_size) is not None for t in s.kinds.values())
         self._uneven = s.uneven
         sampler = s.data.distributed
         for row in self._sampler_rows:
@@ -236,17 +239,15 @@ class ScenarioForm(QWidget):
         accumulating = s.train.accumulate > 1 or s.train.no_sync != "none"
         for row in self.train.accumulation_rows:
             self._form.setRowVisible(row, accumulating)
-        # the all-reduce lesson trains nothing: its vectors' fields instead of training's
-        collective = s.collective is not None
+        # a kind of run that trains nothing shows its own fields instead of training's
         for row in (*self._training_rows, self._bucket_row):
-            self._form.setRowVisible(
-                row, not collective and (row != self._bucket_row or not sampler)
-            )
-        for row in self.collective.rows:
-            self._form.setRowVisible(row, collective)
+            self._form.setRowVisible(row, s.trains and (row != self._bucket_row or not sampler))
+        for name, fields in self.kind_fields.items():
+            for row in fields.rows:
+                self._form.setRowVisible(row, s.table(name) is not None)
+            fields.load(s.table(name))
         for w in (self.table, self.add_row, self.remove_row):
-            w.setVisible(not collective)
-        self.collective.load(s.collective)
+            w.setVisible(s.trains)
         for row in self.uneven.rows:
             self._form.setRowVisible(row, s.uneven is not None)
         self.uneven.load(s.uneven)
@@ -266,7 +267,7 @@ class ScenarioForm(QWidget):
         set_help(self.steps, "Set by Epochs ([data] epochs)" if s.data.epochs else STEPS_HELP)
         linear = s.model.kind == "linear"
         self.model_label.setText(f"Model: {s.model.describe()}")
-        self.model_label.setVisible(s.collective is None)
+        self.model_label.setVisible(s.trains)
         for w in (self.init_weight, self.init_bias):
             w.setEnabled(linear)
             set_help(w, "" if linear else "The MLP's initial weights come from its seed")
@@ -315,9 +316,10 @@ class ScenarioForm(QWidget):
             "train": self.train.table(),
             "launch": self._launch.to_dict(),
         }
-        if self._collective:
-            raw["collective"] = self.collective.table()
-            del raw["steps"]  # the ring's own
+        for name in self._kind_tables:
+            raw[name] = self.kind_fields[name].table()
+        if self._fixed_length:
+            raw.pop("steps", None)  # the kind's table sets the run's length
         if self._uneven is not None:
             raw["uneven"] = self.uneven.table()
             raw.pop("steps", None)  # the last rank's batches
@@ -373,10 +375,7 @@ class ScenarioForm(QWidget):
             pts = [tuple(float(self.table.item(r, c).text()) for c in (0, 1)) for r in range(n)]
         except (ValueError, AttributeError):  # a cell being edited: no guess
             pts = []
-        x, y = (pts[-1][0] + 1, pts[-1][1]) if pts else (float(n + 1), 0.0)
-        if len(pts) >= 2 and pts[-1][0] != pts[-2][0]:
-            (x0, y0), (x1, y1) = pts[-2:]
-            y = y1 + (y1 - y0) / (x1 - x0) * (x - x1)
+        x, y = next_row(pts, n)
         self._append_row(f"{x:g}", f"{y:g}")
         self.table.setCurrentCell(n, 1)
         self._on_field_changed()

@@ -28,10 +28,10 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from ddp_viz.engine.accumulate import micro_rows, run_micro_batches, take
 from ddp_viz.engine.capture import Capture, _hook
 from ddp_viz.engine.data import first_epoch_rows, rank_batches
+from ddp_viz.engine.kind_parts import kind_program
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
-from ddp_viz.engine.ring import run_collectives
 from ddp_viz.engine.state import (
     BufferTracker,
     is_reducer_error,
@@ -121,7 +121,7 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     scenario = Scenario.from_mapping(job["scenario"])
     run, rank, world = int(job["run"]), int(job["rank"]), scenario.world_size
     fault = job.get("fault") or {}
-    rows = first_epoch_rows(scenario, rank) if scenario.collective is None else []
+    rows = first_epoch_rows(scenario, rank) if scenario.trains else []
     uneven = scenario.uneven
     if uneven is not None:  # a heartbeat thread sends too
         send = locked(send)
@@ -159,8 +159,9 @@ def _run(
     uneven = scenario.uneven
     try:
         try:
-            if scenario.collective is not None:  # the all-reduce itself, no training
-                steps = run_collectives(run, rank, scenario, outbox)
+            program = kind_program(scenario)
+            if program is not None:  # a kind of run that owns the whole program
+                steps = program(run, rank, scenario, outbox)
                 outbox.control({"ctl": "done", "steps": steps})
             elif uneven is not None:
                 waits = WaitState()

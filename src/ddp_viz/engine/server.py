@@ -211,7 +211,7 @@ class Engine:
                 scenario=pending.scenario.to_dict(),
                 # a shuffling sampler's shares are known only in the ranks: they report them
                 shards=[]
-                if pending.scenario.data.distributed or pending.scenario.collective
+                if pending.scenario.data.distributed or not pending.scenario.trains
                 else pending.scenario.shards(),
                 params=[
                     {"name": p.name, "shape": list(p.shape)}

@@ -13,7 +13,11 @@ import torch.distributed.algorithms.ddp_comm_hooks.default_hooks
 import torch.nn.parallel
 
 import ddp_viz.engine.bare
+import ddp_viz.engine.kind_parts
 import ddp_viz.engine.rank
-import ddp_viz.engine.reference  # noqa: F401
+import ddp_viz.engine.reference
 
 torch.set_num_threads(1)
+
+# every kind's engine part, so a forked rank imports none of it
+ddp_viz.engine.kind_parts.engine_parts()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ddp_viz.model import registry
 from ddp_viz.model.assets import asset
 from ddp_viz.model.lesson import Lesson, LessonError, load_lesson_folder
 from ddp_viz.model.modelspec import DEFAULT_BUCKET_CAP_MB
@@ -52,12 +54,23 @@ class Course:
         return [p for p in self.get(lesson_id).prerequisites if p not in self.done]
 
 
+def lesson_folders() -> list[Path]:
+    """Where lessons are: the app's own, then each folder ``DDP_VIZ_LESSONS_PATH`` lists (as
+    PATH does): a course's own lessons, beside the kinds ``DDP_VIZ_KINDS_PATH`` adds."""
+    extra = os.environ.get("DDP_VIZ_LESSONS_PATH", "").split(os.pathsep)
+    return [asset("lessons"), *(Path(p) for p in extra if p)]
+
+
 def load_course(folder: Path | None = None, done: Iterable[str] = ()) -> Course:
     """Every folder holding a ``lesson.toml``, sorted by ``order`` then id."""
-    folder = folder or asset("lessons")
+    folders = [folder] if folder is not None else lesson_folders()
     lessons = [
-        load_lesson_folder(p) for p in sorted(folder.iterdir()) if (p / "lesson.toml").is_file()
+        load_lesson_folder(p)
+        for f in folders
+        for p in sorted(f.iterdir())
+        if (p / "lesson.toml").is_file()
     ]
+    folder = folders[0]
     if not lessons:
         raise LessonError(f"no lessons found in {folder}")
     lessons.sort(key=lambda lesson: (lesson.order, lesson.id))
@@ -78,8 +91,9 @@ def lesson_for(scenario: dict) -> str:
     without ``--lesson``): the all-reduce, uneven inputs, state DDP does not average, gradient
     accumulation, a sampler, buckets, an MLP; the DDP pattern otherwise."""
     model, train = scenario.get("model", {}), scenario.get("train", {})
-    if "collective" in scenario:
-        return "all-reduce"
+    kind = registry.kind_of(scenario)
+    if kind is not None:  # the first lesson of the kind whose table the scenario holds
+        return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
     if "uneven" in scenario:
         return "uneven-inputs"
     if model.get("norm", "none") != "none" or model.get("unused") or train.get("checkpoint"):

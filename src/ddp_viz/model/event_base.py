@@ -1,4 +1,8 @@
-"""What every event of the stream is, and how tensors travel in them (pure)."""
+"""What every event of the stream is, and how tensors travel in them (pure).
+
+Defining an event class registers it: :data:`EVENT_TYPES` maps each ``kind`` word to its class,
+so a kind of run adds events by defining them in its own folder and the decoder finds them.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,30 @@ Grads = dict[str, list[float] | dict[str, Any]]
 # one tensor: a list of floats, or a summary object above 64 values
 Values = list[float] | dict[str, Any]
 
+# every event class by the word that names it in the stream, filled as classes are defined
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+class DuplicateEventKind(TypeError):
+    """Two event classes claimed the same ``kind`` word: the stream could not tell them apart."""
+
 
 @dataclass(frozen=True)
 class Event:
     kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("kind", "")
+        if not name:  # an abstract base, or a subclass that keeps its parent's word
+            return
+        known = EVENT_TYPES.get(name)
+        # the same class defined again (a module reloaded) replaces itself; another one is a clash
+        if known is not None and (known.__module__, known.__qualname__) != (
+            cls.__module__,
+            cls.__qualname__,
+        ):
+            raise DuplicateEventKind(
+                f"event kind {name!r} is already {known.__module__}.{known.__qualname__}"
+            )
+        EVENT_TYPES[name] = cls

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ddp_viz.model import protocol
+from ddp_viz.model import protocol, registry
 from ddp_viz.model.timeline import RunRecord
 
 TRACE_PHASES = ("forward", "backward", "allreduce", "step")
@@ -36,7 +36,7 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
         for phase in TRACE_PHASES
         for start, end in rs.spans.get(phase, [])
     ]
-    moves = _collective_spans(record)
+    moves = [m for k in registry.kinds() if k.trace_spans for m in k.trace_spans(record)]
     if not spans and not moves:
         raise ValueError("the run has no timing events to trace")
     t0 = min([s[3] for s in spans] + [m["start"] for m in moves])
@@ -92,7 +92,7 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
                 "args": args,
             }
         )
-    for m in moves:  # a collective run: every send of the hand-made all-reduces
+    for m in moves:  # spans a kind of run adds (every send of a hand-made all-reduce)
         events.append(
             {
                 "name": m["name"],
@@ -130,40 +130,6 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
             "status": record.status,
         },
     }
-
-
-def _collective_spans(record: RunRecord) -> list[dict[str, Any]]:
-    """Ring and naive steps of a ``[collective]`` run, one span per rank and step."""
-    col = record.collective
-    if col is None:
-        return []
-    out = []
-    for s, moves in sorted(col.steps.items()):
-        for r, m in sorted(moves.items()):
-            out.append(
-                {
-                    "rank": r,
-                    "cat": "ring",
-                    "name": f"ring {s + 1}: chunk {m.sent} → rank {m.to}",
-                    "start": m.started,
-                    "end": m.finished,
-                    "args": {"phase": m.phase, "received": m.received, "bytes": m.bytes_sent},
-                }
-            )
-    for s, moves in sorted(col.naive.items()):
-        for r, m in sorted(moves.items()):
-            what = "to rank 0" if s == 0 else "the sum back"
-            out.append(
-                {
-                    "rank": r,
-                    "cat": "naive",
-                    "name": f"naive: {what}",
-                    "start": m.started,
-                    "end": m.finished,
-                    "args": {"sent": m.bytes_sent, "received": m.bytes_received},
-                }
-            )
-    return out
 
 
 def chrome_trace_json(record: RunRecord) -> str:

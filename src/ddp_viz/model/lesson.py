@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ddp_viz.model import registry
 from ddp_viz.model.dataspec import with_run_epochs
 from ddp_viz.model.quiz import Question, parse_questions
 from ddp_viz.model.scenario import Scenario
@@ -54,6 +55,8 @@ class Lesson:
     summary: str = ""
     prerequisites: tuple[str, ...] = ()
     scene: str = "ddp_step"
+    # the kind of run the lesson shows (a folder under ddp_viz/kinds/); "" for DDP training
+    kind: str = ""
     scenario_file: Path | None = None
     # per phase: listing line numbers as written, or texts (every shown line holding one)
     highlight: dict[str, list[int | str]] = field(default_factory=dict)
@@ -68,14 +71,16 @@ class Lesson:
         """Does the lesson's run train a model of ddp-viz's (with a loss, a reference and a
         form to change it)? The all-reduce lesson's moves vectors only; a watched run trains
         the user's own script."""
-        return self.scene not in ("ring", "watch")
+        kind = registry.get(self.kind) if self.kind else None
+        return kind.trains if kind is not None else self.scene != "watch"
 
     @property
     def plots(self) -> bool:
         """Does the window show plots beside it? A training run's loss and parameters, a
         watched run's work before the all-reduce and parameters; nothing for the all-reduce
         lesson's vectors."""
-        return self.scene != "ring"
+        kind = registry.get(self.kind) if self.kind else None
+        return kind.plots if kind is not None else True
 
     def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays, in the listing as shown for
@@ -153,7 +158,7 @@ def _need(meta: dict[str, Any], key: str, kind: type, where: str) -> Any:
 
 def load_lesson_folder(folder: Path) -> Lesson:
     """Read one lesson folder; :class:`LessonError` names what is wrong."""
-    from ddp_viz.model.scenes import PHASES_OF, SCENES
+    from ddp_viz.model.scenes import phases_of, scenes
 
     where = f"lesson {folder.name}"
     try:
@@ -164,14 +169,19 @@ def load_lesson_folder(folder: Path) -> Lesson:
     except tomllib.TOMLDecodeError as exc:
         raise LessonError(f"{where}: lesson.toml is not valid TOML ({exc})") from None
     scene = meta.get("scene", "ddp_step")
-    if scene not in SCENES:
-        raise LessonError(f"{where}: unknown scene {scene!r}; known: {', '.join(SCENES)}")
+    known = scenes()
+    if scene not in known:
+        raise LessonError(f"{where}: unknown scene {scene!r}; known: {', '.join(known)}")
+    kind = str(meta.get("kind", ""))
+    if kind and registry.get(kind) is None:
+        known = ", ".join(k.id for k in registry.kinds())
+        raise LessonError(f"{where}: unknown kind {kind!r}; known: {known}")
     code = meta.get("code", {})
     highlight = {
         k: [n if isinstance(n, str) else int(n) for n in v]
         for k, v in code.get("phases", {}).items()
     }
-    unknown = set(highlight) - set(PHASES_OF[scene])
+    unknown = set(highlight) - set(phases_of(scene))
     if unknown:
         raise LessonError(f"{where}: [code.phases] names unknown phases {sorted(unknown)}")
     scenario_file = folder / meta["scenario"] if meta.get("scenario") else None
@@ -190,6 +200,7 @@ def load_lesson_folder(folder: Path) -> Lesson:
         summary=str(meta.get("summary", "")),
         prerequisites=tuple(meta.get("prerequisites", ())),
         scene=scene,
+        kind=kind,
         scenario_file=scenario_file,
         highlight=highlight,
         dim=tuple(int(n) for n in code.get("dim", ())),

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddp_viz.model import registry
 from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.timeline import RunRecord
 
@@ -27,13 +28,21 @@ REVEALED_IN = {
     "rows": "local",  # how many rows the rank trained on in that step
     # how many times DDP's comm hook ran in that optimizer step (gradient accumulation)
     "allreduces": "allreduce",
-    # bytes the rank sent in the hand-made ring / naive all-reduce (shown at the last step)
-    "ring_bytes": "step",
-    "naive_bytes": "step",
     # how many steps every rank completed, once the run is over (a reducer error stops it)
     "steps_done": "step",
 }
-NO_PARAM = ("loss", "buckets", "rows", "allreduces", "ring_bytes", "naive_bytes", "steps_done")
+NO_PARAM = ("loss", "buckets", "rows", "allreduces", "steps_done")
+
+
+def _source(what: str) -> registry.QuantitySource | None:
+    """A quantity a kind of run adds (the kinds' own, beside the core's above)."""
+    return next((k.quantities[what] for k in registry.kinds() if what in k.quantities), None)
+
+
+def revealed_in(what: str) -> str | None:
+    """The stage phase that shows ``what``, or None for no known quantity."""
+    source = _source(what)
+    return source.phase if source is not None else REVEALED_IN.get(what)
 
 
 def _setting(scenario: Mapping[str, Any], path: str) -> Any:
@@ -107,14 +116,13 @@ class Quantity:
 
     @property
     def phase(self) -> str:
-        return REVEALED_IN[self.what]
+        return revealed_in(self.what) or "step"
 
     def read(self, record: RunRecord) -> float | None:
         """The value the run recorded, or None while it has not arrived."""
-        if self.what in ("ring_bytes", "naive_bytes"):
-            col = record.collective
-            result = col.results.get((self.what[:-6], self.rank)) if col else None
-            return None if result is None else float(result.bytes_sent)
+        source = _source(self.what)
+        if source is not None:
+            return source.read(record, self) if record.run is not None else None
         if self.what == "steps_done":
             return float(record.complete_prefix()) if record.done else None
         i = self.step - 1
@@ -166,9 +174,12 @@ def _quantity(qid: str, raw: Any) -> Quantity:
     if not isinstance(when, Mapping):
         raise ValueError(f"question {qid}: quantity.when is a table of scenario settings")
     q = Quantity(**{k: raw[k] for k in keys if k in raw}, when=tuple(when.items()))
-    if q.what not in REVEALED_IN:
-        raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(REVEALED_IN)}")
-    if q.what not in NO_PARAM and not q.param:
+    if revealed_in(q.what) is None:
+        known = [*REVEALED_IN, *(w for k in registry.kinds() for w in k.quantities)]
+        raise ValueError(f"question {qid}: quantity.what must be one of {', '.join(known)}")
+    source = _source(q.what)
+    needs_param = source.needs_param if source is not None else q.what not in NO_PARAM
+    if needs_param and not q.param:
         raise ValueError(f"question {qid}: quantity.param names the parameter")
     if q.step < 1:
         raise ValueError(f"question {qid}: quantity.step counts from 1")

@@ -157,10 +157,9 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
 
 
 def run_report(rec: RunRecord, max_steps: int = 20) -> str:
-    if rec.collective is not None:
-        from ddp_viz.model.collective_report import collective_report
-
-        return collective_report(rec)
+    for kind in rec.kinds():
+        if kind.report is not None:  # a kind of run that is not DDP training reports itself
+            return kind.report(rec)
     sc = rec.scenario
     pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
     out = [

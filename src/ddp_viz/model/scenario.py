@@ -6,27 +6,42 @@ validate the same way, before any process starts.
 
 from __future__ import annotations
 
-import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ddp_viz.model.collective import CollectiveSpec, ring_steps
+from ddp_viz.model import registry
 from ddp_viz.model.dataspec import DataSpec, TrainSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.launchspec import LaunchSpec
 from ddp_viz.model.modelspec import DDPSpec, ModelSpec
 from ddp_viz.model.unevenspec import UnevenSpec
+from ddp_viz.model.values import integer, number
 
 MAX_WORLD_SIZE = 8
 MAX_STEPS = 100_000
 MAX_ROWS = 10_000
 FIELDS = ("x", "y", "world_size", "steps", "lr", "init_weight", "init_bias")
 # [model] and [ddp]: see ddp_viz.model.modelspec; [data] and [train]: ddp_viz.model.dataspec
-TABLES = ("model", "ddp", "data", "train", "launch", "collective", "uneven")
-KEYS = FIELDS + TABLES
+CORE_TABLES: dict[str, Any] = {
+    "model": ModelSpec,
+    "ddp": DDPSpec,
+    "data": DataSpec,
+    "train": TrainSpec,
+    "launch": LaunchSpec,
+    "uneven": UnevenSpec,
+}
+
+
+def table_specs() -> dict[str, Any]:
+    """Every table a scenario may hold: the core's and each kind of run's own."""
+    return {**CORE_TABLES, **registry.tables()}
+
+
+def keys() -> tuple[str, ...]:
+    return FIELDS + tuple(table_specs())
 
 
 @dataclass(frozen=True)
@@ -46,10 +61,10 @@ class Scenario:
     data: DataSpec = field(default_factory=DataSpec)
     train: TrainSpec = field(default_factory=TrainSpec)
     launch: LaunchSpec = field(default_factory=LaunchSpec)
-    # set: the run is the all-reduce itself (naive, ring, dist.all_reduce), no DDP training
-    collective: CollectiveSpec | None = None
     # set: the last rank has more batches; the run stalls, or finishes under Join
     uneven: UnevenSpec | None = None
+    # the tables of the kinds of run by table name (see ddp_viz.model.registry)
+    kinds: Mapping[str, Any] = field(default_factory=dict)
     # Not a TOML key: where the scenario came from, for messages.
     source: str = field(default="", compare=False)
 
@@ -59,19 +74,22 @@ class Scenario:
     # --- construction ------------------------------------------------------------------------
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "") -> Scenario:
-        unknown = sorted(set(data) - set(KEYS))
+        allowed = keys()
+        unknown = sorted(set(data) - set(allowed))
         if unknown:
-            raise ScenarioError(unknown[0], f"unknown key; allowed keys are {', '.join(KEYS)}")
+            raise ScenarioError(unknown[0], f"unknown key; allowed keys are {', '.join(allowed)}")
         values: dict[str, Any] = {}
-        for key in KEYS:
+        for key in allowed:
             if key in data:
                 values[key] = _coerce(key, data[key])
+        values = _gather_kinds(values)
         spec: DataSpec = values.get("data", DataSpec())
         train: TrainSpec = values.get("train", TrainSpec())
         rows = len(values.get("x", cls.x))
         world = values.get("world_size", cls.world_size)
-        if "collective" in values and "steps" not in values and isinstance(world, int):
-            values["steps"] = max(1, ring_steps(world))  # the ring's steps are the run's
+        fixed = _fixed_steps(values["kinds"], world) if isinstance(world, int) else None
+        if fixed is not None and "steps" not in values:
+            values["steps"] = fixed  # the kind's table sets the run's length
         if "uneven" in values and "steps" not in values:
             values["steps"] = values["uneven"].steps  # the last rank's batches
         if spec.epochs and "steps" not in values and isinstance(world, int) and 1 <= world <= rows:
@@ -97,12 +115,14 @@ class Scenario:
     def with_changes(self, **changes: Any) -> Scenario:
         """A copy with some fields replaced; values may be text (from a form or a CLI flag)."""
         coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
-        collective = coerced.get("collective", self.collective)
+        coerced = _gather_kinds(coerced, self.kinds)
+        kinds = coerced["kinds"]
         uneven = coerced.get("uneven", self.uneven)
+        fixed = _fixed_steps(kinds, coerced.get("world_size", self.world_size))
         if uneven is not None and changes.get("steps") is None:
             coerced["steps"] = uneven.steps
-        elif collective is not None and changes.get("steps") is None:
-            coerced["steps"] = max(1, ring_steps(coerced.get("world_size", self.world_size)))
+        elif fixed is not None and changes.get("steps") is None:
+            coerced["steps"] = fixed
         elif "steps" in coerced and self.data.epochs and "data" not in coerced:
             # an explicit step count (--steps) wins over [data] epochs
             coerced["data"] = replace(self.data, epochs=0)
@@ -117,6 +137,16 @@ class Scenario:
         return replace(self, **coerced)
 
     # --- derived -----------------------------------------------------------------------------
+    def table(self, name: str) -> Any:
+        """A kind's table (``[name]``), or None when the scenario has none."""
+        return self.kinds.get(name)
+
+    @property
+    def trains(self) -> bool:
+        """False for a run that trains nothing (a kind's table says so): no rows, no steps of
+        DDP."""
+        return all(spec.trains for spec in self.kinds.values())
+
     @property
     def rows(self) -> int:
         return len(self.x)
@@ -145,8 +175,8 @@ class Scenario:
         d["data"] = self.data.to_dict()
         d["train"] = self.train.to_dict()
         d["launch"] = self.launch.to_dict()
-        if self.collective is not None:
-            d["collective"] = self.collective.to_dict()
+        for name, spec in self.kinds.items():
+            d[name] = spec.to_dict()
         if self.uneven is not None:
             d["uneven"] = self.uneven.to_dict()
         return d
@@ -168,13 +198,24 @@ class Scenario:
             f"\n[data]\n{_toml_table(self.data.to_dict())}"
             f"\n[train]\n{_toml_table(self.train.to_dict())}"
             f"\n[launch]\n{_toml_table(self.launch.to_dict())}"
-            + (
-                ""
-                if self.collective is None
-                else f"\n[collective]\n{_toml_table(self.collective.to_dict())}"
-            )
+            + "".join(f"\n[{n}]\n{_toml_table(t.to_dict())}" for n, t in self.kinds.items())
             + ("" if self.uneven is None else f"\n[uneven]\n{_toml_table(self.uneven.to_dict())}")
         )
+
+
+def _gather_kinds(values: dict[str, Any], kinds: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``values`` with the kinds' tables moved into ``kinds`` (a read-only mapping)."""
+    tables = registry.tables()
+    gathered = dict(kinds or {})
+    gathered.update({k: v for k, v in values.items() if k in tables})
+    out = {k: v for k, v in values.items() if k not in tables}
+    out["kinds"] = gathered
+    return out
+
+
+def _fixed_steps(kinds: Mapping[str, Any], world: int) -> int | None:
+    """The run's length when a kind's table sets it (the ring's steps)."""
+    return next((n for t in kinds.values() if (n := t.fixed_steps(world)) is not None), None)
 
 
 def _toml_table(d: dict[str, Any]) -> str:
@@ -191,54 +232,20 @@ def _toml_table(d: dict[str, Any]) -> str:
 
 
 # --- coercion and validation ----------------------------------------------------------------
-def _number(key: str, value: Any, what: str = "a number") -> float:
-    if isinstance(value, bool):
-        raise ScenarioError(key, f"must be {what}, got {value!r}")
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            raise ScenarioError(key, f"must be {what}, got an empty value")
-        try:
-            value = float(text)
-        except ValueError:
-            hint = " (use a dot for decimals: 0.01)" if "," in text else ""
-            raise ScenarioError(key, f"must be {what}, got {text!r}{hint}") from None
-    if not isinstance(value, int | float):
-        raise ScenarioError(key, f"must be {what}, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ScenarioError(key, f"must be a finite number, got {value}")
-    return value
-
-
-def _integer(key: str, value: Any) -> int:
-    number = _number(key, value, "a whole number")
-    if not number.is_integer():
-        raise ScenarioError(key, f"must be a whole number, got {number:g}")
-    return int(number)
-
-
 def _coerce(key: str, value: Any) -> Any:
     if key in ("x", "y"):
         if isinstance(value, str):
             value = [v for v in value.replace(",", " ").split() if v]
         if not isinstance(value, Sequence) or isinstance(value, str | bytes):
             raise ScenarioError(key, "must be a list of numbers, one per data row")
-        return tuple(_number(f"{key}[{i}]", v) for i, v in enumerate(value))
+        return tuple(number(f"{key}[{i}]", v) for i, v in enumerate(value))
     if key in ("world_size", "steps"):
-        return _integer(key, value)
+        return integer(key, value)
     if key in ("lr", "init_weight", "init_bias"):
-        return _number(key, value)
-    if key in TABLES:
-        kind = {
-            "model": ModelSpec,
-            "ddp": DDPSpec,
-            "data": DataSpec,
-            "train": TrainSpec,
-            "launch": LaunchSpec,
-            "collective": CollectiveSpec,
-            "uneven": UnevenSpec,
-        }[key]
+        return number(key, value)
+    specs = table_specs()
+    if key in specs:
+        kind = specs[key]
         if isinstance(value, kind):
             return value
         return kind.from_mapping(value)
@@ -272,16 +279,9 @@ def validate(s: Scenario) -> None:
         _range(key, _coerce(key, getattr(s, key)))
     if len(s.y) != len(s.x):
         raise ScenarioError("y", f"needs one value per x row: {len(s.x)} x, {len(s.y)} y")
-    if s.collective is not None:
-        if s.world_size < 2:
-            raise ScenarioError("world_size", "an all-reduce needs at least 2 ranks")
-        s.collective.check(s.world_size)
-        if s.steps != ring_steps(s.world_size):
-            raise ScenarioError(
-                "steps",
-                f"a ring all-reduce over {s.world_size} ranks takes {ring_steps(s.world_size)} "
-                "steps; leave steps out",
-            )
+    for spec in s.kinds.values():
+        spec.check_scenario(s)
+    if not s.trains:
         return  # no training: the data rows and [data] / [train] are not used
     if s.world_size > len(s.x):
         raise ScenarioError(
@@ -357,15 +357,16 @@ def field_errors(data: Mapping[str, Any]) -> dict[str, str]:
     rules that tie fields together.
     """
     errors: dict[str, str] = {}
-    for key in sorted(set(data) - set(KEYS)):
-        errors[key] = f"unknown key; allowed keys are {', '.join(KEYS)}"
-    for key in KEYS:
+    allowed = keys()
+    for key in sorted(set(data) - set(allowed)):
+        errors[key] = f"unknown key; allowed keys are {', '.join(allowed)}"
+    for key in allowed:
         if key not in data:
             continue
         if key in ("x", "y") and isinstance(data[key], Sequence) and not isinstance(data[key], str):
             for i, v in enumerate(data[key]):
                 try:
-                    _number(f"{key}[{i}]", v)
+                    number(f"{key}[{i}]", v)
                 except ScenarioError as exc:
                     errors[exc.field] = exc.message
             if key == "x" and not data[key]:

@@ -356,14 +356,10 @@ def status_text(rec: RunRecord) -> str:
             f"Run {rec.run} stopped after {done} step(s): DDP's reducer refused the next step "
             "(its error is on the stage)."
         )
-    if rec.status == "finished" and rec.collective is not None:
-        agree = rec.collective.agree(rec.world_size)
-        verdict = (
-            "✓ naive and ring equal dist.all_reduce on every rank"
-            if agree
-            else "✗ a hand-made all-reduce differs from dist.all_reduce"
-        )
-        return f"Run {rec.run} finished: all-reduce on {rec.world_size} rank(s). {verdict}."
+    for kind in rec.kinds():
+        line = kind.status(rec) if kind.status is not None else None
+        if line is not None:
+            return line
     if rec.status == "finished":
         summary = rec.check_summary()
         agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(

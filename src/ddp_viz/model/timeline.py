@@ -12,11 +12,9 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from ddp_viz.model import collective_events as ce
-from ddp_viz.model import protocol
+from ddp_viz.model import protocol, registry
 from ddp_viz.model import state_events as se
 from ddp_viz.model import uneven_events as ue
-from ddp_viz.model.collective import CollectiveRecord
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
@@ -181,8 +179,8 @@ class RunRecord:
     elapsed_s: float | None = None
     bad_lines: int = 0
     events: list[protocol.Event] = field(default_factory=list)
-    # a run of [collective]: the all-reduce by hand instead of DDP training steps
-    collective: CollectiveRecord | None = None
+    # what each kind of run folds beside the steps, by kind id (ddp_viz.model.registry)
+    parts: dict[str, registry.RecordPart] = field(default_factory=dict)
     # uneven inputs: rank -> the steps it trained before running out; its latest heartbeat
     # while blocked; the timeout's error; Join's shadow all-reduces, by step and rank
     out_of_data: dict[int, int] = field(default_factory=dict)
@@ -193,6 +191,7 @@ class RunRecord:
     one_process: Grads | None = None  # under Join: the same run in one float64 process
     # what DDP does not average: buffers, the reducer's error, checkpoint, launch variables
     state: StateRecord = field(default_factory=StateRecord)
+    _kinds: list[registry.RunKind] = field(default_factory=list)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
     def apply(self, event: protocol.Event) -> bool:
@@ -207,8 +206,8 @@ class RunRecord:
             self.scenario, self.shards = event.scenario, event.shards
             self.status = RunStatus.RUNNING
             self.params = _param_infos(event)
-            if "collective" in event.scenario:
-                self.collective = CollectiveRecord()
+            self._kinds = [k for k in registry.kinds() if k.owns(event.scenario)]
+            self.parts = {k.id: k.part() for k in self._kinds if k.part is not None}
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -239,9 +238,6 @@ class RunRecord:
                 rs.spans, rs.ready, rs.bucket_spans = sp, ready, b
             case protocol.Reference(step=s):
                 self._step(s).reference = event
-            case ce.CollectiveInput() | ce.RingStep() | ce.NaiveStep() | ce.CollectiveResult():
-                if self.collective is not None:
-                    self.collective.add(event)
             case ue.OutOfData(rank=r, steps=n):
                 self.out_of_data[r] = n
             case ue.Waiting(rank=r):
@@ -261,15 +257,14 @@ class RunRecord:
                 | se.UnusedCost()
             ):
                 self.state.add(event)
-            case ce.CollectiveTiming():
-                if self.collective is not None:
-                    self.collective.timings.append(event)
             case protocol.RunFinished(elapsed_s=t):
                 self.status, self.elapsed_s = RunStatus.FINISHED, t
             case protocol.RunFailed(reason=why, rank=r):
                 self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
                 self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
+        for part in self.parts.values():
+            part.apply(event)
         return True
 
     def _reset(self) -> None:
@@ -281,6 +276,10 @@ class RunRecord:
         while len(self.steps) <= s:
             self.steps.append(StepRecord(step=len(self.steps)))
         return self.steps[s]
+
+    def kinds(self) -> list[registry.RunKind]:
+        """The kinds of run this record is, by its scenario's tables."""
+        return self._kinds
 
     @property
     def done(self) -> bool:
@@ -299,10 +298,11 @@ class RunRecord:
         return max(self.steps_planned, len(self.steps))
 
     def complete_prefix(self) -> int:
-        """How many leading steps are complete (advanced incrementally, O(1) amortised). A
-        collective run's steps are the ring's."""
-        if self.collective is not None:
-            return self.collective.complete_steps(self.world_size)
+        """How many leading steps are complete (advanced incrementally, O(1) amortised), or
+        as a kind of run counts its own steps."""
+        for kind in self.kinds():
+            if kind.complete_steps is not None:
+                return kind.complete_steps(self)
         n = self._complete_prefix
         while n < len(self.steps) and self._step_complete(n):
             n += 1

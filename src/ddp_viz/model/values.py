@@ -3,6 +3,7 @@ the error names the field, as every scenario message does."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ddp_viz.model.errors import ScenarioError
@@ -32,3 +33,30 @@ def choice(key: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ScenarioError(key, f"must be one of {', '.join(allowed)}, got {value!r}")
     return str(value)
+
+
+def number(key: str, value: Any, what: str = "a number") -> float:
+    if isinstance(value, bool):
+        raise ScenarioError(key, f"must be {what}, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ScenarioError(key, f"must be {what}, got an empty value")
+        try:
+            value = float(text)
+        except ValueError:
+            hint = " (use a dot for decimals: 0.01)" if "," in text else ""
+            raise ScenarioError(key, f"must be {what}, got {text!r}{hint}") from None
+    if not isinstance(value, int | float):
+        raise ScenarioError(key, f"must be {what}, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ScenarioError(key, f"must be a finite number, got {value}")
+    return value
+
+
+def integer(key: str, value: Any) -> int:
+    found = number(key, value, "a whole number")
+    if not found.is_integer():
+        raise ScenarioError(key, f"must be a whole number, got {found:g}")
+    return int(found)

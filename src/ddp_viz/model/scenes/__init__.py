@@ -1,13 +1,15 @@
 """Stage scenes: pure functions from a recorded run and a position to a :class:`StageFrame`.
 
 A lesson names its scene in ``lesson.toml``; the Qt stage draws whatever frame the scene
-builds. A new lesson with a new picture is a new module here plus a line in :data:`SCENES`.
+builds. The scenes here are the core's; a kind of run brings its own (its folder's
+``RunKind.scenes``), found through :mod:`ddp_viz.model.registry`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from ddp_viz.model import registry
 from ddp_viz.model.frame import StageFrame
 from ddp_viz.model.scenes.accumulate import build as build_accumulate
 from ddp_viz.model.scenes.buckets import build as build_buckets
@@ -15,33 +17,50 @@ from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.not_averaged import build as build_not_averaged
-from ddp_viz.model.scenes.ring import build as build_ring
 from ddp_viz.model.scenes.uneven import build as build_uneven
 from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
 
-SCENES: dict[str, SceneBuilder] = {
+CORE_SCENES: dict[str, SceneBuilder] = {
     "ddp_step": build_ddp_step,
     "buckets": build_buckets,
     "data_split": build_data_split,
     "accumulate": build_accumulate,
-    "ring": build_ring,
     "uneven": build_uneven,
     "not_averaged": build_not_averaged,
     "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
-PHASES_OF: dict[str, tuple[str, ...]] = {name: PHASES for name in SCENES}
-# the toolbar's word for each phase: DDP's step for the training scenes, the ring's for its own
-PHASE_WORDS_OF: dict[str, tuple[str, ...]] = {
-    **{name: ("shards", "local", "all-reduce", "step") for name in SCENES},
+DDP_WORDS = ("shards", "local", "all-reduce", "step")
+# the toolbar's word for each phase: DDP's step for the training scenes, unless a scene has its own
+CORE_PHASE_WORDS: dict[str, tuple[str, ...]] = {
     # the scenes whose phases the stage titles in words of their own (each scene's TITLES)
     "buckets": ("buckets", "ready", "all-reduce", "overlap"),
     "data_split": ("rows", "gradient", "average", "step"),
     "accumulate": ("micro-batches", "backward", "synchronised", "step"),
-    "ring": ("picks", "travel", "arrive", "holds"),
 }
+
+
+def scenes() -> dict[str, SceneBuilder]:
+    """Every scene by name: the core's and every kind's."""
+    out = dict(CORE_SCENES)
+    for kind in registry.kinds():
+        out.update(kind.scenes)
+    return out
+
+
+def phases_of(scene: str) -> tuple[str, ...]:
+    """The four animation phases every scene plays (named as the DDP step's)."""
+    return PHASES
+
+
+def phase_words(scene: str) -> tuple[str, ...]:
+    """The toolbar's word for each of ``scene``'s phases."""
+    for kind in registry.kinds():
+        if scene in kind.phase_words:
+            return kind.phase_words[scene]
+    return CORE_PHASE_WORDS.get(scene, DDP_WORDS)
 
 
 def stage_frame(
@@ -54,7 +73,7 @@ def stage_frame(
     """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase)."""
     if record is None or record.world_size == 0:  # no run yet: the same message for every scene
         return build_ddp_step(record, cursor, progress, context)
-    return SCENES[scene](record, cursor, progress, context)
+    return scenes()[scene](record, cursor, progress, context)
 
 
-__all__ = ["PHASES_OF", "PHASE_WORDS_OF", "SCENES", "SceneContext", "stage_frame"]
+__all__ = ["SceneContext", "phase_words", "phases_of", "scenes", "stage_frame"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QFormLayout, QSpinBox, QWidget
 
-from ddp_viz.model.collective import MAX_LENGTH, CollectiveSpec
+from ddp_viz.kinds.collective.model import MAX_LENGTH, CollectiveSpec
 
 
 class CollectiveFields:
@@ -45,3 +45,6 @@ class CollectiveFields:
     def table(self) -> dict[str, Any]:
         """The spec as the form has it (the timing sweep kept as the lesson set it)."""
         return {**self._spec.to_dict(), "length": self.length.value(), "seed": self.seed.value()}
+
+
+FIELDS = CollectiveFields

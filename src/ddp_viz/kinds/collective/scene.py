@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 
-from ddp_viz.model.collective import ALL_GATHER, RingState, ring_state, ring_steps
+from ddp_viz.kinds.collective.model import ALL_GATHER, RingState, ring_state, ring_steps
+from ddp_viz.kinds.collective.scene_charts import draw_charts
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, ease
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.ring_charts import draw_charts
 from ddp_viz.model.timeline import Cursor, RunRecord
 
 PHASE_TITLES = (
@@ -43,8 +43,8 @@ class _Builder(FrameBuilder):
         self.rec, self.cursor = rec, cursor
         self.phase, self.progress = cursor.phase, min(1.0, max(0.0, progress))
         self.world = rec.world_size
-        assert rec.collective is not None
-        self.col = rec.collective
+        assert "collective" in rec.parts
+        self.col = rec.parts["collective"]
         self.small = Font(max(ctx.min_px, self.base * 0.9))
         self.last = cursor.step >= ring_steps(self.world) - 1
         self.drew_ring = False
@@ -290,7 +290,7 @@ def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
-    if record.collective is None:
+    if "collective" not in record.parts:
         b = FrameBuilder(ctx)
         b.text(
             b.pad, b.pad, "This lesson shows a collective run: press Run.", Font(b.base), b.t.muted

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ddp_viz.model.collective import naive_bytes_sent, ring_bytes_sent, ring_steps
+from typing import Any
+
+from ddp_viz.kinds.collective.model import naive_bytes_sent, ring_bytes_sent, ring_steps
 from ddp_viz.model.tensors import is_summary, tensor_sample
-from ddp_viz.model.timeline import RunRecord
+from ddp_viz.model.timeline import RunRecord, RunStatus
 
 
 def _values(v: object, most: int = 12) -> str:
@@ -16,8 +18,7 @@ def _values(v: object, most: int = 12) -> str:
 
 
 def collective_report(rec: RunRecord) -> str:
-    col = rec.collective
-    assert col is not None
+    col = rec.parts["collective"]
     world = rec.world_size
     length = int(rec.scenario.get("collective", {}).get("length", 0))
     pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
@@ -70,3 +71,50 @@ def collective_report(rec: RunRecord) -> str:
     else:
         out += ["", f"run {rec.status}: {rec.reason}"]
     return "\n".join(out)
+
+
+def status_line(rec: RunRecord) -> str | None:
+    """The status bar's line once the run finished."""
+    if rec.status != RunStatus.FINISHED:
+        return None
+    agree = rec.parts["collective"].agree(rec.world_size)
+    verdict = (
+        "✓ naive and ring equal dist.all_reduce on every rank"
+        if agree
+        else "✗ a hand-made all-reduce differs from dist.all_reduce"
+    )
+    return f"Run {rec.run} finished: all-reduce on {rec.world_size} rank(s). {verdict}."
+
+
+def trace_spans(record: RunRecord) -> list[dict[str, Any]]:
+    """Ring and naive steps of a ``[collective]`` run, one span per rank and step."""
+    col = record.parts.get("collective")
+    if col is None:
+        return []
+    out = []
+    for s, moves in sorted(col.steps.items()):
+        for r, m in sorted(moves.items()):
+            out.append(
+                {
+                    "rank": r,
+                    "cat": "ring",
+                    "name": f"ring {s + 1}: chunk {m.sent} → rank {m.to}",
+                    "start": m.started,
+                    "end": m.finished,
+                    "args": {"phase": m.phase, "received": m.received, "bytes": m.bytes_sent},
+                }
+            )
+    for s, moves in sorted(col.naive.items()):
+        for r, m in sorted(moves.items()):
+            what = "to rank 0" if s == 0 else "the sum back"
+            out.append(
+                {
+                    "rank": r,
+                    "cat": "naive",
+                    "name": f"naive: {what}",
+                    "start": m.started,
+                    "end": m.finished,
+                    "args": {"sent": m.bytes_sent, "received": m.bytes_received},
+                }
+            )
+    return out

@@ -19,7 +19,14 @@ import torch.distributed as dist
 
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.tensors import encode
-from ddp_viz.model.collective import (
+from ddp_viz.kinds.collective.events import (
+    CollectiveInput,
+    CollectiveResult,
+    CollectiveTiming,
+    NaiveStep,
+    RingStep,
+)
+from ddp_viz.kinds.collective.model import (
     ALGORITHMS,
     BYTES_PER_VALUE,
     REDUCE_SCATTER,
@@ -27,13 +34,6 @@ from ddp_viz.model.collective import (
     chunk_bounds,
     ring_move,
     ring_steps,
-)
-from ddp_viz.model.collective_events import (
-    CollectiveInput,
-    CollectiveResult,
-    CollectiveTiming,
-    NaiveStep,
-    RingStep,
 )
 from ddp_viz.model.scenario import Scenario
 
@@ -133,7 +133,7 @@ RUNNERS = {"naive": naive_allreduce, "ring": ring_allreduce, "all_reduce": _libr
 def run_collectives(run: int, rank: int, scenario: Scenario, outbox: Outbox) -> int:
     """The lesson's run: the three algorithms on this rank's vector, then the timing sweep.
     Returns the ring's step count (the run's steps)."""
-    spec = scenario.collective
+    spec = scenario.table("collective")
     assert spec is not None
     world = scenario.world_size
     x = vector(spec.seed, rank, spec.length)
@@ -200,3 +200,6 @@ def _time_length(
         if rank == 0:
             outbox.add(CollectiveTiming(run, algo, length, statistics.median(times), repeats))
     outbox.flush()
+
+
+PROGRAM = run_collectives

@@ -7,7 +7,7 @@ import itertools
 import math
 from typing import Any
 
-from ddp_viz.model.collective import BYTES_PER_VALUE
+from ddp_viz.kinds.collective.model import BYTES_PER_VALUE
 from ddp_viz.model.frame import Align, Font, Rect, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE
 

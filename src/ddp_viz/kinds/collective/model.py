@@ -14,11 +14,14 @@ the scene and the tests read the same functions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
 from ddp_viz.model.values import whole
+
+if TYPE_CHECKING:
+    from ddp_viz.model.scenario import Scenario
 
 KEYS = ("length", "seed", "sweep", "repeats")
 ALGORITHMS = ("naive", "ring", "all_reduce")
@@ -64,6 +67,24 @@ class CollectiveSpec:
                 "collective.length",
                 f"{world} ranks cut the vector into {world} chunks: it needs at least {world} "
                 f"values, got {self.length}",
+            )
+
+    # the all-reduce trains nothing: the rows and [data] / [train] go unused
+    trains: ClassVar[bool] = False
+
+    def fixed_steps(self, world: int) -> int:
+        """The ring's steps are the run's."""
+        return max(1, ring_steps(world))
+
+    def check_scenario(self, s: Scenario) -> None:
+        if s.world_size < 2:
+            raise ScenarioError("world_size", "an all-reduce needs at least 2 ranks")
+        self.check(s.world_size)
+        if s.steps != ring_steps(s.world_size):
+            raise ScenarioError(
+                "steps",
+                f"a ring all-reduce over {s.world_size} ranks takes {ring_steps(s.world_size)} "
+                "steps; leave steps out",
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,6 +184,12 @@ class CollectiveRecord:
             self.naive.setdefault(event.step, {})[event.rank] = event
         elif kind == "collective_result":
             self.results[(event.algo, event.rank)] = event
+
+    def apply(self, event: Any) -> None:
+        if event.kind == "collective_timing":
+            self.timings.append(event)
+        else:
+            self.add(event)
 
     def complete_steps(self, world: int) -> int:
         """Leading ring steps every rank has reported."""

@@ -1,0 +1,215 @@
+"""The kinds of run, found by discovery and kept in one registry keyed by id (pure).
+
+A kind of run (the all-reduce by hand, uneven inputs, a watched script …) is a folder,
+``src/ddp_viz/kinds/<id>/``. Importing the folder's package defines the kind's events (which
+registers them, see :mod:`ddp_viz.model.event_base`) and calls :func:`register` once with a
+:class:`RunKind` saying what the kind adds to the core: its scenario table, the part of the run
+record it folds, its stage scenes and their phase words, its report and status lines, its quiz
+quantities and its form's field names. The core loops over :func:`kinds` and names none of them.
+
+Its engine part (torch) and its form (Qt) sit in the same folder as ``engine.py`` and
+``form.py``; the engine and the window load them through their own registries, so this module
+imports neither torch nor Qt.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ddp_viz.model.cursor import Cursor
+    from ddp_viz.model.event_base import Event
+    from ddp_viz.model.frame import StageFrame
+    from ddp_viz.model.scenario import Scenario
+    from ddp_viz.model.scenes.context import SceneContext
+    from ddp_viz.model.timeline import RunRecord
+
+KINDS_PACKAGE = "ddp_viz.kinds"
+
+
+class TableSpec(Protocol):
+    """A kind's scenario table (``[collective]``): parsed, checked against the whole scenario,
+    and written back."""
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> TableSpec: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def fixed_steps(self, world_size: int) -> int | None:
+        """The run's length when the table sets it (None: the scenario's ``steps``)."""
+        ...
+
+    def check(self, scenario: Scenario) -> None:
+        """Raise ``ScenarioError`` for what the table's kind cannot run."""
+        ...
+
+    @property
+    def trains(self) -> bool:
+        """False: the run trains nothing (the rows and ``[data]``/``[train]`` go unused)."""
+        ...
+
+
+class RecordPart(Protocol):
+    """What a kind folds of a run's events beside the core's steps."""
+
+    def apply(self, event: Event) -> None: ...
+
+
+SceneBuilder = Callable[["RunRecord | None", "Cursor", float, "SceneContext"], "StageFrame"]
+# a quiz quantity's value in a record (None while it has not arrived)
+QuantityReader = Callable[["RunRecord", Any], "float | None"]
+
+
+@dataclass(frozen=True)
+class QuantitySource:
+    """A number a kind's prediction question can ask for, and the phase that shows it."""
+
+    read: QuantityReader
+    phase: str
+    needs_param: bool = False
+
+
+@dataclass(frozen=True)
+class RunKind:
+    """What one kind of run adds to the core. Every field but ``id`` is optional."""
+
+    id: str
+    # the scenario table that makes a run of this kind (``[collective]``) and its parser
+    table: str | None = None
+    spec: type[TableSpec] | None = None
+    # a fresh part of the record, for a run whose scenario holds the table
+    part: Callable[[], RecordPart] | None = None
+    # the run's length in steps as the part counts them (None: the core's own count)
+    complete_steps: Callable[[RunRecord], int | None] | None = None
+    scenes: Mapping[str, SceneBuilder] = field(default_factory=dict)
+    # the toolbar's word for each of a scene's four phases
+    phase_words: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # the whole text report of a run of this kind (the CLI), replacing the training report
+    report: Callable[[RunRecord], str] | None = None
+    # the status bar's line for a finished run of this kind (None: the core's line)
+    status: Callable[[RunRecord], str | None] | None = None
+    # spans for the Chrome trace beyond the training phases
+    trace_spans: Callable[[RunRecord], list[dict[str, Any]]] | None = None
+    quantities: Mapping[str, QuantitySource] = field(default_factory=dict)
+    # the form's name for each of the table's fields (its messages name them as labelled)
+    field_names: Mapping[str, str] = field(default_factory=dict)
+    # False: the run trains no model of ddp-viz's (no loss, no reference, no training form)
+    trains: bool = True
+    # the lessons' plots have nothing to show for a run of this kind
+    plots: bool = True
+
+    def owns(self, scenario: Mapping[str, Any]) -> bool:
+        """Is a run of this scenario (a mapping, as ``run_started`` carries it) of this kind?"""
+        return self.table is not None and self.table in scenario
+
+
+class DuplicateKind(ValueError):
+    """Two kinds registered the same id."""
+
+
+_KINDS: dict[str, RunKind] = {}
+_loaded: list[str] = []  # the kind folders imported so far (discovery runs once)
+
+
+def register(kind: RunKind) -> RunKind:
+    """Add ``kind``; a second kind with the same id is refused (a folder registers once)."""
+    known = _KINDS.get(kind.id)
+    if known is not None and known != kind:
+        raise DuplicateKind(f"a kind {kind.id!r} is already registered")
+    _KINDS[kind.id] = kind
+    return kind
+
+
+def unregister(kind_id: str) -> None:
+    """Take a kind out again (a test's own toy kind)."""
+    _KINDS.pop(kind_id, None)
+
+
+def kind_folders() -> list[str]:
+    """The ids of the folders under ``ddp_viz/kinds/`` (each a package)."""
+    package = importlib.import_module(KINDS_PACKAGE)
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg)
+
+
+def load() -> None:
+    """Import every kind folder once, which registers its kind and its events."""
+    if _loaded:
+        return
+    _import_new()
+
+
+def _import_new() -> None:
+    for name in kind_folders():
+        if name not in _loaded:
+            importlib.import_module(f"{KINDS_PACKAGE}.{name}")
+            _loaded.append(name)
+
+
+def add_folder(path: str) -> None:
+    """Find kinds in ``path`` too (a folder of kind packages) and load the new ones, as
+    ``DDP_VIZ_KINDS_PATH`` does for a process that starts with it set."""
+    package = importlib.import_module(KINDS_PACKAGE)
+    if path not in package.__path__:
+        package.__path__.append(path)
+    load()
+    _import_new()
+
+
+def load_parts(module: str) -> dict[str, ModuleType]:
+    """Import the module ``module`` (``engine``, ``form``) of every kind folder that has one,
+    keyed by kind folder: how the engine and the window find their side of each kind."""
+    load()
+    out = {}
+    for name in kind_folders():
+        qualified = f"{KINDS_PACKAGE}.{name}.{module}"
+        if importlib.util.find_spec(qualified) is not None:
+            out[name] = importlib.import_module(qualified)
+    return out
+
+
+def remove_folder(path: str) -> None:
+    """Forget the kinds found in ``path``: their registration, their events, their modules."""
+    import sys
+
+    from ddp_viz.model.event_base import EVENT_TYPES
+
+    package = importlib.import_module(KINDS_PACKAGE)
+    if path in package.__path__:
+        package.__path__.remove(path)
+    gone = [name for name in _loaded if name not in kind_folders()]
+    for name in gone:
+        _loaded.remove(name)
+        unregister(name)
+        prefix = f"{KINDS_PACKAGE}.{name}"
+        for event, cls in list(EVENT_TYPES.items()):
+            if cls.__module__ == prefix or cls.__module__.startswith(prefix + "."):
+                del EVENT_TYPES[event]
+        for module in [m for m in sys.modules if m == prefix or m.startswith(prefix + ".")]:
+            del sys.modules[module]
+
+
+def kinds() -> Iterator[RunKind]:
+    load()
+    return iter(list(_KINDS.values()))
+
+
+def get(kind_id: str) -> RunKind | None:
+    load()
+    return _KINDS.get(kind_id)
+
+
+def kind_of(scenario: Mapping[str, Any]) -> RunKind | None:
+    """The kind whose table the scenario holds, if any."""
+    return next((k for k in kinds() if k.owns(scenario)), None)
+
+
+def tables() -> dict[str, type[TableSpec]]:
+    """Every kind's scenario table by name."""
+    return {k.table: k.spec for k in kinds() if k.table is not None and k.spec is not None}
