@@ -1,11 +1,66 @@
 """The quiz cannot be passed by its shape: choices are shown in a per-learner shuffled order,
-graded by the real answer."""
+graded by the real answer, and no lesson's answers stand out by length or position."""
 
 from __future__ import annotations
 
+import tomllib
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
-from ddp_viz.model.quiz import Question, display_order, grade_choice
+from ddp_viz.model.assets import asset
+from ddp_viz.model.quiz import Question, display_order, grade_choice, parse_questions
+
+LESSONS = asset("lessons")
+# learners whose shuffles the course is checked under: the scripted window's ("") and others
+LEARNERS = ("", "a3f09c1e", "learner-2", "0")
+
+
+def choice_questions(folder: Path) -> dict[str, list[Question]]:
+    """Every lesson's choice questions, read straight from each lesson.toml under ``folder``."""
+    out = {}
+    for toml in sorted(folder.glob("*/lesson.toml")):
+        raws = tomllib.loads(toml.read_text(encoding="utf-8")).get("question", [])
+        out[toml.parent.name] = [q for q in parse_questions(raws) if q.kind == "choice"]
+    return out
+
+
+def shape_problems(folder: Path) -> list[str]:
+    """What gives answers away: a lesson whose answer is the longest option (by characters) in
+    more than a third of its choice questions, or a displayed position that holds most of the
+    course's answers for some learner."""
+    problems = []
+    course = choice_questions(folder)
+    for lesson, questions in course.items():
+        longest = [q.id for q in questions if len(q.choices[q.answer]) == max(map(len, q.choices))]
+        if questions and len(longest) * 3 > len(questions):
+            problems.append(f"{lesson}: the answer is the longest option in {longest}")
+    every = [q for questions in course.values() for q in questions]
+    for learner in LEARNERS:
+        shown_at = Counter(display_order(q, learner).index(q.answer) for q in every)
+        position, count = shown_at.most_common(1)[0]
+        if count * 2 > len(every):
+            problems.append(f"learner {learner!r}: {count} of {len(every)} answers at {position}")
+    return problems
+
+
+def test_no_lesson_gives_its_answers_away_by_length_or_position() -> None:
+    assert shape_problems(LESSONS) == []
+
+
+def test_the_check_catches_answers_that_are_always_first_and_longest(tmp_path) -> None:
+    # a lesson written the way the course once was: the answer first, and the longest
+    lesson = tmp_path / "told" / "lesson.toml"
+    lesson.parent.mkdir()
+    questions = "".join(
+        f'[[question]]\nid = "q{i}"\nkind = "choice"\nprompt = "?"\nexplain = ""\nanswer = 0\n'
+        f'choices = ["the right one, with its reason", "wrong", "also wrong"]\n'
+        for i in range(3)
+    )
+    lesson.write_text(questions, encoding="utf-8")
+    assert any("longest option" in p for p in shape_problems(tmp_path))
+
 
 QUESTION = Question(
     id="when",
