@@ -164,9 +164,10 @@ def test_lessons_lists_the_course() -> None:
     res = cli("lessons", timeout=30)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[0].split()[:2] == ["1.", "all-reduce"] and "naive and ring" in lines[0]
-    assert any(line.split()[:2] == ["2.", "ddp-pattern"] for line in lines)
-    assert any("every-parameter" in line for line in lines)
+    # launching first, the all-reduce and buckets last (correctness before speed)
+    assert lines[0].split()[:2] == ["1.", "ddp-pattern"] and "Launching" in lines[0]
+    assert any(line.split()[:2] == ["2.", "every-parameter"] for line in lines)
+    assert any(line.split()[:2] == ["8.", "buckets"] for line in lines)
 
 
 def test_an_unknown_lesson_is_refused_before_anything_starts() -> None:

@@ -16,10 +16,21 @@ from ddp_viz.model.scenes import phases_of
 
 def test_the_course_lists_every_lesson_folder_in_order() -> None:
     course = load_course()
-    assert course.ids[:3] == ["all-reduce", "ddp-pattern", "every-parameter"]
+    # launching and the pattern first, correctness before speed: the all-reduce and buckets last
+    assert course.ids == [
+        "ddp-pattern",
+        "every-parameter",
+        "who-splits-the-data",
+        "accumulate-with-no-sync",
+        "uneven-inputs",
+        "not-averaged",
+        "all-reduce",
+        "buckets",
+    ]
     assert [lesson.order for lesson in course] == sorted(lesson.order for lesson in course)
     assert course.next("ddp-pattern").id == "every-parameter"
-    assert course.previous("all-reduce") is None
+    assert course.previous("ddp-pattern") is None
+    assert "before speed" in course.why_this_order  # the course view says why
     assert course.missing_prerequisites("every-parameter") == ["ddp-pattern"]
     course.mark_done("ddp-pattern")
     assert course.missing_prerequisites("every-parameter") == []
@@ -47,8 +58,8 @@ def test_a_lesson_is_added_by_adding_a_folder(tmp_path) -> None:
     shutil.copytree(tmp_path / "lessons" / "ddp-pattern", new)
     toml = (new / "lesson.toml").read_text()
     (new / "lesson.toml").write_text(
-        toml.replace('title = "The DDP pattern"', 'title = "Mine"').replace(
-            "order = 20", "order = 5"
+        toml.replace('title = "Launching and the DDP pattern"', 'title = "Mine"').replace(
+            "order = 10", "order = 5"
         )
     )
     course = load_course(tmp_path / "lessons")
@@ -59,7 +70,8 @@ def test_a_lesson_is_added_by_adding_a_folder(tmp_path) -> None:
     ("change", "words"),
     [
         (('scene = "ddp_step"', 'scene = "hologram"'), "unknown scene 'hologram'"),
-        (("shards = [14]", "shuffle = [14]"), "unknown phases ['shuffle']"),
+        (("shards = [19]", "shuffle = [19]"), "unknown phases ['shuffle']"),
+        (("terms = [", "terms = [1, "), "`terms` must be a list of words"),
         (('scenario = "scenario.toml"', 'scenario = "gone.toml"'), "scenario file gone.toml"),
         (('\nkind = "predict"', '\nkind = "essay"'), "unknown kind 'essay'"),
         (('what = "averaged"', 'what = "vibes"'), "quantity.what must be one of"),

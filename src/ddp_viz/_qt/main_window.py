@@ -28,7 +28,7 @@ from ddp_viz._qt.player import Player
 from ddp_viz._qt.plots_panel import PlotsPanel
 from ddp_viz._qt.presentation import Presentation
 from ddp_viz._qt.process_view import ProcessView
-from ddp_viz._qt.quiz_view import QuizView
+from ddp_viz._qt.quiz_view import QuizView, learner_of
 from ddp_viz._qt.refresh_turns import RefreshTurns
 from ddp_viz._qt.scenario_form import ScenarioForm
 from ddp_viz._qt.stage import StageWidget
@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
     def quiz_for(self, lesson: Lesson) -> QuizView:
         view = self._quizzes.get(lesson.id)
         if view is None:
-            view = QuizView(list(lesson.questions), self.theme)
+            view = QuizView(list(lesson.questions), self.theme, learner=learner_of(self.settings))
             view.prediction_locked.connect(self._on_prediction_locked)
             view.passed.connect(self._on_quiz_passed)
             self._quizzes[lesson.id] = view

@@ -3,7 +3,9 @@ Run and graded (by the session controller) when the stage reveals the real value
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+import secrets
+
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -19,8 +21,27 @@ from PySide6.QtWidgets import (
 )
 
 from ddp_viz.model.lesson import inline_markdown
-from ddp_viz.model.quiz import Feedback, Question, Score, grade_choice, parse_prediction
+from ddp_viz.model.quiz import (
+    Feedback,
+    Question,
+    Score,
+    display_order,
+    grade_choice,
+    parse_prediction,
+)
 from ddp_viz.model.theme import Theme
+
+
+def learner_of(settings: QSettings | None) -> str:
+    """This installation's quiz seed: random, made on first use and kept in the settings, so
+    the choices stay in one order across restarts (a scripted window has none: "")."""
+    if settings is None:
+        return ""
+    value = str(settings.value("quiz/learner", "") or "")
+    if not value:
+        value = secrets.token_hex(8)
+        settings.setValue("quiz/learner", value)
+    return value
 
 
 def _rich_label(markdown: str) -> QLabel:
@@ -54,9 +75,16 @@ class QuizView(QScrollArea):
     passed = Signal()  # every question answered right at least once
     prediction_locked = Signal(object, float)  # Question, value
 
-    def __init__(self, questions: list[Question], theme: Theme, parent: QWidget | None = None):
+    def __init__(
+        self,
+        questions: list[Question],
+        theme: Theme,
+        parent: QWidget | None = None,
+        learner: str = "",
+    ):
         super().__init__(parent)
         self.theme = theme
+        self.learner = learner  # seeds the order the choices are shown in (display_order)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.set_questions(questions)
@@ -66,6 +94,8 @@ class QuizView(QScrollArea):
         self.questions = list(questions)
         self.score = Score()
         self.groups: dict[str, QButtonGroup] = {}
+        # per choice question, the choices' indices in the order they are shown
+        self.shown: dict[str, tuple[int, ...]] = {}
         self.feedback: dict[str, QLabel] = {}
         self.prediction_edit: QLineEdit | None = None
         self.prediction_question: Question | None = None
@@ -98,8 +128,9 @@ class QuizView(QScrollArea):
         self.feedback[q.id] = fb
         if q.kind == "choice":
             group = QButtonGroup(box)
-            for k, text in enumerate(q.choices):
-                choice = WrappingChoice(text)
+            self.shown[q.id] = display_order(q, self.learner)
+            for k in self.shown[q.id]:  # shown shuffled; the button's id is the real index
+                choice = WrappingChoice(q.choices[k])
                 group.addButton(choice.button, k)
                 v.addWidget(choice)
             check = QPushButton("Check")
@@ -152,7 +183,8 @@ class QuizView(QScrollArea):
         self.show_feedback(q, grade_choice(q, picked))
 
     def answer(self, question_id: str, choice: int) -> None:
-        """Pick and check an answer (keyboard users and tests)."""
+        """Pick and check choice ``choice`` as written in lesson.toml, wherever it is shown
+        (keyboard users and tests)."""
         q = next(q for q in self.questions if q.id == question_id)
         group = self.groups[question_id]
         group.button(choice).setChecked(True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ DEFAULT_LESSON = "ddp-pattern"
 class Course:
     lessons: list[Lesson]
     done: set[str] = field(default_factory=set)
+    why_this_order: str = ""  # shown in the course view (assets/lessons/course.toml)
 
     def __iter__(self) -> Iterator[Lesson]:
         return iter(self.lessons)
@@ -79,7 +81,11 @@ def load_course(folder: Path | None = None, done: Iterable[str] = ()) -> Course:
         unknown = [p for p in lesson.prerequisites if p not in ids]
         if unknown:
             raise LessonError(f"lesson {lesson.id}: unknown prerequisites {unknown}")
-    return Course(lessons, done={d for d in done if d in ids})
+    about = folder / "course.toml"
+    why = tomllib.loads(about.read_text(encoding="utf-8")) if about.is_file() else {}
+    return Course(
+        lessons, done={d for d in done if d in ids}, why_this_order=why.get("why_this_order", "")
+    )
 
 
 def load_lesson(lesson_id: str = DEFAULT_LESSON) -> Lesson:

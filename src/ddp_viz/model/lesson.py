@@ -2,7 +2,8 @@
 scenario it runs. Pure model layer; a lecturer adds a lesson by adding a folder.
 
 ``lesson.toml`` holds the title, the lesson's place in the course (``order``), a one-line
-``summary``, ``prerequisites`` (lesson ids), the default ``scenario`` file, the stage ``scene``,
+``summary``, ``prerequisites`` (lesson ids), ``terms`` (the terms the lesson introduces: no
+earlier lesson's quiz or listing may use them), the default ``scenario`` file, the stage ``scene``,
 the code listing with the lines to highlight per phase (``[code]``; ``${ddp.bucket_cap_mb}`` in
 the listing shows the value of the run on screen; ``${choose:train.no_sync}`` puts in the text
 that ``[code.choose."train.no_sync"]`` gives for the run's value), one sentence per phase
@@ -54,6 +55,7 @@ class Lesson:
     order: int = 0
     summary: str = ""
     prerequisites: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()  # the terms this lesson introduces to the course
     scene: str = "ddp_step"
     # the kind of run the lesson shows (a folder under ddp_viz/kinds/); "" for DDP training
     kind: str = ""
@@ -199,6 +201,7 @@ def load_lesson_folder(folder: Path) -> Lesson:
         order=int(meta.get("order", 0)),
         summary=str(meta.get("summary", "")),
         prerequisites=tuple(meta.get("prerequisites", ())),
+        terms=_terms(meta.get("terms", []), where),
         scene=scene,
         kind=kind,
         scenario_file=scenario_file,
@@ -208,6 +211,12 @@ def load_lesson_folder(folder: Path) -> Lesson:
         questions=tuple(questions),
         choose=_choose(code.get("choose", {}), code.get("listing", ""), where),
     )
+
+
+def _terms(raw: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(t, str) and t.strip() for t in raw):
+        raise LessonError(f"{where}: `terms` must be a list of words")
+    return tuple(raw)
 
 
 def _choose(table: Any, listing: str, where: str) -> dict[str, dict[str, str]]:

@@ -7,7 +7,9 @@ the learner predicts first and watches second. Only the first answer to a questi
 
 from __future__ import annotations
 
+import hashlib
 import math
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -208,6 +210,21 @@ def parse_questions(raws: Sequence[Mapping[str, Any]]) -> list[Question]:
             raise ValueError(f"question {q.id}: answer must index one of its choices")
         questions.append(q)
     return questions
+
+
+def display_order(q: Question, learner: str) -> tuple[int, ...]:
+    """The order to show ``q``'s choices in: displayed position -> index in ``q.choices``.
+
+    Written order gives the answer away (authors put it first, or last), so each learner sees
+    a shuffle seeded by their own ``learner`` value (one per installation) and the question's
+    id: another learner sees another order, and the same learner the same one on every retry
+    and every restart, so a position they remember stays where it was. Grading never reads
+    the displayed position, only the index this maps it to.
+    """
+    digest = hashlib.sha256(f"{learner}\x00{q.id}".encode()).digest()
+    order = list(range(len(q.choices)))
+    random.Random(digest).shuffle(order)
+    return tuple(order)
 
 
 def grade_choice(q: Question, picked: int) -> Feedback:

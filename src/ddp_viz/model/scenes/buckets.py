@@ -124,9 +124,10 @@ class _Builder(Panels):
             if self.cursor.step == 0:
                 lines.append(
                     (
-                        "Before its first backward DDP cannot know the order the gradients will "
-                        "be ready in, so step 1 puts them all in one bucket; before step 2 it "
-                        "rebuilds the buckets in the order it saw.",
+                        "With find_unused_parameters off, DDP cannot know before its first "
+                        "backward the order the gradients will be ready in, so step 1 puts them "
+                        "all in one bucket; before step 2 it rebuilds the buckets in the order "
+                        "it saw.",
                         body,
                         t.muted,
                     )
