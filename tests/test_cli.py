@@ -181,7 +181,7 @@ def test_every_lesson_runs_headless() -> None:
     from ddp_viz.model.course import load_course
 
     for lesson in load_course():
-        if lesson.scenario().uneven is not None:  # its batches decide the steps; it stalls
+        if lesson.scenario().table("uneven") is not None:  # its batches decide the steps; it stalls
             res = cli("run", "--lesson", lesson.id)
             assert res.returncode == 0, (lesson.id, res.stderr)
             assert "then gloo said:" in res.stdout and "Timed out" in res.stdout

@@ -41,7 +41,7 @@ def test_uneven_fields_are_checked_before_anything_runs() -> None:
         with pytest.raises(ScenarioError) as err:
             Scenario.from_mapping(data)
         assert err.value.field == field
-    assert scenario(True).steps == 4 and scenario(True).uneven.steps_of(0, 2) == 3
+    assert scenario(True).steps == 4 and scenario(True).table("uneven").steps_of(0, 2) == 3
 
 
 @pytest.mark.gloo
@@ -51,22 +51,28 @@ def test_without_join_the_stall_ends_at_the_timeout_with_gloos_words_and_the_nex
     s = scenario(join=False, timeout_s=2.0)
     rec = record(engine.run(s, timeout=60))
     assert rec.status == "finished", rec.reason
-    assert rec.out_of_data == {0: 3} and rec.complete_prefix() == 3
-    assert set(rec.stalled) == {0, 1}
-    assert rec.stalled[0].what == "barrier" and rec.stalled[1].what == "all-reduce"
-    errors = [stall.error for stall in rec.stalled.values()]
+    assert rec.parts["uneven"].out_of_data == {0: 3} and rec.complete_prefix() == 3
+    assert set(rec.parts["uneven"].stalled) == {0, 1}
+    assert (
+        rec.parts["uneven"].stalled[0].what == "barrier"
+        and rec.parts["uneven"].stalled[1].what == "all-reduce"
+    )
+    errors = [stall.error for stall in rec.parts["uneven"].stalled.values()]
     # gloo's own words: a timeout, and on the peer either its own timeout or the connection
     # the first one's timeout closed (which fires first is a race inside gloo)
     assert any("Timed out waiting 2000ms" in e for e in errors), errors
     assert all("Timed out waiting 2000ms" in e or "Connection closed by peer" in e for e in errors)
-    for stall in rec.stalled.values():
+    for stall in rec.parts["uneven"].stalled.values():
         assert "callback" not in stall.error  # not the futures' wrapping around them
         assert 2.0 <= stall.waited_s <= 2.0 + 2.0
     # heartbeats while blocked: rank 1 in its all-reduce, rank 0 in the barrier
-    assert rec.waiting[1].what == "all-reduce" and rec.waiting[0].what == "barrier"
-    assert rec.waiting[1].now - rec.waiting[1].since >= 1.0
+    assert (
+        rec.parts["uneven"].waiting[1].what == "all-reduce"
+        and rec.parts["uneven"].waiting[0].what == "barrier"
+    )
+    assert rec.parts["uneven"].waiting[1].now - rec.parts["uneven"].waiting[1].since >= 1.0
     again = record(engine.run(scenario(join=True)))  # the same pool, straight after
-    assert again.status == "finished" and not again.stalled
+    assert again.status == "finished" and not again.parts["uneven"].stalled
 
 
 @pytest.mark.gloo
@@ -76,8 +82,8 @@ def test_with_join_the_finished_rank_all_reduces_zeros_and_the_run_ends_where_it
     s = scenario(join=True)
     rec = record(engine.run(s))
     assert rec.status == "finished", rec.reason
-    assert rec.out_of_data == {0: 3, 1: 4} and rec.complete_prefix() == 4
-    shadow = rec.shadows[(3, 0)]
+    assert rec.parts["uneven"].out_of_data == {0: 3, 1: 4} and rec.complete_prefix() == 4
+    shadow = rec.parts["uneven"].shadows[(3, 0)]
     assert all(v == [0.0] for v in shadow.grads.values())  # what rank 0 contributed
     # by hand, in one process: blocks of 3 rows; rank 1 alone in step 4, its gradient divided
     # by the initial world size (Join's divide_by_initial_world_size=True, DDP's default hook)
@@ -101,7 +107,9 @@ def test_with_join_the_finished_rank_all_reduces_zeros_and_the_run_ends_where_it
     for n, p in model.named_parameters():
         assert got[n] == pytest.approx(p.detach().flatten().tolist(), abs=1e-6), n
         # the reference rank 0 reports for the stage is this same computation
-        assert rec.one_process[n] == pytest.approx(p.detach().flatten().tolist(), abs=1e-12), n
+        assert rec.parts["uneven"].one_process[n] == pytest.approx(
+            p.detach().flatten().tolist(), abs=1e-12
+        ), n
     # Join's hook copied the last rank's parameters to rank 0, whose own last step was 3
-    assert rec.final_params[0] == rec.final_params[1] == got
+    assert rec.parts["uneven"].final_params[0] == rec.parts["uneven"].final_params[1] == got
     assert rec.steps[2].ranks[0].params != got

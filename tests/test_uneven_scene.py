@@ -25,13 +25,13 @@ def frame(name, step, phase=3, w=1280, h=720, theme="light", events=None):
 
 def test_the_stall_shows_who_ran_out_who_is_stuck_and_gloos_words() -> None:
     rec, f = frame(STALL, 2)
-    assert rec.complete_prefix() == 3 and rec.out_of_data == {0: 3}
+    assert rec.complete_prefix() == 3 and rec.parts["uneven"].out_of_data == {0: 3}
     text = " ".join(f.all_text().split())
     assert f.text_with_key("rank0.step3") is None  # keys are on the shapes: look there
     shapes = {s.key for s in f.shapes}
     assert {"rank0.step3", "rank1.step3"} <= shapes
     assert "no batch" in text and "stuck" in text
-    for r, stall in rec.stalled.items():
+    for r, stall in rec.parts["uneven"].stalled.items():
         line = f.text_with_key(f"stalled.{r}")
         assert line is not None and line.value == stall.waited_s
         assert "Timed out waiting 4000ms" in stall.error
@@ -44,7 +44,7 @@ def test_the_stall_shows_who_ran_out_who_is_stuck_and_gloos_words() -> None:
 def test_a_heartbeat_is_shown_while_the_run_still_waits() -> None:
     events = [e for e in load_recording(STALL) if e.kind not in ("stalled", "run_finished")]
     rec, f = frame(STALL, 0, events=events)  # from the first step on: it is happening now
-    beat = rec.waiting[1]
+    beat = rec.parts["uneven"].waiting[1]
     line = f.text_with_key("waiting.1")
     assert line.value == beat.now - beat.since
     assert line.text == f"rank 1 waiting in all-reduce for {beat.now - beat.since:.1f} s"
@@ -53,7 +53,7 @@ def test_a_heartbeat_is_shown_while_the_run_still_waits() -> None:
 def test_join_shows_the_zeros_and_the_average_that_came_back() -> None:
     rec, f = frame(JOIN, 3)
     assert rec.complete_prefix() == 4
-    shadow = rec.shadows[(3, 0)]
+    shadow = rec.parts["uneven"].shadows[(3, 0)]
     assert all(v == [0.0] for v in shadow.grads.values())
     assert f.numbers()["rank0.step3.zeros"] == 0.0
     text = " ".join(f.all_text().split())
@@ -65,7 +65,7 @@ def test_join_shows_the_zeros_and_the_average_that_came_back() -> None:
     solo = f.text_with_key("one_process")
     assert solo.text.startswith("one process, float64, the same rows, each step ÷ 2")
     assert 0 <= solo.value <= 1e-6 and "✓ equal" in text
-    assert f"weight {fmt(rec.one_process['weight'][0])}" in text
+    assert f"weight {fmt(rec.parts['uneven'].one_process['weight'][0])}" in text
     # the average is rank 1's own gradient over the initial world size
     assert shadow.averaged["weight"][0] == pytest.approx(
         rec.steps[3].ranks[1].local["weight"][0] / 2, rel=1e-6

@@ -357,20 +357,25 @@ def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_gue
     gradient is graded against it."""
     window.set_lesson("uneven-inputs")
     form = window.form
-    assert form.uneven.join.isVisible() and not form.uneven.join.isChecked()
+    assert (
+        form.kind_fields["uneven"].join.isVisible()
+        and not form.kind_fields["uneven"].join.isChecked()
+    )
     assert not form.steps.isEnabled()  # the last rank's batches decide the length
     start_engine(qtbot, window)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and set(rec.stalled) == {0, 1}
-    assert all(s.waited_s <= 4.0 + 2.0 for s in rec.stalled.values())
+    assert rec.status == "finished" and set(rec.parts["uneven"].stalled) == {0, 1}
+    assert all(s.waited_s <= 4.0 + 2.0 for s in rec.parts["uneven"].stalled.values())
     text = " ".join(window.stage.frame().all_text().split())
     assert "Timed out waiting 4000ms" in text and "stuck" in text
     qid = "predict-join-average"
-    form.uneven.join.setChecked(True)
+    form.kind_fields["uneven"].join.setChecked(True)
     rec = guess_then_run(qtbot, window, qid, "-13.28")
-    assert rec.status == "finished" and not rec.stalled and rec.complete_prefix() == 4
+    assert (
+        rec.status == "finished" and not rec.parts["uneven"].stalled and rec.complete_prefix() == 4
+    )
     window.player.seek_step(3)
     quiz = window.quiz_view
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)

@@ -30,7 +30,6 @@ from ddp_viz._qt.form_labels import float_or_text, next_row, set_help, show_fiel
 from ddp_viz._qt.kind_forms import kind_fields
 from ddp_viz._qt.state_fields import StateFields
 from ddp_viz._qt.train_fields import TrainFields
-from ddp_viz._qt.uneven_fields import UnevenFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenario import MAX_STEPS, MAX_WORLD_SIZE, Scenario, field_errors
@@ -71,7 +70,6 @@ class ScenarioForm(QWidget):
         self.epochs = QSpinBox(maximum=MAX_EPOCHS, specialValueText="–")  # 0 "–": Steps sets it
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
         self.kind_fields = kind_fields()  # each kind of run's table, shown for its lessons
-        self.uneven = UnevenFields()  # the uneven-inputs lesson's Join and timeout
         self.state = StateFields()  # what DDP does not average: buffers, unused parameters
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip("DistributedSampler(drop_last=…): cut the tail, not pad it")
@@ -89,8 +87,13 @@ class ScenarioForm(QWidget):
             self.drop_last,
             self.set_epoch,
             self.train.scale_loss,
-            self.uneven.join,
             *self.state.boxes,
+            *(
+                w
+                for f in self.kind_fields.values()
+                for w in f.fields().values()
+                if isinstance(w, QCheckBox)
+            ),
         ):
             # never narrower than its label, in whatever type the theme sets later
             box.setMinimumWidth(0)
@@ -140,7 +143,6 @@ class ScenarioForm(QWidget):
         self.train.add_to(form)
         for fields in self.kind_fields.values():
             fields.add_to(form)
-        self.uneven.add_to(form)
         self.state.add_to(form)
         self._form = form
         self._sampler_rows = (first, first + 1, first + 2)
@@ -182,7 +184,6 @@ class ScenarioForm(QWidget):
         self.train.connect(self._on_field_changed)
         for fields in self.kind_fields.values():
             fields.connect(self._on_field_changed)
-        self.uneven.connect(self._on_field_changed)
         self.state.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
@@ -205,7 +206,6 @@ class ScenarioForm(QWidget):
             "data.epochs": self.epochs,
             **self.train.fields(),
             **{k: w for fields in self.kind_fields.values() for k, w in fields.fields().items()},
-            **self.uneven.fields(),
             **self.state.fields(),
         }
 
@@ -231,7 +231,6 @@ class ScenarioForm(QWidget):
         self._kind_tables = tuple(s.kinds)
         # a kind's table that sets the run's length (the ring's steps): no Steps of the form's
         self._fixed_length = any(t.fixed_steps(s.world_size) is not None for t in s.kinds.values())
-        self._uneven = s.uneven
         sampler = s.data.distributed
         for row in self._sampler_rows:
             self._form.setRowVisible(row, sampler)
@@ -248,9 +247,6 @@ class ScenarioForm(QWidget):
             fields.load(s.table(name))
         for w in (self.table, self.add_row, self.remove_row):
             w.setVisible(s.trains)
-        for row in self.uneven.rows:
-            self._form.setRowVisible(row, s.uneven is not None)
-        self.uneven.load(s.uneven)
         for row in self.state.rows:
             self._form.setRowVisible(row, self.state.applies(s.model))
         self.state.load(s.model, s.ddp)
@@ -262,7 +258,7 @@ class ScenarioForm(QWidget):
         self.epochs.setValue(s.data.epochs)  # "–" when Steps sets the length
         set_help(self.epochs, EPOCHS_HELP if s.data.epochs else "–: Steps sets this run's length")
         self.train.load(s.train)
-        self.steps.setEnabled(not s.data.epochs and s.uneven is None)
+        self.steps.setEnabled(not s.data.epochs and not self._fixed_length)
         self.epochs.setEnabled(bool(s.data.epochs))
         set_help(self.steps, "Set by Epochs ([data] epochs)" if s.data.epochs else STEPS_HELP)
         linear = s.model.kind == "linear"
@@ -320,9 +316,6 @@ class ScenarioForm(QWidget):
             raw[name] = self.kind_fields[name].table()
         if self._fixed_length:
             raw.pop("steps", None)  # the kind's table sets the run's length
-        if self._uneven is not None:
-            raw["uneven"] = self.uneven.table()
-            raw.pop("steps", None)  # the last rank's batches
         if self._data.epochs:  # the epochs decide the length, whatever the world size
             raw.pop("steps", None)
         return raw
@@ -355,8 +348,8 @@ class ScenarioForm(QWidget):
         was_valid = self.valid
         self.errors = field_errors(self.raw())
         self._show_errors()
-        # the length epochs or uneven batches give, for the world size
-        if not self.errors and (self._data.epochs or self._uneven is not None):
+        # the length epochs or a kind's table give, for the world size
+        if not self.errors and (self._data.epochs or self._fixed_length):
             self.steps.blockSignals(True)
             self.steps.setValue(Scenario.from_mapping(self.raw()).steps)
             self.steps.blockSignals(False)
@@ -394,6 +387,6 @@ class ScenarioForm(QWidget):
         if enabled and self._model.kind != "linear":
             self.init_weight.setEnabled(False)
             self.init_bias.setEnabled(False)
-        if enabled and (self._data.epochs or self._uneven is not None):
+        if enabled and (self._data.epochs or self._fixed_length):
             self.steps.setEnabled(False)
         self.epochs.setEnabled(enabled and bool(self._data.epochs))

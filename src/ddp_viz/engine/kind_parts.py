@@ -1,25 +1,129 @@
 """The engine's side of each kind of run: its folder's ``engine.py`` (torch, no Qt).
 
-A kind whose run is a program of its own, not DDP training (the all-reduce by hand), gives
-``PROGRAM(run, rank, scenario, outbox) -> steps``; the rank runs it inside the process group
-the core set up, and reports the steps it completed.
+A kind's engine module gives one of:
+- ``PROGRAM(run, rank, scenario, outbox) -> steps``: the whole run, instead of DDP training
+  (the all-reduce by hand); the rank runs it inside the process group the core set up.
+- ``HOOKS``: a :class:`TrainingHooks` subclass, made once per run and rank, that the core's
+  DDP training loop calls at fixed points (around the run, around the loop, after each step,
+  after the loop, on an error).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack, nullcontext
+from datetime import timedelta
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ddp_viz.model import registry
 
 if TYPE_CHECKING:
     from ddp_viz.engine.outbox import Outbox
+    from ddp_viz.engine.trainer import Trainer
     from ddp_viz.model.scenario import Scenario
 
 Program = Callable[[int, int, "Scenario", "Outbox"], int]
+Send = Callable[[dict[str, Any]], None]
 
 _PARTS: dict[str, ModuleType] = {}
+
+
+class TrainingHooks:
+    """What a kind of run adds to the rank's DDP training loop. Every hook does nothing here;
+    a kind overrides the ones it needs."""
+
+    # the process group's timeout for this run (None: the core's)
+    timeout: timedelta | None = None
+    # send every step's events at once, so a stall never hides the step before it
+    flush_every_step: bool = False
+
+    def __init__(self, run: int, rank: int, scenario: Scenario) -> None:
+        self.run, self.rank, self.scenario = run, rank, scenario
+
+    def send(self, send: Send) -> Send:
+        """``send`` as the run will use it (made thread-safe for a thread that sends too)."""
+        return send
+
+    def waits(self) -> Any:
+        """Given to the capture hook, which marks each bucket outstanding there (or None)."""
+        return None
+
+    def around_run(self, send: Send) -> AbstractContextManager[Any]:
+        """Entered before the model is built, left when the run ends (a heartbeat thread)."""
+        return nullcontext()
+
+    def on_error(self, exc: RuntimeError, outbox: Outbox) -> bool:
+        """An error ended the run: True when it is the lesson's outcome, reported here."""
+        return False
+
+    def steps(self, planned: int) -> tuple[int, int]:
+        """This rank's steps, and the steps every rank trains (both ``planned`` here)."""
+        return planned, planned
+
+    def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
+        """Entered around the loop over steps (``Join``)."""
+        return nullcontext()
+
+    def after_step(self, trainer: Trainer, completed: int) -> None:
+        """A step is over and its events are out; ``completed`` steps so far."""
+
+    def loop_ended(self, trainer: Trainer, completed: int) -> None:
+        """The loop is over, still inside :meth:`around_loop`."""
+
+    def finish(self, trainer: Trainer, completed: int) -> None:
+        """After the loop and the core's own after-loop work, before the run reports done."""
+
+
+class _AllHooks(TrainingHooks):
+    """The hooks of every kind whose table the scenario holds, called in turn."""
+
+    def __init__(self, hooks: list[TrainingHooks]) -> None:
+        self.hooks = hooks
+        timeouts = [h.timeout for h in hooks if h.timeout is not None]
+        self.timeout = min(timeouts) if timeouts else None
+        self.flush_every_step = any(h.flush_every_step for h in hooks)
+
+    def send(self, send: Send) -> Send:
+        for h in self.hooks:
+            send = h.send(send)
+        return send
+
+    def waits(self) -> Any:
+        return next((w for h in self.hooks if (w := h.waits()) is not None), None)
+
+    def around_run(self, send: Send) -> AbstractContextManager[Any]:
+        stack = ExitStack()
+        for h in self.hooks:
+            stack.enter_context(h.around_run(send))
+        return stack
+
+    def on_error(self, exc: RuntimeError, outbox: Outbox) -> bool:
+        return any(h.on_error(exc, outbox) for h in self.hooks)
+
+    def steps(self, planned: int) -> tuple[int, int]:
+        mine, together = planned, planned
+        for h in self.hooks:
+            mine, together = h.steps(planned)
+        return mine, together
+
+    def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
+        stack = ExitStack()
+        for h in self.hooks:
+            stack.enter_context(h.around_loop(trainer))
+        return stack
+
+    def after_step(self, trainer: Trainer, completed: int) -> None:
+        for h in self.hooks:
+            h.after_step(trainer, completed)
+
+    def loop_ended(self, trainer: Trainer, completed: int) -> None:
+        for h in self.hooks:
+            h.loop_ended(trainer, completed)
+
+    def finish(self, trainer: Trainer, completed: int) -> None:
+        for h in self.hooks:
+            h.finish(trainer, completed)
 
 
 def engine_parts() -> dict[str, ModuleType]:
@@ -29,12 +133,22 @@ def engine_parts() -> dict[str, ModuleType]:
     return _PARTS
 
 
+def _parts_of(scenario: Scenario) -> list[ModuleType]:
+    parts = engine_parts()
+    return [
+        parts[k.id]
+        for k in registry.kinds()
+        if k.id in parts and k.table is not None and scenario.table(k.table) is not None
+    ]
+
+
 def kind_program(scenario: Scenario) -> Program | None:
     """The program of the kind whose table ``scenario`` holds, if that kind owns the run."""
-    parts = engine_parts()
-    for kind in registry.kinds():
-        if kind.table is not None and scenario.table(kind.table) is not None:
-            program = getattr(parts.get(kind.id), "PROGRAM", None)
-            if program is not None:
-                return program
-    return None
+    return next((p.PROGRAM for p in _parts_of(scenario) if hasattr(p, "PROGRAM")), None)
+
+
+def kind_hooks(run: int, rank: int, scenario: Scenario) -> TrainingHooks:
+    """The training hooks of the kinds whose tables ``scenario`` holds, as one."""
+    return _AllHooks(
+        [p.HOOKS(run, rank, scenario) for p in _parts_of(scenario) if hasattr(p, "HOOKS")]
+    )

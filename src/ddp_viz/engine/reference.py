@@ -22,7 +22,7 @@ def _column(values: list[float]) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float64).unsqueeze(1)
 
 
-def _loss_and_grads(
+def loss_and_grads(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, reduction: str
 ) -> tuple[float, dict[str, torch.Tensor]]:
     model.zero_grad(set_to_none=True)
@@ -58,10 +58,10 @@ class Oracle:
         # with gradient accumulation: a separate single-process run that takes each step's
         # rows as one batch, never copying DDP's parameters, to set against DDP's at the end
         self.solo = copy.deepcopy(self.model) if scenario.train.accumulate > 1 else None
-        # uneven inputs under Join: the parameters every step starts from, for a whole run
-        self.start = copy.deepcopy(self.model) if scenario.uneven is not None else None
+        # the parameters the run starts from, for a kind that reruns it whole in one process
+        self.start = copy.deepcopy(self.model)
 
-    def _rows(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    def rows(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         return _column([self.x[i] for i in rows]), _column([self.y[i] for i in rows])
 
     def solo_step(self, batches: list[list[tuple[int, list[int]]]]) -> None:
@@ -69,7 +69,7 @@ class Oracle:
         or not, so its parameters after the last step are a whole run's)."""
         if self.solo is None:
             return
-        _, grads = _loss_and_grads(self.solo, *self._rows(_step_rows(batches)), self.reduction)
+        _, grads = loss_and_grads(self.solo, *self.rows(_step_rows(batches)), self.reduction)
         with torch.no_grad():
             for name, p in self.solo.named_parameters():
                 p -= self.scenario.lr * grads[name]
@@ -83,7 +83,7 @@ class Oracle:
         with torch.no_grad():
             for mine, theirs in zip(self.model.parameters(), self.source.parameters(), strict=True):
                 mine.copy_(theirs)
-        loss, full = _loss_and_grads(self.model, *self._rows(_step_rows(batches)), self.reduction)
+        loss, full = loss_and_grads(self.model, *self.rows(_step_rows(batches)), self.reduction)
         # what DDP should make of it, by hand: each micro-batch's gradient (its loss scaled as
         # the script scales it), added up over the micro-batches as .grad does, then averaged
         # over the ranks as the all-reduce does
@@ -91,8 +91,7 @@ class Oracle:
         per_rank = []
         for micro in batches:
             grads = [
-                _loss_and_grads(self.model, *self._rows(rows), self.reduction)[1]
-                for _, rows in micro
+                loss_and_grads(self.model, *self.rows(rows), self.reduction)[1] for _, rows in micro
             ]
             per_rank.append({name: scale * sum(g[name] for g in grads) for name in full})
         manual = {name: sum(g[name] for g in per_rank) / len(per_rank) for name in full}
@@ -108,22 +107,3 @@ class Oracle:
             ),
         )
         return event, full
-
-    def uneven_run(self) -> dict[str, torch.Tensor]:
-        """Uneven inputs under Join, in one float64 process from the initial parameters: each
-        step adds the gradients of the ranks that still have a batch and divides by the world
-        size the run started with (Join's ``divide_by_initial_world_size=True``, the
-        default), as DDP does with the finished ranks' zeros."""
-        assert self.start is not None and self.scenario.uneven is not None
-        model = copy.deepcopy(self.start)
-        world, spec = self.scenario.world_size, self.scenario.uneven
-        shards = self.scenario.shards()
-        for step in range(spec.steps):
-            ranks = [r for r in range(world) if step < spec.steps_of(r, world)]
-            grads = [
-                _loss_and_grads(model, *self._rows(shards[r]), self.reduction)[1] for r in ranks
-            ]
-            with torch.no_grad():
-                for name, p in model.named_parameters():
-                    p -= self.scenario.lr * sum(g[name] for g in grads) / world
-        return {n: p.detach() for n, p in model.named_parameters()}

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ddp_viz.model import registry
+
 EVERY_STEP_BELOW = 20
 THEN_EVERY = 100
 # Tensor values (local and averaged gradients, parameters) the same way, ten times as often.
@@ -44,13 +46,13 @@ def values_due(step: int, steps: int | None = None) -> bool:
 
 def values_at_every_step(scenario: Mapping[str, Any]) -> bool:
     """Runs that record every step's values whatever their length (the engine's rule, read
-    from a run's scenario): gradient accumulation, ``no_sync`` and uneven inputs, whose lessons
-    are about what happens inside each step."""
+    from a run's scenario): gradient accumulation, ``no_sync`` and a kind of run that says so
+    (``RunKind.values_every_step``), whose lessons are about what happens inside each step."""
     train = scenario.get("train", {})
     return (
         int(train.get("accumulate", 1)) > 1
         or train.get("no_sync", "none") != "none"
-        or scenario.get("uneven") is not None
+        or any(k.values_every_step and k.owns(scenario) for k in registry.kinds())
     )
 
 

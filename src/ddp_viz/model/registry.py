@@ -88,11 +88,19 @@ class RunKind:
     part: Callable[[], RecordPart] | None = None
     # the run's length in steps as the part counts them (None: the core's own count)
     complete_steps: Callable[[RunRecord], int | None] | None = None
+    # the ranks that train step n (None: every rank)
+    step_ranks: Callable[[RunRecord, int], list[int]] | None = None
+    # every step's tensor values are recorded, however long the run (its lesson needs them)
+    values_every_step: bool = False
     scenes: Mapping[str, SceneBuilder] = field(default_factory=dict)
     # the toolbar's word for each of a scene's four phases
     phase_words: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # the whole text report of a run of this kind (the CLI), replacing the training report
     report: Callable[[RunRecord], str] | None = None
+    # lines the training report adds after the steps, and its last line when the kind says
+    # how the run ended
+    report_lines: Callable[[RunRecord], list[str]] | None = None
+    report_end: Callable[[RunRecord], str | None] | None = None
     # the status bar's line for a finished run of this kind (None: the core's line)
     status: Callable[[RunRecord], str | None] | None = None
     # spans for the Chrome trace beyond the training phases

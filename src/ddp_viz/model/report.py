@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.reference import values_policy
-from ddp_viz.model.sharing import uneven_note, why_average_differs
+from ddp_viz.model.sharing import unequal_shards_note, why_average_differs
 from ddp_viz.model.state_report import state_lines
-from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value, max_abs_diff
+from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value
 
 TICK, CROSS = "✓", "✗"
 
@@ -150,7 +150,7 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
         f"{full_batch_check(st.average_is_full_batch())}"
     )
     if ref is not None and st.average_is_full_batch() is False:
-        note = uneven_note(ref.shard_sizes) or why_average_differs(rec, st)
+        note = unequal_shards_note(ref.shard_sizes) or why_average_differs(rec, st)
         if note:
             lines.append(f"  why: {note}")
     return "\n".join(lines)
@@ -173,17 +173,18 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
         if len(steps) > max_steps and i == max_steps // 2:
             out += [f"… {len(steps) - max_steps} steps not shown (use --json for all) …", ""]
         out += [step_table(rec, st), ""]
-    out += uneven_lines(rec)
+    for kind in rec.kinds():
+        if kind.report_lines is not None:
+            out += kind.report_lines(rec)
     out += state_lines(rec)
     summary = rec.check_summary()
-    if rec.status == "finished" and rec.state.reducer_errors:
+    # how a kind of run says it ended (a stall the timeout ended), if it says so
+    end = next((e for k in rec.kinds() if k.report_end and (e := k.report_end(rec))), None)
+    if end is not None:
+        out.append(end)
+    elif rec.status == "finished" and rec.state.reducer_errors:
         out.append(
             f"stopped after {len(rec.complete_steps())} step(s): DDP's reducer raised (above)"
-        )
-    elif rec.status == "finished" and rec.stalled:
-        out.append(
-            f"stalled after {len(rec.complete_steps())} step(s): the process group's timeout "
-            "ended the wait (gloo's words above)"
         )
     elif rec.status == "finished":
         done = rec.complete_steps()
@@ -196,31 +197,3 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
     else:
         out.append(f"run {rec.status}: {rec.reason}")
     return "\n".join(out)
-
-
-def uneven_lines(rec: RunRecord) -> list[str]:
-    """Uneven inputs: who ran out of batches, Join's zeros, and a stall's end, as recorded."""
-    out = []
-    for r, n in sorted(rec.out_of_data.items()):
-        out.append(f"rank {r} ran out of batches after {n} step(s)")
-    for (s, r), shadow in sorted(rec.shadows.items()):
-        zeros = "  ".join(
-            f"{param_label(rec, n)} {value(shadow.grads, n)}" for n in rec.param_names
-        )
-        avg = "  ".join(
-            f"{param_label(rec, n)} {value(shadow.averaged, n)}" for n in rec.param_names
-        )
-        out.append(
-            f"step {s + 1}: under Join rank {r} all-reduced {zeros}; the average came back {avg}"
-        )
-    if rec.one_process is not None and rec.final_params:
-        solo = "  ".join(
-            f"{param_label(rec, n)} {value(rec.one_process, n)}" for n in rec.param_names
-        )
-        diff = max_abs_diff(rec.final_params[min(rec.final_params)], rec.one_process)
-        out.append(f"one process, float64, the same rows: {solo} (largest difference {diff:.2g})")
-    for r, stall in sorted(rec.stalled.items()):
-        out.append(
-            f"rank {r} waited {stall.waited_s:.2f} s in {stall.what}, then gloo said: {stall.error}"
-        )
-    return [*out, ""] if out else []

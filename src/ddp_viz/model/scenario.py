@@ -17,7 +17,6 @@ from ddp_viz.model.dataspec import DataSpec, TrainSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.launchspec import LaunchSpec
 from ddp_viz.model.modelspec import DDPSpec, ModelSpec
-from ddp_viz.model.unevenspec import UnevenSpec
 from ddp_viz.model.values import integer, number
 
 MAX_WORLD_SIZE = 8
@@ -31,7 +30,6 @@ CORE_TABLES: dict[str, Any] = {
     "data": DataSpec,
     "train": TrainSpec,
     "launch": LaunchSpec,
-    "uneven": UnevenSpec,
 }
 
 
@@ -61,8 +59,6 @@ class Scenario:
     data: DataSpec = field(default_factory=DataSpec)
     train: TrainSpec = field(default_factory=TrainSpec)
     launch: LaunchSpec = field(default_factory=LaunchSpec)
-    # set: the last rank has more batches; the run stalls, or finishes under Join
-    uneven: UnevenSpec | None = None
     # the tables of the kinds of run by table name (see ddp_viz.model.registry)
     kinds: Mapping[str, Any] = field(default_factory=dict)
     # Not a TOML key: where the scenario came from, for messages.
@@ -90,8 +86,6 @@ class Scenario:
         fixed = _fixed_steps(values["kinds"], world) if isinstance(world, int) else None
         if fixed is not None and "steps" not in values:
             values["steps"] = fixed  # the kind's table sets the run's length
-        if "uneven" in values and "steps" not in values:
-            values["steps"] = values["uneven"].steps  # the last rank's batches
         if spec.epochs and "steps" not in values and isinstance(world, int) and 1 <= world <= rows:
             # epochs fix the length; validate checks
             values["steps"] = max(1, epoch_steps(spec, train, rows, world))
@@ -117,11 +111,8 @@ class Scenario:
         coerced = {k: _coerce(k, v) for k, v in changes.items() if v is not None}
         coerced = _gather_kinds(coerced, self.kinds)
         kinds = coerced["kinds"]
-        uneven = coerced.get("uneven", self.uneven)
         fixed = _fixed_steps(kinds, coerced.get("world_size", self.world_size))
-        if uneven is not None and changes.get("steps") is None:
-            coerced["steps"] = uneven.steps
-        elif fixed is not None and changes.get("steps") is None:
+        if fixed is not None and changes.get("steps") is None:
             coerced["steps"] = fixed
         elif "steps" in coerced and self.data.epochs and "data" not in coerced:
             # an explicit step count (--steps) wins over [data] epochs
@@ -177,8 +168,6 @@ class Scenario:
         d["launch"] = self.launch.to_dict()
         for name, spec in self.kinds.items():
             d[name] = spec.to_dict()
-        if self.uneven is not None:
-            d["uneven"] = self.uneven.to_dict()
         return d
 
     def to_toml(self) -> str:
@@ -199,7 +188,6 @@ class Scenario:
             f"\n[train]\n{_toml_table(self.train.to_dict())}"
             f"\n[launch]\n{_toml_table(self.launch.to_dict())}"
             + "".join(f"\n[{n}]\n{_toml_table(t.to_dict())}" for n, t in self.kinds.items())
-            + ("" if self.uneven is None else f"\n[uneven]\n{_toml_table(self.uneven.to_dict())}")
         )
 
 
@@ -279,27 +267,16 @@ def validate(s: Scenario) -> None:
         _range(key, _coerce(key, getattr(s, key)))
     if len(s.y) != len(s.x):
         raise ScenarioError("y", f"needs one value per x row: {len(s.x)} x, {len(s.y)} y")
-    for spec in s.kinds.values():
-        spec.check_scenario(s)
-    if not s.trains:
-        return  # no training: the data rows and [data] / [train] are not used
-    if s.world_size > len(s.x):
+    if s.trains and s.world_size > len(s.x):
         raise ScenarioError(
             "world_size",
             f"{s.world_size} ranks need at least {s.world_size} data rows "
             f"(every rank needs a shard); there are {len(s.x)}",
         )
-    if s.uneven is not None:
-        if s.world_size < 2:
-            raise ScenarioError("world_size", "uneven inputs need at least 2 ranks")
-        if s.steps != s.uneven.steps:
-            raise ScenarioError(
-                "steps",
-                f"[uneven] gives the last rank {s.uneven.steps} batches: the run is that long; "
-                "leave steps out",
-            )
-        if s.data.distributed or s.train.accumulate > 1:
-            raise ScenarioError("uneven", "uneven inputs use contiguous blocks, one step each")
+    for spec in s.kinds.values():  # what each kind of run asks of the rest of the scenario
+        spec.check_scenario(s)
+    if not s.trains:
+        return  # no training: the data rows and [data] / [train] are not used
     _check_state_lesson(s)
     if s.data.epochs and s.world_size <= len(s.x):
         micro = s.data.run_steps(len(s.x), s.world_size)
@@ -333,7 +310,7 @@ def _check_state_lesson(s: Scenario) -> None:
     BatchNorm needs two rows or more to train, and the reducer's error is caught there."""
     one_batch = not (s.data.distributed or s.train.accumulate > 1 or s.train.no_sync != "none")
     if s.model.norm == "batch":
-        if not one_batch or s.uneven is not None:
+        if not one_batch:
             raise ScenarioError(
                 "model.norm", "BatchNorm trains here on contiguous blocks, one each step"
             )
@@ -344,7 +321,7 @@ def _check_state_lesson(s: Scenario) -> None:
                 f"BatchNorm needs at least 2 rows per rank to train; {s.rows} rows over "
                 f"{s.world_size} ranks leave a rank {smallest}",
             )
-    if s.model.unused and (not one_batch or s.uneven is not None):
+    if s.model.unused and not one_batch:
         raise ScenarioError(
             "model.unused", "the unused branch trains on contiguous blocks, one each step"
         )

@@ -345,21 +345,15 @@ class SessionController:
 def status_text(rec: RunRecord) -> str:
     """One line for the status bar about a run that ended."""
     done = len(rec.complete_steps())
-    if rec.status == "finished" and rec.stalled:  # uneven inputs: the timeout ended it
-        waits = ", ".join(f"rank {r} in {st.what}" for r, st in sorted(rec.stalled.items()))
-        return (
-            f"Run {rec.run} stalled after {done} step(s): {waits}, until the process group's "
-            "timeout ended it (gloo's error is on the stage)."
-        )
+    for kind in rec.kinds():
+        line = kind.status(rec) if kind.status is not None else None
+        if line is not None:
+            return line
     if rec.status == "finished" and rec.state.reducer_errors:
         return (
             f"Run {rec.run} stopped after {done} step(s): DDP's reducer refused the next step "
             "(its error is on the stage)."
         )
-    for kind in rec.kinds():
-        line = kind.status(rec) if kind.status is not None else None
-        if line is not None:
-            return line
     if rec.status == "finished":
         summary = rec.check_summary()
         agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(

@@ -124,7 +124,7 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
     return "; ".join(reasons)
 
 
-def uneven_note(shard_sizes: list[int]) -> str:
+def unequal_shards_note(shard_sizes: list[int]) -> str:
     """Why DDP's average differs from the full batch when shards differ in size."""
     if len(set(shard_sizes)) <= 1:
         return ""

@@ -14,7 +14,6 @@ from typing import Any
 
 from ddp_viz.model import protocol, registry
 from ddp_viz.model import state_events as se
-from ddp_viz.model import uneven_events as ue
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
@@ -181,14 +180,6 @@ class RunRecord:
     events: list[protocol.Event] = field(default_factory=list)
     # what each kind of run folds beside the steps, by kind id (ddp_viz.model.registry)
     parts: dict[str, registry.RecordPart] = field(default_factory=dict)
-    # uneven inputs: rank -> the steps it trained before running out; its latest heartbeat
-    # while blocked; the timeout's error; Join's shadow all-reduces, by step and rank
-    out_of_data: dict[int, int] = field(default_factory=dict)
-    waiting: dict[int, Any] = field(default_factory=dict)
-    stalled: dict[int, Any] = field(default_factory=dict)
-    shadows: dict[tuple[int, int], Any] = field(default_factory=dict)
-    final_params: dict[int, Grads] = field(default_factory=dict)
-    one_process: Grads | None = None  # under Join: the same run in one float64 process
     # what DDP does not average: buffers, the reducer's error, checkpoint, launch variables
     state: StateRecord = field(default_factory=StateRecord)
     _kinds: list[registry.RunKind] = field(default_factory=list)
@@ -238,17 +229,6 @@ class RunRecord:
                 rs.spans, rs.ready, rs.bucket_spans = sp, ready, b
             case protocol.Reference(step=s):
                 self._step(s).reference = event
-            case ue.OutOfData(rank=r, steps=n):
-                self.out_of_data[r] = n
-            case ue.Waiting(rank=r):
-                self.waiting[r] = event
-            case ue.Stalled(rank=r):
-                self.stalled[r] = event
-            case ue.JoinShadow(step=s, rank=r):
-                self.shadows[(s, r)] = event
-            case ue.FinalParams(rank=r, params=p, one_process=solo):
-                self.final_params[r] = p
-                self.one_process = solo or self.one_process
             case (
                 se.BufferValues()
                 | se.ReducerError()
@@ -310,15 +290,15 @@ class RunRecord:
         return n
 
     def _step_complete(self, n: int) -> bool:
-        """Every rank still training at step ``n`` reported it (a rank that ran out of
-        batches before it, under uneven inputs, is not waited for)."""
+        """Every rank that trains step ``n`` reported it (a kind of run may say some do not)."""
         st = self.steps[n]
         if self.scenario.get("watched"):  # a watched step may report its timings alone
             return len(st.ranks) == self.world_size and all(rs.spans for rs in st.ranks.values())
-        if not self.out_of_data:
-            return st.complete(self.world_size)
-        expected = [r for r in range(self.world_size) if self.out_of_data.get(r, n + 1) > n]
-        return all(r in st.ranks and st.ranks[r].complete for r in expected)
+        for kind in self._kinds:
+            if kind.step_ranks is not None:
+                expected = kind.step_ranks(self, n)
+                return all(r in st.ranks and st.ranks[r].complete for r in expected)
+        return st.complete(self.world_size)
 
     def complete_steps(self) -> list[StepRecord]:
         return [s for s in self.steps if self._step_complete(s.step)]

@@ -17,7 +17,7 @@ from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_lanes import grad_label
 from ddp_viz.model.scenes.ddp_table_hub import TableAndHub
-from ddp_viz.model.sharing import uneven_note
+from ddp_viz.model.sharing import unequal_shards_note
 from ddp_viz.model.timeline import (
     PHASE_TITLES,
     PHASES,
@@ -189,7 +189,7 @@ class _Builder(TableAndHub):
                 1,
             ),
             (f"full batch over all rows (reference): {listing(ref.full_batch_grads)}", 0),
-            ("why: " + uneven_note(ref.shard_sizes), 2),
+            ("why: " + unequal_shards_note(ref.shard_sizes), 2),
         ]
 
 

@@ -10,11 +10,14 @@ hook has the finished ranks all-reduce zeros in step with the last one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
 from ddp_viz.model.values import flag, whole
+
+if TYPE_CHECKING:
+    from ddp_viz.model.scenario import Scenario
 
 KEYS = ("batches", "extra", "join", "timeout_s")
 
@@ -47,8 +50,35 @@ class UnevenSpec:
             values["timeout_s"] = float(t)
         return cls(**values)
 
+    trains: ClassVar[bool] = True
+
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in KEYS}
+
+    def fixed_steps(self, world: int) -> int:
+        """The last rank's batches: the run is that long."""
+        return self.steps
+
+    def check_scenario(self, s: Scenario) -> None:
+        if s.world_size < 2:
+            raise ScenarioError("world_size", "uneven inputs need at least 2 ranks")
+        if s.steps != self.steps:
+            raise ScenarioError(
+                "steps",
+                f"[uneven] gives the last rank {self.steps} batches: the run is that long; "
+                "leave steps out",
+            )
+        if s.data.distributed or s.train.accumulate > 1:
+            raise ScenarioError("uneven", "uneven inputs use contiguous blocks, one step each")
+        # BatchNorm and an unused branch are taught with one batch per rank and step, together
+        if s.model.norm == "batch":
+            raise ScenarioError(
+                "model.norm", "BatchNorm trains here on contiguous blocks, one each step"
+            )
+        if s.model.unused:
+            raise ScenarioError(
+                "model.unused", "the unused branch trains on contiguous blocks, one each step"
+            )
 
     def steps_of(self, rank: int, world: int) -> int:
         """How many batches ``rank`` has."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
-from ddp_viz.model.unevenspec import UnevenSpec
+from ddp_viz.kinds.uneven.spec import UnevenSpec
 
 
 class UnevenFields:
@@ -55,3 +55,6 @@ class UnevenFields:
             "extra": self.extra.value(),
             "timeout_s": self.timeout.value(),
         }
+
+
+FIELDS = UnevenFields

@@ -9,6 +9,7 @@ of the window's); when the timeout ends the wait, gloo's error is shown word for
 
 from __future__ import annotations
 
+from ddp_viz.kinds.uneven.record import KIND, UnevenRecord
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
@@ -28,7 +29,9 @@ ONE_PROCESS_TOL = 1e-6  # float32 ranks against the float64 reference
 class _Builder(StepFrameBuilder):
     def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
         super().__init__(rec, cursor, progress, ctx)
-        spec = rec.scenario.get("uneven", {})
+        spec = rec.scenario.get(KIND, {})
+        # another kind's recording shown on this lesson: nothing of uneven inputs to draw
+        self.un = rec.parts.get(KIND) or UnevenRecord()
         self.join = bool(spec.get("join", False))
         self.timeout = float(spec.get("timeout_s", 0.0))
         self.total = rec.steps_total()
@@ -79,8 +82,8 @@ class _Builder(StepFrameBuilder):
         shown = s <= self.cursor.step
         st = self.rec.steps[s] if s < len(self.rec.steps) else None
         rs = st.ranks.get(r) if st else None
-        shadow = self.rec.shadows.get((s, r))
-        ran_out = self.rec.out_of_data.get(r)
+        shadow = self.un.shadows.get((s, r))
+        ran_out = self.un.out_of_data.get(r)
         key = f"rank{r}.step{s}"
         if rs is not None and rs.complete and shown:
             self.shape(
@@ -120,7 +123,7 @@ class _Builder(StepFrameBuilder):
 
     def stuck_step(self, r: int) -> int | None:
         """The step a rank was blocked in (its first unreported one), if it is blocked."""
-        if r not in self.rec.waiting and r not in self.rec.stalled:
+        if r not in self.un.waiting and r not in self.un.stalled:
             return None
         done = [s for s, st in enumerate(self.rec.steps) if r in st.ranks and st.ranks[r].complete]
         return (max(done) + 1) if done else 0
@@ -140,8 +143,8 @@ class _Builder(StepFrameBuilder):
         t, f = self.t, self.small
         lines: list[tuple[str, Font, str, str, float | None]] = []
         for r in range(self.rec.world_size):
-            stall = self.rec.stalled.get(r)
-            beat = self.rec.waiting.get(r)
+            stall = self.un.stalled.get(r)
+            beat = self.un.waiting.get(r)
             if stall is not None:
                 first = "closed by peer" in stall.error.lower()
                 how = (
@@ -168,7 +171,7 @@ class _Builder(StepFrameBuilder):
                         waited,
                     )
                 )
-        for (s, r), shadow in sorted(self.rec.shadows.items()):
+        for (s, r), shadow in sorted(self.un.shadows.items()):
             if s <= self.cursor.step:
                 avg = "  ".join(
                     f"{n} {fmt(display_value(shadow.averaged.get(n)))}" for n in self.names
@@ -185,13 +188,13 @@ class _Builder(StepFrameBuilder):
                         None,
                     )
                 )
-        final = self.rec.final_params
+        final = self.un.final_params
         last = self.cursor.step + 1 >= self.rec.complete_prefix()
         if last and len(final) == self.rec.world_size:
             first = final[min(final)]
             same = all(grads_close(first, p, AGREE_TOL) for p in final.values())
             values = "  ".join(f"{n} {fmt(display_value(first.get(n)))}" for n in self.names)
-            who = max(self.rec.out_of_data, key=lambda r: (self.rec.out_of_data[r], r))
+            who = max(self.un.out_of_data, key=lambda r: (self.un.out_of_data[r], r))
             how = f"Join copied rank {who}'s, the last to finish" if self.join else "the last step"
             verdict = "✓ the same on every rank" if same else "✗ the ranks differ"
             lines.append(
@@ -203,7 +206,7 @@ class _Builder(StepFrameBuilder):
                     None,
                 )
             )
-            solo = self.rec.one_process
+            solo = self.un.one_process
             if solo is not None:
                 diff = max_abs_diff(first, solo)
                 values = "  ".join(f"{n} {fmt(display_value(solo.get(n)))}" for n in self.names)

@@ -1,0 +1,235 @@
+"""One rank's DDP training loop: the model, DDP and the capture hook, one step at a time.
+
+The loop knows DDP training only; a kind of run adds to it through its hooks (see
+:mod:`ddp_viz.engine.kind_parts`): around the loop, after each step, after the loop. Each step
+sends the rank's loss, its local gradient, DDP's average, the parameters and the timings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ddp_viz.engine.accumulate import micro_rows, run_micro_batches, take
+from ddp_viz.engine.capture import Capture, _hook
+from ddp_viz.engine.data import rank_batches
+from ddp_viz.engine.kind_parts import TrainingHooks
+from ddp_viz.engine.models import build_model, named_values, torch_dtype
+from ddp_viz.engine.outbox import Outbox
+from ddp_viz.engine.reference import Oracle
+from ddp_viz.engine.state import (
+    BufferTracker,
+    is_reducer_error,
+    reducer_error,
+    save_and_load,
+    time_unused_cost,
+)
+from ddp_viz.engine.step_values import finite_params, step_values
+from ddp_viz.model import protocol
+from ddp_viz.model.reference import reference_due, values_at_every_step, values_due
+from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.state_events import BufferValues
+
+
+class RankFault(RuntimeError):
+    """An injected failure, used by the reliability tests."""
+
+
+class _ReducerRefused(Exception):
+    """DDP's reducer refused the step's forward (a parameter got no gradient): the loop ends."""
+
+
+class Trainer:
+    """Everything one rank trains with in one run, built once; :meth:`train` runs the loop."""
+
+    def __init__(
+        self,
+        run: int,
+        rank: int,
+        scenario: Scenario,
+        outbox: Outbox,
+        hooks: TrainingHooks,
+        folder: Path | None = None,
+    ) -> None:
+        self.run, self.rank, self.scenario, self.outbox = run, rank, scenario, outbox
+        self.hooks, self.folder = hooks, folder
+        self.model = build_model(scenario)
+        self.oracle = Oracle(scenario, self.model) if rank == 0 else None
+        # broadcasts rank 0's parameters (and buffers) to every rank
+        self.ddp = DDP(
+            self.model,
+            bucket_cap_mb=scenario.ddp.bucket_cap_mb,
+            forward_sync_buffers=scenario.ddp.forward_sync_buffers,
+            find_unused_parameters=scenario.ddp.find_unused_parameters,
+        )
+        self.buffers = BufferTracker(self.model) if scenario.model.buffers() else None
+        outbox.add(protocol.InitialParams(run, rank, named_values(self.model)), now=True)
+        names = {id(p): n for n, p in self.model.named_parameters()}
+        self.capture = Capture(names=names, waits=hooks.waits())
+        self.ddp.register_comm_hook(self.capture, _hook)
+        for name, p in self.model.named_parameters():
+            # fires when autograd has accumulated this parameter's gradient (before DDP's
+            # reducer copies it into its bucket): the order the gradients became ready in
+            p.register_post_accumulate_grad_hook(lambda _p, n=name: self.capture.on_grad_ready(n))
+        self.optimizer = torch.optim.SGD(self.ddp.parameters(), lr=scenario.lr)
+        self.loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
+        self.dtype = torch_dtype(scenario)
+        self.mine = rank_batches(scenario, rank)
+        # rank 0's reference needs every rank's rows: the samplers are deterministic, so it
+        # runs one for each rank itself, in step with the ranks, without asking them
+        every = range(scenario.world_size) if self.oracle else ()
+        self.every = [rank_batches(scenario, r) for r in every]
+        self._cached: tuple[list[int], torch.Tensor, torch.Tensor] | None = None
+        self.k = scenario.train.accumulate
+        # micro-batch by micro-batch (with its events) whenever the lesson is about
+        # accumulation, one micro-batch with no_sync set included; the plain step otherwise
+        self.accumulating = self.k > 1 or scenario.train.no_sync != "none"
+        self.every_step = values_at_every_step(scenario.to_dict())
+        self.my_steps, self.together = hooks.steps(scenario.steps)
+        self.rows: list[int] = []
+
+    def tensors(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        if self._cached is None or self._cached[0] != rows:
+            x = torch.tensor([self.scenario.x[i] for i in rows], dtype=self.dtype).unsqueeze(1)
+            y = torch.tensor([self.scenario.y[i] for i in rows], dtype=self.dtype).unsqueeze(1)
+            self._cached = (rows, x, y)
+        return self._cached[1], self._cached[2]
+
+    def train(self, fault: dict) -> int:
+        """Every step of this rank; returns how many completed."""
+        completed = 0
+        with self.hooks.around_loop(self):
+            for step in range(self.my_steps):
+                self._maybe_fault(fault, step)
+                try:
+                    finite, loss = self._step(step)
+                except _ReducerRefused:
+                    break
+                completed = step + 1
+                self.hooks.after_step(self, completed)
+                if not finite:
+                    what = "loss and parameters" if not math.isfinite(loss) else "parameters"
+                    self.outbox.control({"ctl": "diverged", "step": step, "what": what})
+                    break
+            self.hooks.loop_ended(self, completed)
+        self._after_loop(stopped=completed < self.my_steps)
+        self.hooks.finish(self, completed)
+        return completed
+
+    def _maybe_fault(self, fault: dict, step: int) -> None:
+        if fault.get("rank") == self.rank and fault.get("step") == step:
+            self.outbox.flush()
+            if fault.get("kind") == "exit":
+                os._exit(17)
+            raise RankFault(f"injected fault at step {step}")
+
+    def _step(self, step: int) -> tuple[bool, float]:
+        micro = take(self.mine, self.k)  # k micro-batches make one optimizer step
+        epoch, self.rows = micro[0][0], micro_rows(micro)
+        theirs = [take(it, self.k) for it in self.every]
+        ref, full = self._reference(step, theirs)
+        self.capture.reset()
+        self.capture.values = self.every_step or values_due(step, self.my_steps)
+        self.optimizer.zero_grad()
+        loss, micro_events, spans = self._forward_backward(step, micro)
+        t2 = time.monotonic()
+        self.optimizer.step()
+        t3 = time.monotonic()
+        events: list[protocol.Event] = [] if ref is None else [ref]
+        if self.buffers is not None:
+            b = self.buffers
+            events.append(BufferValues(self.run, step, self.rank, b.before, b.after))
+        events += micro_events
+        more, finite = self._step_events(step, loss, epoch, full)
+        events += more
+        spans = {**spans, "allreduce": self.capture.allreduce_spans, "step": [[t2, t3]]}
+        events.append(self._timing(step, spans))
+        self.outbox.add(*events, now=step == 0 or self.hooks.flush_every_step)
+        return finite, loss
+
+    def _reference(self, step: int, theirs: list) -> tuple[protocol.Reference | None, dict]:
+        ref, full = None, {}
+        if self.oracle is not None:
+            # every step: the single-process run beside an accumulating one
+            self.oracle.solo_step(theirs)
+        if reference_due(step):
+            if self.oracle is not None:
+                ref, full = self.oracle.step(self.run, step, theirs)
+            if self.scenario.world_size > 1 and step < self.together:
+                # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
+                # would show our reference as a straggler; they wait here instead.
+                dist.barrier()
+        return ref, full
+
+    def _forward_backward(self, step: int, micro: list) -> tuple[float, list, dict]:
+        if self.accumulating:
+            acc = run_micro_batches(
+                run=self.run,
+                step=step,
+                rank=self.rank,
+                scenario=self.scenario,
+                ddp=self.ddp,
+                model=self.model,
+                loss_fn=self.loss_fn,
+                tensors=self.tensors,
+                micro=micro,
+                fired=self.capture.fired,
+            )
+            return acc.loss, acc.events, acc.spans
+        x, y = self.tensors(self.rows)
+        t0 = time.monotonic()
+        try:
+            out = self.ddp(x)
+        except RuntimeError as exc:  # a parameter with no gradient: DDP's own words
+            if not is_reducer_error(exc):
+                raise
+            event = reducer_error(self.run, step, self.rank, exc, self.model)
+            self.outbox.add(event, now=True)
+            raise _ReducerRefused from exc
+        loss = self.loss_fn(out, y)
+        t1 = time.monotonic()
+        loss.backward()  # DDP's all-reduce runs in here, through the capture hook
+        spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
+        return loss.detach().item(), [], spans
+
+    def _step_events(
+        self, step: int, loss: float, epoch: int, full: dict
+    ) -> tuple[list[protocol.Event], bool]:
+        """The step's tensors (or, at a step without values, its loss and buckets alone) and
+        whether every parameter is finite. Divergence is decided on what every rank holds
+        alike (DDP's average, the parameters), so every rank stops at the same step."""
+        c, run, rank = self.capture, self.run, self.rank
+        buckets = [c.buckets[i] for i in sorted(c.buckets)]
+        if not c.values:  # the loss, the buckets and the timings alone (values_due)
+            local = protocol.LocalGrad(run, step, rank, loss, {}, buckets, self.rows, epoch, False)
+            return [local], finite_params(self.model)
+        v = step_values(self.model, c, full)
+        return [
+            protocol.LocalGrad(run, step, rank, loss, v.local, buckets, self.rows, epoch),
+            protocol.AveragedGrad(run, step, rank, v.averaged, v.vs_full),
+            protocol.Params(run, step, rank, v.params),
+        ], v.finite
+
+    def _timing(self, step: int, spans: dict) -> protocol.Timing:
+        c = self.capture
+        bucket_spans = [c.bucket_spans[i] for i in sorted(c.bucket_spans)]
+        return protocol.Timing(
+            self.run, step, self.rank, spans, ready=c.ready, buckets=bucket_spans
+        )
+
+    def _after_loop(self, stopped: bool) -> None:
+        """What the core does once the loop is over (stopped: diverged, or DDP's reducer
+        refused a step)."""
+        s = self.scenario
+        if s.ddp.find_unused_parameters and s.model.unused and not stopped:
+            event = time_unused_cost(self.run, self.rank, s, *self.tensors(self.rows))
+            self.outbox.add(event, now=True)
+        if s.train.checkpoint and self.folder is not None and not stopped:
+            save_and_load(self.run, self.rank, self.model, self.folder, self.outbox)
