@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Processes started by session-wide fixtures (and their descendants) are not leaks.
 SHARED_ROOTS: set[int] = set()
 
+# Every process this test run starts carries this mark in its environment (children inherit
+# it unless a test hands them a made-up environment). A process whose parent died first is
+# reparented to PID 1 or a subreaper and is no longer among this run's descendants; the mark
+# still says it is ours. Another run's processes carry another value.
+RUN_MARK = "DDP_VIZ_TEST_RUN"
+os.environ[RUN_MARK] = f"{os.getpid()}-{uuid.uuid4().hex}"
+
 
 def _descends_from_shared(proc: psutil.Process) -> bool:
     try:
@@ -27,6 +35,19 @@ def _descends_from_shared(proc: psutil.Process) -> bool:
 
 def _children() -> dict[int, psutil.Process]:
     return {p.pid: p for p in psutil.Process().children(recursive=True)}
+
+
+def _marked(pids: set[int]) -> dict[int, psutil.Process]:
+    """The processes of ``pids`` whose environment carries this run's mark."""
+    out = {}
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            if p.environ().get(RUN_MARK) == os.environ[RUN_MARK]:
+                out[pid] = p
+        except psutil.Error:  # gone, a zombie, or not ours to read
+            pass
+    return out
 
 
 def still_running(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
@@ -45,12 +66,15 @@ def still_running(procs: list[psutil.Process], timeout: float) -> list[psutil.Pr
 
 @pytest.fixture(autouse=True)
 def no_leftover_processes() -> Iterator[None]:
-    """Fail a test that leaves a child process of this test run alive."""
+    """Fail a test that leaves a process of this test run alive: a descendant of this
+    process, or one with the run's mark that was orphaned (reparented away from us)."""
     before = set(_children())
+    before_pids = set(psutil.pids())
     yield
-    new = [
-        p for pid, p in _children().items() if pid not in before and not _descends_from_shared(p)
-    ]
+    found = {pid: p for pid, p in _children().items() if pid not in before}
+    for pid, p in _marked(set(psutil.pids()) - before_pids - {os.getpid()}).items():
+        found.setdefault(pid, p)
+    new = [p for p in found.values() if not _descends_from_shared(p)]
     alive = still_running(new, timeout=5)
     for p in alive:
         p.kill()

@@ -92,6 +92,15 @@ def test_enter_with_a_bad_field_does_not_run(qtbot, window):
     window.form.lr.setFocus()
     qtbot.keyClick(window.form.lr, Qt.Key.Key_Return)
     assert window.session._run_when_ready is None and not window.session.busy
+    # The control: the same Enter in the same field, now valid, does ask for a run (no engine
+    # here, so the session holds it until one is ready).
+    window.form.lr.setText("0.05")
+    assert window.form.valid
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_Return)
+    asked = window.session._run_when_ready
+    assert window.session.busy and asked is not None and asked.lr == 0.05
+    window.session.cancel()
+    assert not window.session.busy
 
 
 def test_left_works_while_following_a_streaming_run(qtbot, window):

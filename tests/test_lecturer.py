@@ -220,11 +220,40 @@ def assert_gif_phases_are_finished(window, path) -> None:
     stage.deleteLater()
 
 
+def layout(window) -> dict[str, object]:
+    """What projector mode changes: each column's share of the width, the panels shown, the
+    type's size."""
+    sizes = window.splitters["main"].sizes()
+    return {
+        "shares": [s / max(1, sum(sizes)) for s in sizes],
+        "side panel": window.splitters["left"].isVisible(),
+        "app px": QApplication.font().pixelSize(),
+        "field px": window.form.lr.font().pixelSize(),
+    }
+
+
+def same_layout(a: dict[str, object], b: dict[str, object]) -> bool:
+    # The shares within half a percent: the window may come back a few px wider than it was
+    # (at 1280 px the projector toolbar can need a little more for a moment), not narrower.
+    shares = zip(a["shares"], b["shares"], strict=True)  # type: ignore[call-overload]
+    return all(abs(x - y) < 0.005 for x, y in shares) and all(
+        a[k] == b[k] for k in ("side panel", "app px", "field px")
+    )
+
+
 def test_leaving_projector_mode_restores_the_layout(qtbot, make_window, settings):
     window = make_window((1280, 800), settings=settings)
     QApplication.processEvents()
-    before = window.splitters["main"].sizes()
+    before = layout(window)
+    assert before["side panel"] and before["shares"][0] > 0.2 and before["field px"] < 24
+
+    def projector_layout() -> bool:
+        on = layout(window)
+        return on["shares"][0] == 0 and not on["side panel"] and on["field px"] >= 24
+
     window.presentation.set_projector(True)
-    QApplication.processEvents()
+    # Projector mode did change the layout: otherwise "restored" below would prove nothing.
+    qtbot.waitUntil(projector_layout, timeout=2000)
+    assert not same_layout(layout(window), before) and QApplication.font().pixelSize() >= 24
     window.presentation.set_projector(False)
-    qtbot.waitUntil(lambda: window.splitters["main"].sizes() == before, timeout=2000)
+    qtbot.waitUntil(lambda: same_layout(layout(window), before), timeout=2000)

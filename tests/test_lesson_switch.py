@@ -105,11 +105,27 @@ def test_epochs_cannot_be_stepped_down_to_a_one_step_run(qtbot, window):
 def test_another_lesson_has_nothing_to_export(qtbot, window, tmp_path):
     """An export after a lesson switch drew the last lesson's run over an empty stage."""
     import pytest
+    from PIL import Image
 
     feed(window, load_recording("ring-2-ranks.jsonl"))
+    # The control: on the run's own lesson there is something to export.
+    before = window.file_actions.export_gif(tmp_path / "before.gif")
+    with Image.open(before) as gif:
+        assert gif.n_frames > 1
+    window.file_actions.export_trace(tmp_path / "before.json")
+    window.file_actions.export_events(tmp_path / "before.jsonl")
+    assert (tmp_path / "before.jsonl").read_text().count("\n") == len(
+        load_recording("ring-2-ranks.jsonl")
+    )
     window.set_lesson("ddp-pattern")
-    with pytest.raises(ValueError, match="run something first"):
-        window.file_actions.export_gif(tmp_path / "x.gif")
+    for export in ("gif", "trace", "events"):
+        with pytest.raises(ValueError, match="run something first"):
+            getattr(window.file_actions, f"export_{export}")(tmp_path / f"after.{export}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "before.gif",
+        "before.json",
+        "before.jsonl",
+    ]
 
 
 def test_a_visit_back_finds_the_learner_s_own_settings(qtbot, window):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +12,7 @@ import pytest
 from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.scenario import default_scenario
-from ddp_viz.model.session import EngineState, RunState, SessionController
+from ddp_viz.model.session import EngineState, RunState, SessionController, SessionView
 from ddp_viz.model.timeline import Cursor, walk
 from tests.conftest import load_recording
 
@@ -31,23 +33,59 @@ class FakeTransport:
         self.sent.append(command)
 
 
+def _recorder(name: str, method: Callable[..., None]) -> Callable[..., None]:
+    signature = inspect.signature(method)
+
+    def record(self: FakeView, *args: Any, **kwargs: Any) -> None:
+        # A call the protocol's signature does not accept fails here (TypeError).
+        bound = signature.bind(self, *args, **kwargs)
+        self.calls.append((name, tuple(bound.arguments.values())[1:]))
+
+    record.__name__ = name
+    return record
+
+
+VIEW_METHODS = sorted(
+    name
+    for name, value in vars(SessionView).items()
+    if callable(value) and not name.startswith("_")
+)
+
+
 class FakeView:
-    """Records every call as (method, args)."""
+    """Exactly the ``SessionView`` protocol's methods, each recording its call as (method, args).
+
+    Built from the protocol: a method the protocol does not declare does not exist here
+    (AttributeError), and a call its signature does not accept raises TypeError.
+    """
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
 
-    def __getattr__(self, name: str):  # show_* methods
-        if not name.startswith("show_"):
-            raise AttributeError(name)
-        return lambda *args: self.calls.append((name, args))
-
     def called(self, name: str) -> list[tuple[Any, ...]]:
+        assert name in VIEW_METHODS, f"{name} is not a SessionView method"
         return [args for n, args in self.calls if n == name]
 
     @property
     def status(self) -> str:
         return self.called("show_status")[-1][0]
+
+
+for _name in VIEW_METHODS:
+    setattr(FakeView, _name, _recorder(_name, getattr(SessionView, _name)))
+
+
+def test_the_fake_view_is_the_protocol_and_nothing_else() -> None:
+    v = FakeView()
+    assert len(VIEW_METHODS) >= 10 and "show_status" in VIEW_METHODS
+    for name in VIEW_METHODS:
+        assert callable(getattr(v, name))
+    with pytest.raises(AttributeError):
+        v.show_no_such_thing("x")  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        v.show_status()  # the protocol's show_status takes the text
+    v.show_status("a")
+    assert v.calls == [("show_status", ("a",))]
 
 
 def make() -> tuple[SessionController, FakeTransport, FakeView]:

@@ -6,14 +6,15 @@ missing listener costs nothing, and Ctrl-C stops the whole tree."""
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
+import psutil
 import pytest
 import torch
 
@@ -23,6 +24,7 @@ from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.tensors import is_summary, tensor_sample
 from ddp_viz.model.timeline import record
 from ddp_viz.watch.command import watched_env
+from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo
 
@@ -193,28 +195,57 @@ def test_without_a_listener_the_script_runs_as_if_unwatched(tmp_path) -> None:
 
 
 def test_ctrl_c_stops_the_whole_tree(tmp_path) -> None:
+    """Ctrl-C to ``ddp-viz watch`` reaches torchrun, torchrun stops its ranks, and the exit
+    status says the run was interrupted. The ranks run in sessions of their own (torchrun
+    starts them so): one left behind when torchrun dies first is reparented away from this
+    test, so each rank is followed by the pid it reported, not found among our children."""
     rec = tmp_path / "r.jsonl"
     cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window", "--"]
     proc = subprocess.Popen(
         [*cmd, *torchrun("--forever")], stderr=subprocess.PIPE, text=True, start_new_session=True
     )
+    left: list[psutil.Process] = []
     try:
-        deadline_lines = 0
-        # wait until the ranks stream: the recording grows (read, not slept on)
-        while deadline_lines < 20:
-            if proc.poll() is not None:
-                break
-            deadline_lines = len(rec.read_text().splitlines()) if rec.exists() else 0
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=0.2)
+        tree = watched_tree(proc, rec)  # torchrun and both ranks, while the ranks stream
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
+        left = still_running(list(tree.values()), timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert code != 0 and math.isfinite(code)
+        for p in left:
+            p.kill()
+    err = proc.communicate(timeout=30)[1]  # EOF once nothing holds the pipe: read after kills
+    assert not left, f"left running after Ctrl-C: {[n for n, p in tree.items() if p in left]}"
     events = [protocol.decode(line) for line in rec.read_text().splitlines()]
-    assert any(e.kind == "watch_summary" for e in events)
+    (summary,) = [e for e in events if e.kind == "watch_summary"]
+    # torchrun's agent turns SIGINT into its SignalException and exits with 1 once it has
+    # stopped the ranks; a torchrun killed by a signal would give 128 + its number
+    assert code == summary.exit_code == 1, (code, summary.exit_code, err[-2000:])
+    assert "the command exited with 1" in err
+
+
+def watched_tree(proc: subprocess.Popen, rec: Path) -> dict[str, psutil.Process]:
+    """``ddp-viz watch``'s torchrun and the two ranks, once both ranks stream their steps
+    (the recording grows: read, not slept on): each rank by the pid its ``rank_started``
+    event reports."""
+    pids: dict[int, int] = {}
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    while len(lines) < 20 or len(pids) < 2:
+        assert proc.poll() is None, f"watch exited with {proc.returncode} before the ranks ran"
+        assert time.monotonic() < deadline, f"the ranks did not stream: {len(lines)} lines"
+        lines = rec.read_text().splitlines()[:-1] if rec.exists() else []  # whole lines
+        events = [protocol.decode(line) for line in lines]
+        pids = {e.rank: e.pid for e in events if e.kind == "rank_started"}
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.2)
+    tree = {f"rank {r}": psutil.Process(pid) for r, pid in sorted(pids.items())}
+    (torchrun_,) = psutil.Process(proc.pid).children()
+    tree["torchrun"] = torchrun_
+    for name, p in tree.items():  # the pids are what they say they are
+        assert ("train.py" if name.startswith("rank") else "torchrun") in " ".join(p.cmdline())
+    return tree
 
 
 def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None:

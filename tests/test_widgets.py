@@ -423,7 +423,19 @@ def test_a_legend_for_many_parameters_would_squeeze_the_plot_so_there_is_none(qt
     plots = window.plots
     assert plots._param_legend(SimpleNamespace(params=[None] * LEGEND_UP_TO)) is not None
     assert plots._param_legend(SimpleNamespace(params=[None] * (LEGEND_UP_TO + 1))) is None
-    assert plots.param_plot.getPlotItem().legend is None
+    # A real run of 8 parameters: a legend names each of their lines...
+    window.set_lesson("buckets")
+    feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
+    item = plots.param_plot.getPlotItem()
+    assert len(item.listDataItems()) >= 2 * 8  # 2 ranks' lines for each
+    labels = [label.text for _, label in item.legend.items]
+    norms = [f"‖{layer}.{kind}‖" for layer in (0, 2, 4, 6) for kind in ("weight", "bias")]
+    assert labels == [*norms[:-1], "6.bias"]  # the last bias is one number: its value
+    # ...and on a projector, where four rows of names would take half the plot, there is none
+    # while the same lines are drawn.
+    window.presentation.set_projector(True)
+    assert plots.record is not None and len(plots.record.params) == 8
+    assert item.legend is None and len(item.listDataItems()) >= 2 * 8
 
 
 def test_the_form_keeps_a_scenario_s_sampler_and_lets_epochs_set_the_length(qtbot, window):
