@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 import torch.distributed as dist
 
-from ddp_viz.engine.state import REDUCER_UNFINISHED, torchrun_env
+from ddp_viz.engine.launch import torchrun_env
+from ddp_viz.kinds.not_averaged.engine import REDUCER_UNFINISHED
 from ddp_viz.model.assets import asset
 from ddp_viz.model.modelspec import DDPSpec
 from ddp_viz.model.scenario import Scenario, ScenarioError
@@ -60,7 +61,7 @@ def test_torchrun_env_sets_what_env_init_reads_and_puts_the_environment_back(tmp
 def test_buffers_are_rank_0s_as_every_forward_begins_then_each_ranks_own(engine) -> None:
     rec = record(engine.run(LESSON, timeout=60))
     assert rec.status == "finished", rec.reason
-    world, steps, state = rec.world_size, rec.steps_planned, rec.state
+    world, steps, state = rec.world_size, rec.steps_planned, rec.parts["not_averaged"]
     assert len(state.buffers) == world * steps
     for s in range(steps):
         before = [state.buffers[(s, r)].before for r in range(world)]
@@ -81,7 +82,7 @@ def test_buffers_are_rank_0s_as_every_forward_begins_then_each_ranks_own(engine)
 def test_without_forward_sync_buffers_each_rank_keeps_its_own(engine) -> None:
     rec = record(engine.run(variant(sync=False), timeout=60))
     assert rec.status == "finished", rec.reason
-    state = rec.state
+    state = rec.parts["not_averaged"]
     for s in range(1, rec.steps_planned):
         for r in range(rec.world_size):
             # nothing copied: each rank starts the forward from its own last values
@@ -97,7 +98,7 @@ def test_an_unused_parameter_stops_the_run_with_the_reducers_own_words_then_the_
 ) -> None:
     rec = record(engine.run(variant(unused=True), timeout=60))
     assert rec.status == "finished", rec.reason
-    errors = rec.state.reducer_errors
+    errors = rec.parts["not_averaged"].reducer_errors
     assert set(errors) == {0, 1}
     for e in errors.values():
         assert e.step == 1 and e.error.startswith(REDUCER_UNFINISHED)
@@ -111,19 +112,19 @@ def test_an_unused_parameter_stops_the_run_with_the_reducers_own_words_then_the_
 
     rec = record(engine.run(variant(unused=True, find=True), timeout=120))
     assert rec.status == "finished" and rec.complete_prefix() == rec.steps_planned
-    assert not rec.state.reducer_errors
+    assert not rec.parts["not_averaged"].reducer_errors
     assert all(st.averaged_agree() and st.ranks_agree() for st in rec.complete_steps())
     for r in range(rec.world_size):
-        cost = rec.state.cost[r]
+        cost = rec.parts["not_averaged"].cost[r]
         assert len(cost.with_flag) == len(cost.without_flag) > 0
         assert all(t > 0 for t in cost.with_flag + cost.without_flag)
-    assert rec.state.cost_ms() is not None
+    assert rec.parts["not_averaged"].cost_ms() is not None
 
 
 @pytest.mark.gloo
 def test_the_checkpoint_is_one_file_every_rank_reads_and_the_launch_is_torchruns(engine) -> None:
     rec = record(engine.run(LESSON, timeout=60))
-    state = rec.state
+    state = rec.parts["not_averaged"]
     assert state.saved is not None and state.saved.rank == 0 and state.saved.size > 0
     assert set(state.loaded) == {0, 1}
     for loaded in state.loaded.values():
@@ -132,7 +133,7 @@ def test_the_checkpoint_is_one_file_every_rank_reads_and_the_launch_is_torchruns
     # rank 0's file carries rank 0's running statistics: loading replaced rank 1's own
     assert state.loaded[0].replaced == []
     assert state.loaded[1].replaced == ["1.running_mean", "1.running_var"]
-    launch = state.launch
+    launch = rec.launch
     assert set(launch) == {0, 1}
     ports = {ev.env["MASTER_PORT"] for ev in launch.values()}
     assert len(ports) == 1 and int(ports.pop()) > 0
@@ -142,4 +143,4 @@ def test_the_checkpoint_is_one_file_every_rank_reads_and_the_launch_is_torchruns
         assert ev.env["WORLD_SIZE"] == "2" and ev.env["MASTER_ADDR"] == "127.0.0.1"
     # the pooled ranks serve the next run, started the default way, with nothing left over
     rec = record(engine.run(replace(LESSON, launch=replace(LESSON.launch, init_method="file"))))
-    assert rec.status == "finished" and not rec.state.launch
+    assert rec.status == "finished" and not rec.launch

@@ -43,7 +43,7 @@ def test_every_buffer_value_on_screen_is_the_one_the_rank_reported(name) -> None
             for key, value in shown.items():
                 rank, when, layer, buffer, index = key.split(".")
                 assert when == moment
-                event = rec.state.buffers[(step, int(rank.removeprefix("rank")))]
+                event = rec.parts["not_averaged"].buffers[(step, int(rank.removeprefix("rank")))]
                 values = getattr(event, moment)[f"{layer}.{buffer}"]
                 assert value == tensor_sample(values)[int(index)], key
 
@@ -60,13 +60,13 @@ def test_with_the_broadcast_the_ranks_agree_as_each_forward_begins_and_differ_af
 def test_without_the_broadcast_the_drift_shows_step_by_step() -> None:
     rec, f = frame(NO_SYNC, 3, SHARDS)
     verdict = f.text_with_key("buffers.before")
-    agreement = rec.state.agreement(3, 2, "before")
+    agreement = rec.parts["not_averaged"].agreement(3, 2, "before")
     assert verdict.text.startswith("✗") and not agreement.same
     # the chart: per step so far, the recorded largest difference, before and after
     numbers = f.numbers()
     for s in range(4):
         for moment in ("before", "after"):
-            want = rec.state.agreement(s, 2, moment).max_diff
+            want = rec.parts["not_averaged"].agreement(s, 2, moment).max_diff
             assert numbers[f"drift.{moment}.{s}"] == want
     assert numbers["drift.before.0"] == 0.0 < numbers["drift.before.1"] < numbers["drift.before.3"]
     _, first = frame(NO_SYNC, 0, SHARDS)
@@ -81,7 +81,7 @@ def test_an_unused_parameter_shows_no_average_then_the_reducers_words() -> None:
     assert "✗ the ranks' parameters now differ" in text
     error = f.text_with_key("reducer.error")
     assert error.value == 2.0 and "aux.weight, aux.bias" in text_of(f)
-    words = " ".join(rec.state.reducer_errors[0].error.split())
+    words = " ".join(rec.parts["not_averaged"].reducer_errors[0].error.split())
     # the reducer's own words: its first two sentences and the one naming the indices
     first_two = ". ".join(words.split(". ")[:2])
     assert first_two.startswith("Expected to have finished reduction") and first_two in text
@@ -92,14 +92,14 @@ def test_an_unused_parameter_shows_no_average_then_the_reducers_words() -> None:
 
 def test_the_cost_the_checkpoint_and_the_launch_are_the_recorded_ones() -> None:
     rec, f = frame(FIND, 3, STEP)
-    with_flag, without = rec.state.cost_ms()
+    with_flag, without = rec.parts["not_averaged"].cost_ms()
     cost = f.text_with_key("cost.with")
     assert cost.value == with_flag and f"{with_flag:.2f} ms" in cost.text
     assert f"{without:.2f} ms" in text_of(f)
     text = text_of(f)
-    assert f"sha256 {rec.state.saved.sha256[:16]}" in text
+    assert f"sha256 {rec.parts['not_averaged'].saved.sha256[:16]}" in text
     assert "rank 1 loaded it (map_location='cpu'): ✓ the same file" in text
-    port = rec.state.launch[0].env["MASTER_PORT"]
+    port = rec.launch[0].env["MASTER_PORT"]
     assert f"MASTER_PORT={port}" in text and "init_method=env://" in text
     # the status bar says "see the stage for why": the last frame says why
     why = f.text_with_key("why")
@@ -121,7 +121,7 @@ def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
 def test_the_launch_variables_show_as_the_run_starts() -> None:
     rec, f = frame(SYNC, 0, SHARDS)
     launch = f.text_with_key("launch")
-    env = rec.state.launch[1].env
+    env = rec.launch[1].env
     assert launch is not None and "init_method=env://" in launch.text
     text = text_of(f)
     assert f"MASTER_PORT={env['MASTER_PORT']}" in text and "LOCAL_WORLD_SIZE=2" in text

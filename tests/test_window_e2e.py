@@ -387,20 +387,26 @@ def test_the_not_averaged_lesson_runs_then_grades_the_unused_parameter_guess(qtb
     guess of how many steps complete is graded against it."""
     window.set_lesson("not-averaged")
     form = window.form
-    assert form.state.sync.isVisible() and form.state.sync.isChecked()
-    assert not form.state.unused.isChecked() and not form.state.find.isChecked()
+    assert (
+        form.kind_fields["not_averaged"].sync.isVisible()
+        and form.kind_fields["not_averaged"].sync.isChecked()
+    )
+    assert (
+        not form.kind_fields["not_averaged"].unused.isChecked()
+        and not form.kind_fields["not_averaged"].find.isChecked()
+    )
     start_engine(qtbot, window)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
     assert rec.status == "finished" and rec.complete_prefix() == 4
-    assert rec.state.saved is not None and set(rec.state.launch) == {0, 1}
+    assert rec.parts["not_averaged"].saved is not None and set(rec.launch) == {0, 1}
     text = " ".join(window.stage.frame().all_text().split())
-    assert f"sha256 {rec.state.saved.sha256[:16]}" in text
+    assert f"sha256 {rec.parts['not_averaged'].saved.sha256[:16]}" in text
     qid = "unused-fails-when"
-    form.state.unused.setChecked(True)
+    form.kind_fields["not_averaged"].unused.setChecked(True)
     rec = guess_then_run(qtbot, window, qid, "1")
-    assert set(rec.state.reducer_errors) == {0, 1} and rec.complete_prefix() == 1
+    assert set(rec.parts["not_averaged"].reducer_errors) == {0, 1} and rec.complete_prefix() == 1
     quiz = window.quiz_view
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     text = " ".join(window.stage.frame().all_text().split())

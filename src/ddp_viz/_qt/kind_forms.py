@@ -1,8 +1,10 @@
 """The window's side of each kind of run: its folder's ``form.py`` (Qt, no torch).
 
-A kind with a scenario table gives ``FIELDS``, a class of form fields for that table: its
-widgets and their names (``fields()``), where they go (``add_to(form)``, which sets ``rows``),
-``connect(slot)``, ``load(table or None)`` and ``table()``, the table as the form has it.
+A kind's ``FIELDS`` is a class of form fields: its widgets and their names (``fields()``),
+where they go (``add_to(form)``, which sets ``rows``), ``connect(slot)``, whether they apply
+to a scenario (``applies``: their rows show), ``load(scenario)``, and ``write(raw)``, which
+puts what the fields hold into the raw mapping the form validates (its own table, or the
+core's ``[model]`` / ``[ddp]`` keys it edits).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Protocol
 from PySide6.QtWidgets import QFormLayout, QWidget
 
 from ddp_viz.model import registry
+from ddp_viz.model.scenario import Scenario
 
 
 class KindFields(Protocol):
@@ -23,17 +26,19 @@ class KindFields(Protocol):
 
     def connect(self, slot: Any) -> None: ...
 
-    def load(self, table: Any) -> None: ...
+    def applies(self, scenario: Scenario) -> bool: ...
 
-    def table(self) -> dict[str, Any]: ...
+    def load(self, scenario: Scenario) -> None: ...
+
+    def write(self, raw: dict[str, Any]) -> None: ...
 
 
 def kind_fields() -> dict[str, KindFields]:
-    """A fresh set of every kind's fields, keyed by the scenario table they edit."""
+    """A fresh set of every kind's fields, keyed by kind."""
     forms = registry.load_parts("form")
     out: dict[str, KindFields] = {}
     for kind in registry.kinds():
         cls = getattr(forms.get(kind.id), "FIELDS", None)
-        if cls is not None and kind.table is not None:
-            out[kind.table] = cls()
+        if cls is not None:
+            out[kind.id] = cls()
     return out

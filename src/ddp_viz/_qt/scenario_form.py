@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
 
 from ddp_viz._qt.form_labels import float_or_text, next_row, set_help, show_field_errors
 from ddp_viz._qt.kind_forms import kind_fields
-from ddp_viz._qt.state_fields import StateFields
 from ddp_viz._qt.train_fields import TrainFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
 from ddp_viz.model.reference import values_policy
@@ -69,8 +68,7 @@ class ScenarioForm(QWidget):
         self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
         self.epochs = QSpinBox(maximum=MAX_EPOCHS, specialValueText="–")  # 0 "–": Steps sets it
         self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
-        self.kind_fields = kind_fields()  # each kind of run's table, shown for its lessons
-        self.state = StateFields()  # what DDP does not average: buffers, unused parameters
+        self.kind_fields = kind_fields()  # each kind of run's fields, shown where they apply
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip("DistributedSampler(drop_last=…): cut the tail, not pad it")
         self.set_epoch.setToolTip("call sampler.set_epoch(epoch) at the start of every epoch")
@@ -87,7 +85,6 @@ class ScenarioForm(QWidget):
             self.drop_last,
             self.set_epoch,
             self.train.scale_loss,
-            *self.state.boxes,
             *(
                 w
                 for f in self.kind_fields.values()
@@ -143,7 +140,6 @@ class ScenarioForm(QWidget):
         self.train.add_to(form)
         for fields in self.kind_fields.values():
             fields.add_to(form)
-        self.state.add_to(form)
         self._form = form
         self._sampler_rows = (first, first + 1, first + 2)
         self._sampler_rows += (self.train.loss_row,)
@@ -184,7 +180,6 @@ class ScenarioForm(QWidget):
         self.train.connect(self._on_field_changed)
         for fields in self.kind_fields.values():
             fields.connect(self._on_field_changed)
-        self.state.connect(self._on_field_changed)
         self.add_row.clicked.connect(self._on_add_row_clicked)
         self.remove_row.clicked.connect(self._on_remove_row_clicked)
         self._lesson = scenario
@@ -206,7 +201,6 @@ class ScenarioForm(QWidget):
             "data.epochs": self.epochs,
             **self.train.fields(),
             **{k: w for fields in self.kind_fields.values() for k, w in fields.fields().items()},
-            **self.state.fields(),
         }
 
     def set_theme(self, theme: Theme) -> None:
@@ -228,7 +222,6 @@ class ScenarioForm(QWidget):
         self._model, self._ddp, self._launch = s.model, s.ddp, s.launch
         # no fields of their own yet: kept as the scenario says, so a run keeps its sampler
         self._data, self._train = s.data, s.train
-        self._kind_tables = tuple(s.kinds)
         # a kind's table that sets the run's length (the ring's steps): no Steps of the form's
         self._fixed_length = any(t.fixed_steps(s.world_size) is not None for t in s.kinds.values())
         sampler = s.data.distributed
@@ -241,15 +234,13 @@ class ScenarioForm(QWidget):
         # a kind of run that trains nothing shows its own fields instead of training's
         for row in (*self._training_rows, self._bucket_row):
             self._form.setRowVisible(row, s.trains and (row != self._bucket_row or not sampler))
-        for name, fields in self.kind_fields.items():
+        self._applying = [f for f in self.kind_fields.values() if f.applies(s)]
+        for fields in self.kind_fields.values():
             for row in fields.rows:
-                self._form.setRowVisible(row, s.table(name) is not None)
-            fields.load(s.table(name))
+                self._form.setRowVisible(row, fields in self._applying)
+            fields.load(s)
         for w in (self.table, self.add_row, self.remove_row):
             w.setVisible(s.trains)
-        for row in self.state.rows:
-            self._form.setRowVisible(row, self.state.applies(s.model))
-        self.state.load(s.model, s.ddp)
         self.shuffle.setChecked(s.data.shuffle)
         self.drop_last.setChecked(s.data.drop_last)
         self.set_epoch.setChecked(s.data.set_epoch)
@@ -303,17 +294,14 @@ class ScenarioForm(QWidget):
             "lr": self.lr.text(),
             "init_weight": self.init_weight.text(),
             "init_bias": self.init_bias.text(),
-            "model": self.state.model_table(self._model),
-            "ddp": {
-                **self.state.ddp_table(self._ddp, self.state.applies(self._model)),
-                "bucket_cap_mb": float_or_text(self.bucket_cap.text()),
-            },
+            "model": self._model.to_dict(),
+            "ddp": {**self._ddp.to_dict(), "bucket_cap_mb": float_or_text(self.bucket_cap.text())},
             "data": self._data_table(),
             "train": self.train.table(),
             "launch": self._launch.to_dict(),
         }
-        for name in self._kind_tables:
-            raw[name] = self.kind_fields[name].table()
+        for fields in self._applying:
+            fields.write(raw)
         if self._fixed_length:
             raw.pop("steps", None)  # the kind's table sets the run's length
         if self._data.epochs:  # the epochs decide the length, whatever the world size

@@ -21,6 +21,7 @@ from ddp_viz.model import registry
 if TYPE_CHECKING:
     from ddp_viz.engine.outbox import Outbox
     from ddp_viz.engine.trainer import Trainer
+    from ddp_viz.model.event_base import Event
     from ddp_viz.model.scenario import Scenario
 
 Program = Callable[[int, int, "Scenario", "Outbox"], int]
@@ -61,9 +62,21 @@ class TrainingHooks:
         """This rank's steps, and the steps every rank trains (both ``planned`` here)."""
         return planned, planned
 
+    def built(self, trainer: Trainer) -> None:
+        """The model, DDP and the capture hook are built; no step has run."""
+
     def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
         """Entered around the loop over steps (``Join``)."""
         return nullcontext()
+
+    def step_events(self, trainer: Trainer, step: int) -> list[Event]:
+        """Events of the kind's own for a step that just ran, sent with the step's."""
+        return []
+
+    def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
+        """DDP's forward raised: True when that ends the loop as the lesson's outcome (the
+        kind reported it)."""
+        return False
 
     def after_step(self, trainer: Trainer, completed: int) -> None:
         """A step is over and its events are out; ``completed`` steps so far."""
@@ -107,6 +120,16 @@ class _AllHooks(TrainingHooks):
             mine, together = h.steps(planned)
         return mine, together
 
+    def built(self, trainer: Trainer) -> None:
+        for h in self.hooks:
+            h.built(trainer)
+
+    def step_events(self, trainer: Trainer, step: int) -> list[Event]:
+        return [e for h in self.hooks for e in h.step_events(trainer, step)]
+
+    def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
+        return any(h.on_forward_error(trainer, step, exc) for h in self.hooks)
+
     def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
         stack = ExitStack()
         for h in self.hooks:
@@ -134,12 +157,10 @@ def engine_parts() -> dict[str, ModuleType]:
 
 
 def _parts_of(scenario: Scenario) -> list[ModuleType]:
-    parts = engine_parts()
-    return [
-        parts[k.id]
-        for k in registry.kinds()
-        if k.id in parts and k.table is not None and scenario.table(k.table) is not None
-    ]
+    """The engine parts of the kinds a run of ``scenario`` is: those whose table it holds,
+    and those that add to every DDP training run."""
+    parts, tables = engine_parts(), {name: spec.to_dict() for name, spec in scenario.kinds.items()}
+    return [parts[k.id] for k in registry.kinds() if k.id in parts and k.folds(tables)]
 
 
 def kind_program(scenario: Scenario) -> Program | None:

@@ -20,8 +20,8 @@ import torch.distributed as dist
 
 from ddp_viz.engine.data import first_epoch_rows
 from ddp_viz.engine.kind_parts import TrainingHooks, kind_hooks, kind_program
+from ddp_viz.engine.launch import launch_event, torchrun_env
 from ddp_viz.engine.outbox import Outbox
-from ddp_viz.engine.state import launch_event, torchrun_env
 from ddp_viz.engine.trainer import RankFault, Trainer
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario

@@ -24,26 +24,18 @@ from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
-from ddp_viz.engine.state import (
-    BufferTracker,
-    is_reducer_error,
-    reducer_error,
-    save_and_load,
-    time_unused_cost,
-)
 from ddp_viz.engine.step_values import finite_params, step_values
 from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due, values_at_every_step, values_due
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.state_events import BufferValues
 
 
 class RankFault(RuntimeError):
     """An injected failure, used by the reliability tests."""
 
 
-class _ReducerRefused(Exception):
-    """DDP's reducer refused the step's forward (a parameter got no gradient): the loop ends."""
+class _StepRefused(Exception):
+    """DDP refused the step's forward and a kind reported why: the loop ends."""
 
 
 class Trainer:
@@ -69,7 +61,6 @@ class Trainer:
             forward_sync_buffers=scenario.ddp.forward_sync_buffers,
             find_unused_parameters=scenario.ddp.find_unused_parameters,
         )
-        self.buffers = BufferTracker(self.model) if scenario.model.buffers() else None
         outbox.add(protocol.InitialParams(run, rank, named_values(self.model)), now=True)
         names = {id(p): n for n, p in self.model.named_parameters()}
         self.capture = Capture(names=names, waits=hooks.waits())
@@ -94,6 +85,7 @@ class Trainer:
         self.every_step = values_at_every_step(scenario.to_dict())
         self.my_steps, self.together = hooks.steps(scenario.steps)
         self.rows: list[int] = []
+        hooks.built(self)
 
     def tensors(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         if self._cached is None or self._cached[0] != rows:
@@ -110,7 +102,7 @@ class Trainer:
                 self._maybe_fault(fault, step)
                 try:
                     finite, loss = self._step(step)
-                except _ReducerRefused:
+                except _StepRefused:
                     break
                 completed = step + 1
                 self.hooks.after_step(self, completed)
@@ -119,7 +111,6 @@ class Trainer:
                     self.outbox.control({"ctl": "diverged", "step": step, "what": what})
                     break
             self.hooks.loop_ended(self, completed)
-        self._after_loop(stopped=completed < self.my_steps)
         self.hooks.finish(self, completed)
         return completed
 
@@ -143,9 +134,7 @@ class Trainer:
         self.optimizer.step()
         t3 = time.monotonic()
         events: list[protocol.Event] = [] if ref is None else [ref]
-        if self.buffers is not None:
-            b = self.buffers
-            events.append(BufferValues(self.run, step, self.rank, b.before, b.after))
+        events += self.hooks.step_events(self, step)
         events += micro_events
         more, finite = self._step_events(step, loss, epoch, full)
         events += more
@@ -187,12 +176,10 @@ class Trainer:
         t0 = time.monotonic()
         try:
             out = self.ddp(x)
-        except RuntimeError as exc:  # a parameter with no gradient: DDP's own words
-            if not is_reducer_error(exc):
+        except RuntimeError as exc:  # the lesson's outcome, if a kind says so (a reducer error)
+            if not self.hooks.on_forward_error(self, step, exc):
                 raise
-            event = reducer_error(self.run, step, self.rank, exc, self.model)
-            self.outbox.add(event, now=True)
-            raise _ReducerRefused from exc
+            raise _StepRefused from exc
         loss = self.loss_fn(out, y)
         t1 = time.monotonic()
         loss.backward()  # DDP's all-reduce runs in here, through the capture hook
@@ -223,13 +210,3 @@ class Trainer:
         return protocol.Timing(
             self.run, step, self.rank, spans, ready=c.ready, buckets=bucket_spans
         )
-
-    def _after_loop(self, stopped: bool) -> None:
-        """What the core does once the loop is over (stopped: diverged, or DDP's reducer
-        refused a step)."""
-        s = self.scenario
-        if s.ddp.find_unused_parameters and s.model.unused and not stopped:
-            event = time_unused_cost(self.run, self.rank, s, *self.tensors(self.rows))
-            self.outbox.add(event, now=True)
-        if s.train.checkpoint and self.folder is not None and not stopped:
-            save_and_load(self.run, self.rank, self.model, self.folder, self.outbox)

@@ -100,8 +100,6 @@ def lesson_for(scenario: dict) -> str:
     kind = registry.kind_of(scenario)
     if kind is not None:  # the first lesson of the kind whose table the scenario holds
         return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
-    if model.get("norm", "none") != "none" or model.get("unused") or train.get("checkpoint"):
-        return "not-averaged"
     if int(train.get("accumulate", 1)) > 1 or train.get("no_sync", "none") != "none":
         return "accumulate-with-no-sync"
     if scenario.get("data", {}).get("sampler") == "distributed":

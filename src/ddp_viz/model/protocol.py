@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-# state_events, watch_events: kinds not yet moved into folders of their own, imported so
-# that their events are defined
-from ddp_viz.model import registry, state_events, watch_events  # noqa: F401
+# watch_events: a kind not yet moved into a folder of its own, imported so that its events
+# are defined
+from ddp_viz.model import launchspec, registry, watch_events  # noqa: F401
 from ddp_viz.model.event_base import EVENT_TYPES, Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 

@@ -86,6 +86,13 @@ class RunKind:
     spec: type[TableSpec] | None = None
     # a fresh part of the record, for a run whose scenario holds the table
     part: Callable[[], RecordPart] | None = None
+    # a kind without a table of its own that adds to every DDP training run (what DDP does
+    # not average: buffers, the reducer's error, a checkpoint): its part folds every run
+    every_run: bool = False
+    # without a table: whether a scenario is about this kind (which lesson shows it)
+    claims: Callable[[Mapping[str, Any]], bool] | None = None
+    # what the kind asks of the whole scenario, beyond its table's own check
+    check_scenario: Callable[[Scenario], None] | None = None
     # the run's length in steps as the part counts them (None: the core's own count)
     complete_steps: Callable[[RunRecord], int | None] | None = None
     # the ranks that train step n (None: every rank)
@@ -115,7 +122,13 @@ class RunKind:
 
     def owns(self, scenario: Mapping[str, Any]) -> bool:
         """Is a run of this scenario (a mapping, as ``run_started`` carries it) of this kind?"""
-        return self.table is not None and self.table in scenario
+        if self.table is not None:
+            return self.table in scenario
+        return self.claims is not None and self.claims(scenario)
+
+    def folds(self, scenario: Mapping[str, Any]) -> bool:
+        """Does the kind fold a part of a run of this scenario?"""
+        return self.every_run or (self.table is not None and self.table in scenario)
 
 
 class DuplicateKind(ValueError):

@@ -6,10 +6,10 @@ One line per rank and parameter; a tensor of more than one value shows its L2 no
 
 from __future__ import annotations
 
+from ddp_viz.model.launchspec import launch_line
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.sharing import unequal_shards_note, why_average_differs
-from ddp_viz.model.state_report import state_lines
 from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value
 
 TICK, CROSS = "✓", "✗"
@@ -173,19 +173,16 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
         if len(steps) > max_steps and i == max_steps // 2:
             out += [f"… {len(steps) - max_steps} steps not shown (use --json for all) …", ""]
         out += [step_table(rec, st), ""]
+    if launched := launch_line(rec):
+        out += [launched, ""]
     for kind in rec.kinds():
         if kind.report_lines is not None:
             out += kind.report_lines(rec)
-    out += state_lines(rec)
     summary = rec.check_summary()
     # how a kind of run says it ended (a stall the timeout ended), if it says so
     end = next((e for k in rec.kinds() if k.report_end and (e := k.report_end(rec))), None)
     if end is not None:
         out.append(end)
-    elif rec.status == "finished" and rec.state.reducer_errors:
-        out.append(
-            f"stopped after {len(rec.complete_steps())} step(s): DDP's reducer raised (above)"
-        )
     elif rec.status == "finished":
         done = rec.complete_steps()
         where = "every step" if all(s.has_values for s in done) else "every step with values"

@@ -277,7 +277,9 @@ def validate(s: Scenario) -> None:
         spec.check_scenario(s)
     if not s.trains:
         return  # no training: the data rows and [data] / [train] are not used
-    _check_state_lesson(s)
+    for kind in registry.kinds():  # what a kind without a table asks of the scenario
+        if kind.check_scenario is not None:
+            kind.check_scenario(s)
     if s.data.epochs and s.world_size <= len(s.x):
         micro = s.data.run_steps(len(s.x), s.world_size)
         if micro < s.train.accumulate:
@@ -302,28 +304,6 @@ def validate(s: Scenario) -> None:
             "data.batch_size",
             'batches come from a sampler: set [data] sampler = "distributed" (contiguous blocks '
             "train on the whole block every step)",
-        )
-
-
-def _check_state_lesson(s: Scenario) -> None:
-    """BatchNorm and the unused branch are taught with one contiguous batch per rank and step:
-    BatchNorm needs two rows or more to train, and the reducer's error is caught there."""
-    one_batch = not (s.data.distributed or s.train.accumulate > 1 or s.train.no_sync != "none")
-    if s.model.norm == "batch":
-        if not one_batch:
-            raise ScenarioError(
-                "model.norm", "BatchNorm trains here on contiguous blocks, one each step"
-            )
-        smallest = min(len(shard) for shard in s.shards())
-        if smallest < 2:
-            raise ScenarioError(
-                "world_size",
-                f"BatchNorm needs at least 2 rows per rank to train; {s.rows} rows over "
-                f"{s.world_size} ranks leave a rank {smallest}",
-            )
-    if s.model.unused and not one_batch:
-        raise ScenarioError(
-            "model.unused", "the unused branch trains on contiguous blocks, one each step"
         )
 
 

@@ -349,11 +349,6 @@ def status_text(rec: RunRecord) -> str:
         line = kind.status(rec) if kind.status is not None else None
         if line is not None:
             return line
-    if rec.status == "finished" and rec.state.reducer_errors:
-        return (
-            f"Run {rec.run} stopped after {done} step(s): DDP's reducer refused the next step "
-            "(its error is on the stage)."
-        )
     if rec.status == "finished":
         summary = rec.check_summary()
         agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(

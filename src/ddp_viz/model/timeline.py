@@ -13,18 +13,17 @@ from enum import StrEnum
 from typing import Any
 
 from ddp_viz.model import protocol, registry
-from ddp_viz.model import state_events as se
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
 from ddp_viz.model.cursor import Cursor as Cursor
 from ddp_viz.model.cursor import walk as walk
+from ddp_viz.model.launchspec import LaunchEnv
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
 from ddp_viz.model.protocol import Grads
 
 # re-exported: one rank's part of a step, folded here from its events
 from ddp_viz.model.rank_step import RankStep as RankStep
-from ddp_viz.model.state_record import StateRecord
 from ddp_viz.model.tensors import Tensor, is_summary, tensor_norm, tensor_sample, tensors_close
 
 PHASE_TITLES = {
@@ -180,8 +179,8 @@ class RunRecord:
     events: list[protocol.Event] = field(default_factory=list)
     # what each kind of run folds beside the steps, by kind id (ddp_viz.model.registry)
     parts: dict[str, registry.RecordPart] = field(default_factory=dict)
-    # what DDP does not average: buffers, the reducer's error, checkpoint, launch variables
-    state: StateRecord = field(default_factory=StateRecord)
+    # rank -> the variables it read when its launcher started it the way torchrun does
+    launch: dict[int, LaunchEnv] = field(default_factory=dict)
     _kinds: list[registry.RunKind] = field(default_factory=list)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
@@ -197,7 +196,7 @@ class RunRecord:
             self.scenario, self.shards = event.scenario, event.shards
             self.status = RunStatus.RUNNING
             self.params = _param_infos(event)
-            self._kinds = [k for k in registry.kinds() if k.owns(event.scenario)]
+            self._kinds = [k for k in registry.kinds() if k.folds(event.scenario)]
             self.parts = {k.id: k.part() for k in self._kinds if k.part is not None}
             self.events.append(event)
             return True
@@ -229,14 +228,8 @@ class RunRecord:
                 rs.spans, rs.ready, rs.bucket_spans = sp, ready, b
             case protocol.Reference(step=s):
                 self._step(s).reference = event
-            case (
-                se.BufferValues()
-                | se.ReducerError()
-                | se.Checkpoint()
-                | se.LaunchEnv()
-                | se.UnusedCost()
-            ):
-                self.state.add(event)
+            case LaunchEnv(rank=r):
+                self.launch[r] = event
             case protocol.RunFinished(elapsed_s=t):
                 self.status, self.elapsed_s = RunStatus.FINISHED, t
             case protocol.RunFailed(reason=why, rank=r):

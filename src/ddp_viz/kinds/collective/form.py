@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtWidgets import QFormLayout, QSpinBox, QWidget
 
 from ddp_viz.kinds.collective.model import MAX_LENGTH, CollectiveSpec
+from ddp_viz.model.scenario import Scenario
 
 
 class CollectiveFields:
@@ -37,10 +38,16 @@ class CollectiveFields:
         self.length.valueChanged.connect(slot)
         self.seed.valueChanged.connect(slot)
 
-    def load(self, spec: CollectiveSpec | None) -> None:
-        self._spec = spec or CollectiveSpec()
+    def applies(self, scenario: Scenario) -> bool:
+        return scenario.table("collective") is not None
+
+    def load(self, scenario: Scenario) -> None:
+        self._spec = scenario.table("collective") or CollectiveSpec()
         self.length.setValue(self._spec.length)
         self.seed.setValue(self._spec.seed)
+
+    def write(self, raw: dict[str, Any]) -> None:
+        raw["collective"] = self.table()
 
     def table(self) -> dict[str, Any]:
         """The spec as the form has it (the timing sweep kept as the lesson set it)."""

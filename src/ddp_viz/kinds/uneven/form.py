@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
 from ddp_viz.kinds.uneven.spec import UnevenSpec
+from ddp_viz.model.scenario import Scenario
 
 
 class UnevenFields:
@@ -42,11 +43,17 @@ class UnevenFields:
         self.extra.valueChanged.connect(slot)
         self.timeout.valueChanged.connect(slot)
 
-    def load(self, spec: UnevenSpec | None) -> None:
-        self._spec = spec or UnevenSpec()
+    def applies(self, scenario: Scenario) -> bool:
+        return scenario.table("uneven") is not None
+
+    def load(self, scenario: Scenario) -> None:
+        self._spec = scenario.table("uneven") or UnevenSpec()
         self.join.setChecked(self._spec.join)
         self.extra.setValue(self._spec.extra)
         self.timeout.setValue(self._spec.timeout_s)
+
+    def write(self, raw: dict[str, Any]) -> None:
+        raw["uneven"] = self.table()
 
     def table(self) -> dict[str, Any]:
         return {

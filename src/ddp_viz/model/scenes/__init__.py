@@ -16,7 +16,6 @@ from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
-from ddp_viz.model.scenes.not_averaged import build as build_not_averaged
 from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
@@ -27,7 +26,6 @@ CORE_SCENES: dict[str, SceneBuilder] = {
     "buckets": build_buckets,
     "data_split": build_data_split,
     "accumulate": build_accumulate,
-    "not_averaged": build_not_averaged,
     "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
 DDP_WORDS = ("shards", "local", "all-reduce", "step")

@@ -1,18 +1,13 @@
 """What DDP does not average, captured in a real rank: BatchNorm's buffers around each forward,
 the reducer's error for a parameter that gets no gradient, the cost of
-``find_unused_parameters``, a checkpoint saved and loaded as scripts do, and the launch
-variables of an ``env://`` start.
+``find_unused_parameters``, and a checkpoint saved and loaded as scripts do.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,62 +16,19 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.trainer import Trainer
+from ddp_viz.kinds.not_averaged.events import BufferValues, Checkpoint, ReducerError, UnusedCost
+from ddp_viz.model.event_base import Event
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.state_events import Checkpoint, LaunchEnv, ReducerError, UnusedCost
 
-LAUNCH_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 # the first words of the reducer's error when a step starts before the last one's reduction
 # finished (torch/csrc/distributed/c10d/reducer.cpp)
 REDUCER_UNFINISHED = "Expected to have finished reduction in the prior iteration"
 COST_ROUNDS, COST_WARMUP = 16, 4
-
-
-# --- launch ---------------------------------------------------------------------------------
-@contextmanager
-def torchrun_env(rank: int, world: int, store: dist.Store) -> Iterator[dict[str, str]]:
-    """Set what ``torchrun`` sets for a worker, for ``init_process_group(init_method="env://")``
-    to read, and restore the process's environment afterwards (pooled ranks serve other runs).
-
-    As under torchrun, the rendezvous store is hosted outside ``init_process_group`` (there by
-    the launcher's agent, here by rank 0 before it starts), on a port the kernel picks, and
-    ``TORCHELASTIC_USE_AGENT_STORE=True`` makes every rank a client of it. The port reaches the
-    other ranks through the run's private file store.
-    """
-    agent = None
-    if rank == 0:
-        agent = dist.TCPStore(
-            "127.0.0.1", 0, world, is_master=True, wait_for_workers=False,
-            timeout=timedelta(seconds=30),
-        )  # fmt: skip
-        store.set("master_port", str(agent.port))
-    port = store.get("master_port").decode()
-    env = {
-        "RANK": str(rank),
-        "LOCAL_RANK": str(rank),  # one machine: the local rank is the rank
-        "WORLD_SIZE": str(world),
-        "LOCAL_WORLD_SIZE": str(world),
-        "MASTER_ADDR": "127.0.0.1",
-        "MASTER_PORT": port,
-        "TORCHELASTIC_USE_AGENT_STORE": "True",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield {k: env[k] for k in LAUNCH_KEYS}
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        del agent
-
-
-def launch_event(run: int, rank: int, method: str, env: dict[str, str]) -> LaunchEnv:
-    return LaunchEnv(run=run, rank=rank, init_method=f"{method}://", env=env)
 
 
 # --- buffers --------------------------------------------------------------------------------
@@ -169,3 +121,37 @@ def save_and_load(run: int, rank: int, module: nn.Module, folder: Path, outbox: 
     ]
     outbox.add(Checkpoint(run, rank, "loaded", digest, size, same, replaced), now=True)
     dist.barrier()  # rank 0's folder is removed after the run: every read is done first
+
+
+# --- in the training loop -------------------------------------------------------------------
+class NotAveragedHooks(TrainingHooks):
+    """Every DDP training run: the buffers around each forward (a model with buffers), the
+    reducer's error as the step's outcome, then the flag's cost and the checkpoint."""
+
+    def built(self, trainer: Trainer) -> None:
+        self.buffers = BufferTracker(trainer.model) if self.scenario.model.buffers() else None
+
+    def step_events(self, trainer: Trainer, step: int) -> list[Event]:
+        if self.buffers is None:
+            return []
+        return [BufferValues(self.run, step, self.rank, self.buffers.before, self.buffers.after)]
+
+    def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
+        """A parameter with no gradient: DDP's own words end the loop."""
+        if not is_reducer_error(exc):
+            return False
+        trainer.outbox.add(reducer_error(self.run, step, self.rank, exc, trainer.model), now=True)
+        return True
+
+    def finish(self, trainer: Trainer, completed: int) -> None:
+        s = self.scenario
+        if completed < trainer.my_steps:  # diverged, or DDP's reducer refused a step
+            return
+        if s.ddp.find_unused_parameters and s.model.unused:
+            event = time_unused_cost(self.run, self.rank, s, *trainer.tensors(trainer.rows))
+            trainer.outbox.add(event, now=True)
+        if s.train.checkpoint and trainer.folder is not None:
+            save_and_load(self.run, self.rank, trainer.model, trainer.folder, trainer.outbox)
+
+
+HOOKS = NotAveragedHooks

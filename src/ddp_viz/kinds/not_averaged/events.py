@@ -1,8 +1,5 @@
-"""Events about what DDP does not average: buffers, parameters that get no gradient, the
-checkpoint a script saves, and the environment a launcher gives each rank.
-
-Pure model layer; :mod:`ddp_viz.model.protocol` lists them with the others.
-"""
+"""Events about what DDP does not average: buffers, parameters that get no gradient, and the
+checkpoint a script saves (pure; defining them registers them)."""
 
 from __future__ import annotations
 
@@ -53,18 +50,6 @@ class Checkpoint(Event):
     size: int
     same_params: bool = True
     replaced: list[str] | None = None
-
-
-@dataclass(frozen=True)
-class LaunchEnv(Event):
-    """The variables a launcher such as ``torchrun`` sets, as the rank read them when
-    ``init_process_group`` used them (``init_method``: ``env://`` or ``file://``)."""
-
-    kind: ClassVar[str] = "launch_env"
-    run: int
-    rank: int
-    init_method: str
-    env: dict[str, str]
 
 
 @dataclass(frozen=True)

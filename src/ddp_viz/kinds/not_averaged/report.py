@@ -1,30 +1,17 @@
 """What DDP does not average, in words: the lines the CLI prints and the status bar shows for
-buffers, the reducer's error, the cost of ``find_unused_parameters``, the checkpoint and the
-launch variables of a run (pure; every figure is a recorded one)."""
+buffers, the reducer's error, the cost of ``find_unused_parameters`` and the checkpoint of a run
+(pure; every figure is a recorded one)."""
 
 from __future__ import annotations
 
+from ddp_viz.kinds.not_averaged.record import part
 from ddp_viz.model.frame import fmt
-from ddp_viz.model.timeline import RunRecord
-
-
-def launch_line(rec: RunRecord) -> str:
-    launch = rec.state.launch
-    if not launch:
-        return ""
-    first = launch[min(launch)]
-    own = ("RANK", "LOCAL_RANK")
-    shared = " ".join(f"{k}={v}" for k, v in first.env.items() if k not in own)
-    per_rank = "; ".join(
-        f"rank {r}: " + " ".join(f"{k}={v}" for k, v in ev.env.items() if k in own)
-        for r, ev in sorted(launch.items())
-    )
-    return f"launched with init_method={first.init_method} · {shared} · {per_rank}"
+from ddp_viz.model.timeline import RunRecord, RunStatus
 
 
 def buffer_line(rec: RunRecord, step: int, moment: str) -> str:
     """Whether the ranks' buffers agreed ``before`` or ``after`` the forward of ``step``."""
-    agreement = rec.state.agreement(step, rec.world_size, moment)
+    agreement = part(rec).agreement(step, rec.world_size, moment)
     if agreement is None:
         return ""
     when = "as the forward began" if moment == "before" else "after the forward"
@@ -38,7 +25,7 @@ def buffer_line(rec: RunRecord, step: int, moment: str) -> str:
 
 
 def reducer_line(rec: RunRecord) -> str:
-    errors = rec.state.reducer_errors
+    errors = part(rec).reducer_errors
     if not errors:
         return ""
     first = errors[min(errors)]
@@ -51,7 +38,7 @@ def reducer_line(rec: RunRecord) -> str:
 
 
 def cost_line(rec: RunRecord) -> str:
-    cost = rec.state.cost_ms()
+    cost = part(rec).cost_ms()
     if cost is None:
         return ""
     with_flag, without = cost
@@ -63,7 +50,7 @@ def cost_line(rec: RunRecord) -> str:
 
 
 def checkpoint_lines(rec: RunRecord) -> list[str]:
-    saved, loaded = rec.state.saved, rec.state.loaded
+    saved, loaded = part(rec).saved, part(rec).loaded
     if saved is None:
         return []
     out = [f"rank 0 saved state_dict(): {saved.size} bytes, sha256 {saved.sha256[:16]}…"]
@@ -75,12 +62,29 @@ def checkpoint_lines(rec: RunRecord) -> list[str]:
     return out
 
 
-def state_lines(rec: RunRecord) -> list[str]:
+def report_lines(rec: RunRecord) -> list[str]:
     """Every line that applies to ``rec``, for the CLI's report."""
-    out = [launch_line(rec)]
-    steps = sorted({s for s, _ in rec.state.buffers})
+    out = []
+    steps = sorted({s for s, _ in part(rec).buffers})
     for s in steps:
         out += [buffer_line(rec, s, "before"), buffer_line(rec, s, "after")]
     out += [reducer_line(rec), cost_line(rec), *checkpoint_lines(rec)]
     out = [line for line in out if line]
     return [*out, ""] if out else []
+
+
+def report_end(rec: RunRecord) -> str | None:
+    """The report's last line when DDP's reducer refused a step."""
+    if rec.status != RunStatus.FINISHED or not part(rec).reducer_errors:
+        return None
+    return f"stopped after {len(rec.complete_steps())} step(s): DDP's reducer raised (above)"
+
+
+def status_line(rec: RunRecord) -> str | None:
+    """The status bar's line when DDP's reducer refused a step (the core's line otherwise)."""
+    if rec.status != RunStatus.FINISHED or not part(rec).reducer_errors:
+        return None
+    return (
+        f"Run {rec.run} stopped after {len(rec.complete_steps())} step(s): DDP's reducer "
+        "refused the next step (its error is on the stage)."
+    )

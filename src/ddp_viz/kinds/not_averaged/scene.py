@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ddp_viz.kinds.not_averaged.record import part
+from ddp_viz.kinds.not_averaged.report import checkpoint_lines, cost_line
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
+from ddp_viz.model.launchspec import launch_line
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import why_average_differs
-from ddp_viz.model.state_report import checkpoint_lines, cost_line, launch_line
 from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
@@ -71,7 +73,7 @@ class _Builder(StepFrameBuilder):
         began and after it: two bars and their recorded values, on one scale."""
         t, f = self.t, self.small
         lh = f.px * LINE
-        world, state = self.rec.world_size, self.rec.state
+        world, state = self.rec.world_size, part(self.rec)
         shown = {}
         for s in range(min(self.cursor.step + 1, self.total)):
             pair = [state.agreement(s, world, m) for m in ("before", "after")]
@@ -125,7 +127,7 @@ class _Builder(StepFrameBuilder):
 
     # --- the buffers, one row per rank and buffer --------------------------------------------
     def buffer_table(self, top: float) -> float:
-        got = {r: ev for (s, r), ev in self.rec.state.buffers.items() if s == self.cursor.step}
+        got = {r: ev for (s, r), ev in part(self.rec).buffers.items() if s == self.cursor.step}
         if not got:
             return top
         t, f = self.t, self.small
@@ -167,7 +169,7 @@ class _Builder(StepFrameBuilder):
     def buffer_verdicts(self) -> list[_Entry]:
         """Whether the ranks' buffers agree at this moment, from the recorded values."""
         t, f = self.t, self.small
-        state, world = self.rec.state, self.rec.world_size
+        state, world = part(self.rec), self.rec.world_size
         agreement = state.agreement(self.cursor.step, world, self.moment)
         if agreement is None:
             return []
@@ -257,7 +259,7 @@ class _Builder(StepFrameBuilder):
         if st is not None and st.reference is not None and st.average_is_full_batch() is False:
             why = why_average_differs(self.rec, st)
             out.append(_Entry(f"✗ average ≠ full batch: {why}", f, t.text, "why"))
-        errors = self.rec.state.reducer_errors
+        errors = part(self.rec).reducer_errors
         if errors:
             first = errors[min(errors)]
             names = ", ".join(first.unused)
@@ -274,7 +276,7 @@ class _Builder(StepFrameBuilder):
             out.append(_Entry(excerpt(first.error), f, t.text, "reducer.text"))
         cost = cost_line(self.rec)
         if cost:
-            ms = self.rec.state.cost_ms()
+            ms = part(self.rec).cost_ms()
             out.append(_Entry(cost, f, t.text, "cost.with", ms[0] if ms else None))
         out += [
             _Entry(line, f, t.text, f"checkpoint.{i}")

@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QWidget
 
-from ddp_viz.model.modelspec import DDPSpec, ModelSpec
+from ddp_viz.model.modelspec import ModelSpec
+from ddp_viz.model.scenario import Scenario
 
 
-class StateFields:
+class NotAveragedFields:
     def __init__(self) -> None:
         self.sync = QCheckBox("forward_sync_buffers")
         self.sync.setToolTip("DDP(forward_sync_buffers=…): copy rank 0's buffers to every rank")
@@ -21,10 +21,10 @@ class StateFields:
         self.find.setToolTip("DDP(find_unused_parameters=…): walk the graph after each forward")
         self.boxes = (self.sync, self.unused, self.find)
         self.rows: tuple[int, ...] = ()
+        self._model = ModelSpec()
 
-    @staticmethod
-    def applies(model: ModelSpec) -> bool:
-        return model.norm == "batch" or model.unused
+    def applies(self, scenario: Scenario) -> bool:
+        return _applies(scenario.model)
 
     def fields(self) -> dict[str, QWidget]:
         return {
@@ -43,19 +43,27 @@ class StateFields:
         for box in self.boxes:
             box.toggled.connect(slot)
 
-    def load(self, model: ModelSpec, ddp: DDPSpec) -> None:
-        self.sync.setChecked(ddp.forward_sync_buffers)
-        self.unused.setChecked(model.unused)
-        self.find.setChecked(ddp.find_unused_parameters)
+    def load(self, scenario: Scenario) -> None:
+        self._model = scenario.model
+        self.sync.setChecked(scenario.ddp.forward_sync_buffers)
+        self.unused.setChecked(scenario.model.unused)
+        self.find.setChecked(scenario.ddp.find_unused_parameters)
 
-    def model_table(self, model: ModelSpec) -> dict[str, Any]:
-        if not self.applies(model):
-            return model.to_dict()
-        return replace(model, unused=self.unused.isChecked()).to_dict()
+    def write(self, raw: dict[str, Any]) -> None:
+        """The core's ``[model] unused`` and ``[ddp]`` flags, for a model these fields apply to
+        (another lesson's model keeps its own)."""
+        if not _applies(self._model):
+            return
+        raw["model"] = {**raw["model"], "unused": self.unused.isChecked()}
+        raw["ddp"] = {
+            **raw["ddp"],
+            "forward_sync_buffers": self.sync.isChecked(),
+            "find_unused_parameters": self.find.isChecked(),
+        }
 
-    def ddp_table(self, ddp: DDPSpec, applies: bool) -> dict[str, Any]:
-        table = ddp.to_dict()
-        if applies:
-            table["forward_sync_buffers"] = self.sync.isChecked()
-            table["find_unused_parameters"] = self.find.isChecked()
-        return table
+
+def _applies(model: ModelSpec) -> bool:
+    return model.norm == "batch" or model.unused
+
+
+FIELDS = NotAveragedFields

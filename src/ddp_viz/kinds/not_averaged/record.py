@@ -1,18 +1,21 @@
-"""What a run reported about the state DDP does not average, folded for the views (pure).
-
-:class:`ddp_viz.model.timeline.RunRecord` holds one and hands it the events of
-:mod:`ddp_viz.model.state_events`; the scene and the CLI read the answers from here.
-"""
+"""What a run reported about what DDP does not average, folded for the views (pure): the
+ranks' buffers before and after each forward, the reducer's error, the cost of
+``find_unused_parameters`` and the checkpoint. The scene and the CLI read it from here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import median
+from typing import TYPE_CHECKING
 
-from ddp_viz.model import state_events as se
+from ddp_viz.kinds.not_averaged import events as se
+from ddp_viz.model.event_base import Event
 from ddp_viz.model.tensors import tensor_sample
 
-StateEvent = se.BufferValues | se.ReducerError | se.Checkpoint | se.LaunchEnv | se.UnusedCost
+if TYPE_CHECKING:
+    from ddp_viz.model.timeline import RunRecord
+
+KIND = "not_averaged"
 
 
 @dataclass
@@ -25,15 +28,14 @@ class BufferAgreement:
 
 
 @dataclass
-class StateRecord:
+class NotAveragedRecord:
     buffers: dict[tuple[int, int], se.BufferValues] = field(default_factory=dict)
     reducer_errors: dict[int, se.ReducerError] = field(default_factory=dict)
     saved: se.Checkpoint | None = None
     loaded: dict[int, se.Checkpoint] = field(default_factory=dict)
-    launch: dict[int, se.LaunchEnv] = field(default_factory=dict)
     cost: dict[int, se.UnusedCost] = field(default_factory=dict)
 
-    def add(self, event: StateEvent) -> None:
+    def apply(self, event: Event) -> None:
         match event:
             case se.BufferValues(step=s, rank=r):
                 self.buffers[(s, r)] = event
@@ -43,8 +45,6 @@ class StateRecord:
                 self.saved = event
             case se.Checkpoint(rank=r):
                 self.loaded[r] = event
-            case se.LaunchEnv(rank=r):
-                self.launch[r] = event
             case se.UnusedCost(rank=r):
                 self.cost[r] = event
 
@@ -77,3 +77,9 @@ class StateRecord:
 
 def _max_diff(a: list[float], b: list[float]) -> float:
     return max((abs(x - y) for x, y in zip(a, b, strict=False)), default=0.0)
+
+
+def part(rec: RunRecord) -> NotAveragedRecord:
+    """The run's part (an empty one for a record made before the kind folded it)."""
+    found = rec.parts.get(KIND)
+    return found if isinstance(found, NotAveragedRecord) else NotAveragedRecord()
