@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.model.collective import naive_bytes_sent, ring_bytes_sent
+from ddp_viz.model.collective_report import collective_report
 from ddp_viz.model.quiz import Quantity
 from ddp_viz.model.timeline import record
 from tests.conftest import load_recording
@@ -84,3 +86,23 @@ def test_bytes_are_the_ones_each_rank_sent_in_its_own_algorithm(name) -> None:
     for e in results:
         q = Quantity(what=f"{e.algo}_bytes", step=1, rank=e.rank)
         assert q.read(rec) == e.bytes_sent, (e.algo, e.rank)
+
+
+@pytest.mark.parametrize(
+    "name", ["ring-2-ranks.jsonl", "ring-4-ranks.jsonl", "ring-8-ranks.jsonl", "ring-long.jsonl"]
+)
+def test_the_byte_formulas_equal_what_every_rank_really_sent(name) -> None:
+    """The formulas the lesson and the CLI print beside the bytes, against the bytes the gloo
+    ranks counted (lengths that do not divide by the world size make every chunk count)."""
+    events = load_recording(name)
+    (started,) = [e for e in events if e.kind == "run_started"]
+    length, world = int(started.scenario["collective"]["length"]), started.world_size
+    for e in events:
+        if e.kind == "collective_result" and e.algo in ("ring", "naive"):
+            formula = {"ring": ring_bytes_sent, "naive": naive_bytes_sent}[e.algo]
+            assert formula(length, world, e.rank) == e.bytes_sent, (e.algo, e.rank)
+    report = collective_report(record(events))
+    for e in events:
+        if e.kind == "collective_result" and e.algo in ("ring", "naive"):
+            row = next(x for x in report.splitlines() if x.split()[:2] == [str(e.rank), e.algo])
+            assert row.split()[2:4] == [f"{e.bytes_sent:,}"] * 2, row
