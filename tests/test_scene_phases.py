@@ -11,7 +11,7 @@ from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.scenes.ring import cell_text
 from ddp_viz.model.theme import load_theme
-from ddp_viz.model.timeline import record, walk
+from ddp_viz.model.timeline import Cursor, record, walk
 from tests.conftest import load_recording
 
 
@@ -76,3 +76,50 @@ def test_each_ring_buffer_changes_in_the_phase_its_chunk_arrives_and_not_before(
             assert cell.text == cell_text(values), (cursor, r, c, cell.text, values)
         seen += 1
     assert seen >= 4 * 2 - 1
+
+
+def test_bucket_bars_appear_in_the_order_the_buckets_were_launched() -> None:
+    """The all-reduce phase sweeps over the step's time: a bucket's bar appears once the sweep
+    passes its recorded launch, so what shows is always the earliest launched."""
+    info = load_lesson("buckets")
+    ctx = SceneContext(1280, 720, load_theme("light"), info.phase_text, estimate_width)
+    events = load_recording("buckets-lesson-2-ranks.jsonl")
+    rec = record(events)
+    (timing,) = [e for e in events if e.kind == "timing" and e.step == 1 and e.rank == 0]
+    order = [b["index"] for b in sorted(timing.buckets, key=lambda b: b["launched"])]
+    counts = []
+    for progress in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
+        f = stage_frame(rec, Cursor(1, 2), progress, ctx, info.scene)
+        bars = {s.key for s in f.shapes if s.key.startswith("rank0.bucket")}
+        assert bars == {f"rank0.bucket{i}" for i in order[: len(bars)]}, (progress, bars)
+        counts.append(len(bars))
+    assert counts == sorted(counts) and counts[0] < counts[-1] == len(order)
+
+
+# lesson, recording: scenes that write DDP's average and "all ranks equal" under the table
+AVERAGE_THEN_EQUAL = [
+    ("who-splits-the-data", "who-splits-3-ranks.jsonl", "DDP's average:"),
+    ("accumulate-with-no-sync", "accumulate-3-micro.jsonl", "DDP's .grad at optimizer.step():"),
+    ("ddp-pattern", "four-ranks-3-steps.jsonl", "average = full batch"),
+]
+
+
+@pytest.mark.parametrize(("lesson", "name", "average"), AVERAGE_THEN_EQUAL)
+def test_the_average_waits_for_the_all_reduce_and_equal_ranks_for_the_step(
+    lesson, name, average
+) -> None:
+    info = load_lesson(lesson)
+    ctx = SceneContext(1280, 720, load_theme("light"), info.phase_text, estimate_width)
+    rec = record(load_recording(name))
+    assert rec.complete_prefix() >= 2
+    for step in range(2):
+        for phase in range(4):
+            for progress in (0.0, 0.49, 1.0):
+                f = stage_frame(rec, Cursor(step, phase), progress, ctx, info.scene)
+                text = " ".join(f.all_text().split())
+                due = phase == 3 or (phase == 2 and progress >= 0.5)
+                if info.scene != "ddp_step":  # the others show it for the whole phase
+                    due = phase >= 2
+                assert (average in text) is due, (step, phase, progress)
+                equal = phase == 3 and progress >= 1.0
+                assert ("✓ all ranks equal" in text) is equal, (step, phase, progress)
