@@ -114,3 +114,23 @@ def test_a_watched_average_is_identical_by_digest_not_by_norm() -> None:
 def test_a_prediction_is_right_within_the_tolerance_of_the_real_value(guess, right) -> None:
     q = Question("q", "predict", "?", "because", tolerance=0.01)
     assert grade_prediction(q, guess, 100.0).correct is right
+
+
+@pytest.mark.parametrize(
+    ("lesson", "name"),
+    [
+        ("who-splits-the-data", "who-splits-3-ranks.jsonl"),
+        ("accumulate-with-no-sync", "accumulate-3-micro.jsonl"),
+        ("accumulate-with-no-sync", "accumulate-4-ranks.jsonl"),
+        ("ddp-pattern", "four-ranks-3-steps.jsonl"),
+    ],
+)
+@pytest.mark.parametrize(("rel", "ok"), [(0.0, True), (2e-5, False)])
+def test_every_scene_says_ranks_differ_when_one_rank_holds_other_parameters(
+    lesson, name, rel, ok
+) -> None:
+    info = load_lesson(lesson)
+    rec = record(nudged(load_recording(name), "params", 0, 1, rel, "params"))
+    f = stage_frame(rec, Cursor(0, 3), 1.0, ctx(lesson), info.scene)
+    text = " ".join(f.all_text().split())
+    assert ("✓ all ranks equal" in text) is ok and ("✗ ranks differ" in text) is not ok, text
