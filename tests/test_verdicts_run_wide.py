@@ -24,14 +24,15 @@ from tests.conftest import load_recording
 
 def nudged(events, kind: str, step: int | None, rank: int, rel: float, field: str):
     """A copy where ``rank``'s ``field`` of the ``kind`` event at ``step`` (any step when
-    None) has its first value times (1 + rel)."""
+    None) has its first value moved by ``rel`` relative (absolute below 1, as the checks
+    measure it)."""
     out, done = [], False
     for e in events:
         if not done and e.kind == kind and e.rank == rank and getattr(e, "step", None) == step:
             table = dict(getattr(e, field))
             name = next(iter(table))
             values = list(table[name])
-            values[0] = values[0] * (1 + rel) if values[0] else rel
+            values[0] += rel * max(1.0, abs(values[0]))
             table[name] = values
             e, done = dataclasses.replace(e, **{field: table}), True
         out.append(e)
@@ -134,3 +135,59 @@ def test_every_scene_says_ranks_differ_when_one_rank_holds_other_parameters(
     f = stage_frame(rec, Cursor(0, 3), 1.0, ctx(lesson), info.scene)
     text = " ".join(f.all_text().split())
     assert ("✓ all ranks equal" in text) is ok and ("✗ ranks differ" in text) is not ok, text
+
+
+def nudged_reference(events, step: int, field: str, rel: float):
+    """A copy whose reference at ``step`` has the first value of its ``field`` table (first
+    tensor) moved by ``rel``: the float64 oracle moved between 1e-5 and a loose 1e-3."""
+    out = []
+    for e in events:
+        if e.kind == "reference" and e.step == step:
+            table = dict(getattr(e, field))
+            name = next(iter(table))
+            first = table[name][0]
+            table[name] = [first + rel * max(1.0, abs(first)), *table[name][1:]]
+            e = dataclasses.replace(e, **{field: table})
+        out.append(e)
+    return out
+
+
+@pytest.mark.parametrize(("rel", "ok"), [(0.0, True), (1e-4, False)])
+def test_the_average_is_the_full_batch_within_1e_5_and_not_a_loose_tolerance(rel, ok) -> None:
+    events = nudged_reference(
+        load_recording("four-ranks-3-steps.jsonl"), 0, "full_batch_grads", rel
+    )
+    rec = record(events)
+    assert rec.steps[0].average_is_full_batch() is ok
+    assert (", ✓ average = full batch" in status_text(rec)) is ok, status_text(rec)
+    f = stage_frame(rec, Cursor(0, 3), 1.0, ctx("ddp-pattern"))
+    text = " ".join(f.all_text().split())
+    assert ("✓ average = full batch" in text) is ok and ("✗ average ≠ full batch" in text) is not ok
+    report = run_report(rec)
+    assert ("✗" in report) is not ok, report
+
+
+@pytest.mark.parametrize(("rel", "ok"), [(0.0, True), (1e-4, False)])
+def test_accumulation_equals_one_process_within_1e_5(rel, ok) -> None:
+    events = load_recording("accumulate-3-micro.jsonl")
+    steps = sorted(e.step for e in events if e.kind == "reference" and e.one_process_params)
+    step = steps[-1]
+    rec = record(nudged_reference(events, step, "one_process_params", rel))
+    f = stage_frame(rec, Cursor(step, 3), 1.0, ctx("accumulate-with-no-sync"), "accumulate")
+    text = " ".join(f.all_text().split())
+    assert ("✓ the same" in text) is ok and ("✗ not the same" in text) is not ok, text
+
+
+@pytest.mark.parametrize(("rel", "ok"), [(0.0, True), (2e-5, False)])
+def test_the_not_averaged_lesson_says_when_the_averages_or_parameters_differ(rel, ok) -> None:
+    events = load_recording("not-averaged.jsonl")
+    grads = record(nudged(events, "averaged_grad", 0, 1, rel, "grads"))
+    f = stage_frame(grads, Cursor(0, 2), 1.0, ctx("not-averaged"), "not_averaged")
+    text = " ".join(f.all_text().split())
+    assert ("✓ every rank holds the same average" in text) is ok, text
+    assert ("✗ the averages differ" in text) is not ok, text
+    params = record(nudged(events, "params", 0, 1, rel, "params"))
+    f = stage_frame(params, Cursor(0, 3), 1.0, ctx("not-averaged"), "not_averaged")
+    text = " ".join(f.all_text().split())
+    assert ("✓ parameters identical on every rank" in text) is ok, text
+    assert ("✗ the ranks' parameters now differ" in text) is not ok, text
