@@ -41,6 +41,11 @@ def _raw_value(lesson: str, events: list[protocol.Event]) -> float:
     if lesson == "ddp-pattern":  # rank 0's averaged weight gradient in step 1
         (a,) = [e for e in events if e.kind == "averaged_grad" and e.step == 0 and e.rank == 0]
         return a.grads["weight"][0]
+    if lesson == "not-averaged":  # steps every rank got through optimizer.step() before DDP raised
+        (started,) = [e for e in events if e.kind == "run_started"]
+        params = {(e.step, e.rank) for e in events if e.kind == "params"}
+        steps = {s for s, _ in params}
+        return float(sum(all((s, r) in params for r in range(started.world_size)) for s in steps))
     raise AssertionError(lesson)
 
 
@@ -69,6 +74,7 @@ CASES = [
     ("buckets", "buckets-lesson-2-ranks.jsonl", Cursor(1, 0)),  # the layout, step 2's first phase
     ("uneven-inputs", "uneven-join.jsonl", Cursor(3, 2)),
     ("ddp-pattern", "uneven-3-ranks.jsonl", Cursor(0, 2)),
+    ("not-averaged", "not-averaged-unused.jsonl", Cursor(0, 3)),  # the run's end: DDP raised
 ]
 
 
@@ -77,6 +83,8 @@ def _shows(frame, value: float) -> bool:
     if any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) for v in frame.numbers().values()):
         return True
     text = " ".join(frame.all_text().split())
+    if f"step {int(value) + 1} never started" in text:  # the steps done before DDP raised
+        return True
     if value == int(value):
         return f"in {int(value)} buckets" in text
     return fmt(value) in text
