@@ -7,6 +7,7 @@ The value graded is counted from the raw events."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -46,6 +47,9 @@ def _raw_value(lesson: str, events: list[protocol.Event]) -> float:
         params = {(e.step, e.rank) for e in events if e.kind == "params"}
         steps = {s for s, _ in params}
         return float(sum(all((s, r) in params for r in range(started.world_size)) for s in steps))
+    if lesson == "who-splits-the-data":  # rows rank 2 trained on in step 1
+        (g,) = [e for e in events if e.kind == "local_grad" and e.step == 0 and e.rank == 2]
+        return float(len(g.rows))
     raise AssertionError(lesson)
 
 
@@ -75,6 +79,7 @@ CASES = [
     ("uneven-inputs", "uneven-join.jsonl", Cursor(3, 2)),
     ("ddp-pattern", "uneven-3-ranks.jsonl", Cursor(0, 2)),
     ("not-averaged", "not-averaged-unused.jsonl", Cursor(0, 3)),  # the run's end: DDP raised
+    ("who-splits-the-data", "who-splits-3-ranks.jsonl", Cursor(0, 1)),  # each rank's rows line
 ]
 
 
@@ -84,6 +89,9 @@ def _shows(frame, value: float) -> bool:
         return True
     text = " ".join(frame.all_text().split())
     if f"step {int(value) + 1} never started" in text:  # the steps done before DDP raised
+        return True
+    rows = re.search(r"rank 2 · rows ([\d, ]+) ·", text)  # the rows rank 2 trained on
+    if rows and len(rows.group(1).split(",")) == value:
         return True
     if value == int(value):
         return f"in {int(value)} buckets" in text
@@ -97,13 +105,16 @@ def test_each_prediction_is_graded_when_its_value_reaches_the_stage(
 ) -> None:
     info = load_lesson(lesson)
     question = next(q for q in info.questions if q.kind == "predict")
+    if lesson == "who-splits-the-data":  # asked of rank 3 of 4; recorded with 3 ranks
+        q = dataclasses.replace(question.quantity, world_size=None, rank=2)
+        question = dataclasses.replace(question, quantity=q)
     events = _matching(load_recording(name), question.quantity.settings())
     actual = _raw_value(lesson, events)
     view = FakeView()
     s = SessionController(FakeTransport(), view)
     s.start_engine()
     s.on_transport_state(EngineState.READY)
-    s.set_questions(list(info.questions))
+    s.set_questions([question if q.id == question.id else q for q in info.questions])
     guess = actual if right else actual + 1 + abs(actual) * 10 * question.tolerance
     assert "Locked in" in s.lock_prediction(question, guess)
     s.request_run(default_scenario())
