@@ -80,7 +80,11 @@ def check_answer(line: bytes, token: str, nonce: str) -> Hello:
     if data.get("version") != VERSION:
         raise WireError(f"wrong version {data.get('version')!r}, expected {VERSION}")
     auth = data.get("auth")
-    if not isinstance(auth, str) or not hmac.compare_digest(auth, proof(token, nonce)):
+    # bytes, not str: compare_digest raises TypeError on a non-ASCII str, which no caller
+    # catches; it compares the whole value in constant time (a prefix or a longer value fails)
+    if not isinstance(auth, str) or not hmac.compare_digest(
+        auth.encode("utf-8", "surrogatepass"), proof(token, nonce).encode()
+    ):
         raise WireError("wrong token")
     try:
         hello = Hello(

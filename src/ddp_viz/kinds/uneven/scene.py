@@ -172,7 +172,8 @@ class _Builder(StepFrameBuilder):
                     )
                 )
         for (s, r), shadow in sorted(self.un.shadows.items()):
-            if s <= self.cursor.step:
+            # the average Join's zeros got back is the all-reduce's result: not before it
+            if s < self.cursor.step or (s == self.cursor.step and self.phase >= 2):
                 avg = "  ".join(
                     f"{n} {fmt(display_value(shadow.averaged.get(n)))}" for n in self.names
                 )
