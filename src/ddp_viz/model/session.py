@@ -193,10 +193,9 @@ class SessionController:
         rec = self.record
         for question in self.questions:
             q = question.quantity
-            if q is not None and q.matches(rec) and progress >= 1.0:
-                reached = (cursor.step, cursor.phase) >= (q.step - 1, PHASES.index(q.phase))
+            if q is not None and q.matches(rec):
                 actual = q.read(rec)
-                if not reached or actual is None:
+                if not _revealed(cursor, progress, q.step - 1, q.phase) or actual is None:
                     continue
                 if p is not None and p.question.id == question.id and p.run == rec.run:
                     self.prediction = None
@@ -340,6 +339,14 @@ class SessionController:
         self.view.show_status(status_text(rec))
         self.view.show_record(rec)
         self.view.show_run_ended(rec)
+
+
+def _revealed(cursor: Cursor, progress: float, step: int, phase: str) -> bool:
+    """A phase's value is on the stage once that phase has played to its end or the stage is
+    past it. Autoplay enters the next phase at progress 0.0 and never reports 1.0 on the
+    phase it leaves, so being past the phase counts whatever the progress."""
+    target = Cursor(step, PHASES.index(phase))
+    return cursor > target or (cursor == target and progress >= 1.0)
 
 
 def status_text(rec: RunRecord) -> str:
