@@ -14,9 +14,10 @@ from enum import Enum, StrEnum
 from typing import Protocol
 
 from ddp_viz.model import protocol
+from ddp_viz.model.cursor import shown
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, RunStatus
+from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
 
@@ -195,7 +196,7 @@ class SessionController:
             q = question.quantity
             if q is not None and q.matches(rec):
                 actual = q.read(rec)
-                if not _revealed(cursor, progress, q.step - 1, q.phase) or actual is None:
+                if not shown(cursor, progress, q.step - 1, q.phase) or actual is None:
                     continue
                 if p is not None and p.question.id == question.id and p.run == rec.run:
                     self.prediction = None
@@ -339,14 +340,6 @@ class SessionController:
         self.view.show_status(status_text(rec))
         self.view.show_record(rec)
         self.view.show_run_ended(rec)
-
-
-def _revealed(cursor: Cursor, progress: float, step: int, phase: str) -> bool:
-    """A phase's value is on the stage once that phase has played to its end or the stage is
-    past it. Autoplay enters the next phase at progress 0.0 and never reports 1.0 on the
-    phase it leaves, so being past the phase counts whatever the progress."""
-    target = Cursor(step, PHASES.index(phase))
-    return cursor > target or (cursor == target and progress >= 1.0)
 
 
 def status_text(rec: RunRecord) -> str:
