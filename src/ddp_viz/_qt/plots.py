@@ -296,6 +296,8 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         plot = self.loss_plot if group == "loss" else self.param_plot
         names = [n for n in self._curves if n.startswith(prefixes)]
         cut = {n: self._held(n, self._series[n][0]) for n in names}  # held to the stage
+        # nothing drawable yet (an MLP's start): no points, as pyqtgraph warns at all-NaN ones
+        cut = {n: k if np.isfinite(self._series[n][1][:k]).any() else 0 for n, k in cut.items()}
         ys = {n: np.asarray(self._series[n][1][: cut[n]], float) for n in names}
         finite = [y[np.isfinite(y)] for y in ys.values() if np.isfinite(y).any()]
         if finite and max(float(np.abs(f).max()) for f in finite) > SYMLOG_ABOVE:
