@@ -29,7 +29,7 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-from ddp_viz.model.watched import is_watched, to_allreduce_ms
+from ddp_viz.model.watched import after_first_ms, is_watched
 
 LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
 
@@ -176,8 +176,8 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         """A new run: create its curves once."""
         self.record = record
         t = self.theme
-        # a watched run has no loss: each rank's time to the all-reduce takes the loss plot (a
-        # straggler's line sits above the others), and since its length is not known it is
+        # a watched run has no loss: each rank's arrival at the all-reduce takes the loss plot
+        # (a straggler's line sits above the others), and since its length is not known it is
         # drawn as a long run is
         self._watched = watched = is_watched(record)
         long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or watched
@@ -247,7 +247,7 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
         if watched:
-            title = "Work before the all-reduce<br>(ms per rank; the others wait)"
+            title = "Arrival at the all-reduce<br>(ms after the first rank: the others wait)"
         self._set_title(self.loss_plot, title)
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
@@ -343,8 +343,8 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
-            if self._watched:  # each rank's own work before it could all-reduce
-                for r, ms in to_allreduce_ms(st).items():
+            if self._watched:  # how long after the first rank each reached the all-reduce
+                for r, ms in after_first_ms(st).items():
                     self._append(f"loss{r}", st.step + 1, ms)
             for r, rs in st.ranks.items():
                 if not self._watched:
