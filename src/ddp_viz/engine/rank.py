@@ -47,6 +47,7 @@ from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due, values_at_every_step, values_due
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.state_events import BufferValues
+from ddp_viz.model.uneven_events import FinalParams, OutOfData
 
 Send = Callable[[dict[str, Any]], None]
 PG_TIMEOUT = timedelta(seconds=60)
@@ -339,7 +340,7 @@ def _train(
                 outbox.control({"ctl": "diverged", "step": step, "what": what})
                 break
         if uneven is not None:
-            outbox.add(protocol.OutOfData(run, rank, completed, uneven.join), now=True)
+            outbox.add(OutOfData(run, rank, completed, uneven.join), now=True)
     stopped = completed < my_steps  # diverged, or DDP's reducer refused a step
     if scenario.ddp.find_unused_parameters and scenario.model.unused and not stopped:
         outbox.add(time_unused_cost(run, rank, scenario, *tensors(rows)), now=True)
@@ -356,5 +357,5 @@ def _train(
         solo = None
         if oracle is not None and uneven.join:
             solo = encode_all(oracle.uneven_run())
-        outbox.add(protocol.FinalParams(run, rank, named_values(model), solo), now=True)
+        outbox.add(FinalParams(run, rank, named_values(model), solo), now=True)
     outbox.control({"ctl": "done", "steps": completed})
