@@ -58,3 +58,25 @@ def test_what_came_after_shows_once_every_finished_step_was_shown(name) -> None:
         assert seen_at["no batch"] == (Cursor(3, 0), 1.0)
         assert seen_at["Join: sent"] == (Cursor(3, 2), 1.0)
         assert seen_at["after the loop"] == end
+
+
+@pytest.mark.parametrize("phase", range(4))
+def test_a_live_stall_shows_its_heartbeat_but_not_step_4_during_step_1(phase) -> None:
+    """Live, the stall is reached in milliseconds while the stage still plays step 1: the
+    ranks' heartbeat (what they do now) shows, step 4's boxes wait for the stage."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.frame import estimate_width
+    from ddp_viz.model.scenes import SceneContext, stage_frame
+    from ddp_viz.model.theme import load_theme
+
+    events = [e for e in load_recording(STALL) if e.kind not in ("stalled", "run_finished")]
+    rec, _ = frame(STALL, 0, events=events)
+    assert rec.status == "running" and rec.waiting
+    ctx = SceneContext(
+        1280, 720, load_theme("light"), load_lesson("uneven-inputs").phase_text, estimate_width
+    )
+    text = " ".join(stage_frame(rec, Cursor(0, phase), 0.5, ctx, "uneven").all_text().split())
+    assert "waiting in" in text
+    assert "no batch" not in text and "stuck" not in text
+    end = stage_frame(rec, Cursor(rec.complete_prefix() - 1, 3), 1.0, ctx, "uneven")
+    assert "no batch" in end.all_text() and "stuck" in end.all_text()

@@ -35,12 +35,12 @@ class _Builder(StepFrameBuilder):
         self.total = rec.steps_total()
         self.names = [p.name for p in rec.params]
         # What lies past the steps every rank finished (who ran out, who got stuck, gloo's
-        # error, the final parameters) shows once the stage has shown those steps, or while
-        # the run is live (it is happening now): never during an earlier step of a replay.
+        # error, the final parameters) shows once the stage has shown those steps: never
+        # during an earlier step, also while the run is live (a live stall is reached in
+        # milliseconds, while the stage still plays step 1). Only a live heartbeat, what the
+        # ranks do now, shows at every step.
         n = rec.complete_prefix()
-        self.past_end = (
-            rec.status == "running" or n == 0 or shown(cursor, self.progress, n - 1, "step")
-        )
+        self.past_end = n == 0 or shown(cursor, self.progress, n - 1, "step")
 
     def reached(self, s: int, phase: str) -> bool:
         """A step's box shows what its phase produced once the stage has shown that phase;
@@ -153,10 +153,10 @@ class _Builder(StepFrameBuilder):
         # steps before it; Join's zeros once their all-reduce has been shown
         t, f = self.t, self.small
         lines: list[tuple[str, Font, str, str, float | None]] = []
-        for r in range(self.rec.world_size if self.past_end else 0):
+        for r in range(self.rec.world_size):
             stall = self.rec.stalled.get(r)
             beat = self.rec.waiting.get(r)
-            if stall is not None:
+            if stall is not None and self.past_end:
                 first = "closed by peer" in stall.error.lower()
                 how = (
                     "its peer's timeout closed the connection" if first else "the timeout ended it"
@@ -171,7 +171,7 @@ class _Builder(StepFrameBuilder):
                         stall.waited_s,
                     )
                 )
-            elif beat is not None and self.rec.status == "running":
+            elif stall is None and beat is not None and self.rec.status == "running":
                 waited = beat.now - beat.since
                 lines.append(
                     (
