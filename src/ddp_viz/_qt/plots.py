@@ -247,7 +247,7 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
         if watched:
-            title = "Arrival at the all-reduce<br>(ms after the first rank: the others wait)"
+            title = "Arrival at the all-reduce<br>(ms after the first rank)"
         self._set_title(self.loss_plot, title)
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
