@@ -72,6 +72,7 @@ def test_keyboard_steps_back_and_forth(qtbot, window):
 def test_process_view_and_plots_show_the_recorded_run(qtbot, window):
     events = load_recording("four-ranks-3-steps.jsonl")
     feed(window, events)
+    qtbot.waitUntil(lambda: not window.player.playing)  # the plots wait for the stage
     rec = window.session.record
     rows = window.process_view.rows()
     assert [r[0] for r in rows] == ["0", "1", "2", "3"]
@@ -318,6 +319,7 @@ def test_plots_keep_their_scale_after_a_theme_switch_and_a_new_run(qtbot, window
 
 def test_a_one_step_run_shows_its_full_batch_loss(qtbot, window):
     feed(window, load_recording("default-run.jsonl"))
+    qtbot.waitUntil(lambda: not window.player.playing)  # the plots wait for the stage
     xs, ys = window.plots._curves["full"].getData()
     assert list(xs) == [1] and ys[0] == window.session.record.steps[0].reference.full_batch_loss
     assert window.plots._curves["full"].opts["symbol"] == "+"  # a single point is drawn

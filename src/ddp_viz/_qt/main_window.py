@@ -311,6 +311,8 @@ class MainWindow(QMainWindow):
         self.step_slider.setValue(cursor.step)
         self.step_slider.blockSignals(False)
         streaming = self.player.follow_latest and self.session.busy
+        if self.plots_panel.built:  # no point before the stage has shown its phase
+            self.plots.hold_to(None if self.player.follow_latest else cursor, progress)
         if rec is not None and progress >= 1.0 and self.plots_panel.built and not streaming:
             # (following a streaming run, the plots' own updates move the arrows, at their rate)
             self.plots.show_step(rec, cursor)

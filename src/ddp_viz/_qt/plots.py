@@ -6,6 +6,7 @@ updates to display rate.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
+from ddp_viz._qt.plot_hold import HoldMixin
 from ddp_viz._qt.plot_math import (
     DASH_NAMES,
     SYMLOG_ABOVE,
@@ -27,12 +29,12 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-from ddp_viz.model.watched import is_watched, to_allreduce_ms
+from ddp_viz.model.watched import after_first_ms, is_watched
 
 LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
 
 
-class Plots(SurfaceMixin, QWidget):
+class Plots(HoldMixin, SurfaceMixin, QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=True, background=theme.panel, foreground=theme.text)
@@ -174,8 +176,8 @@ class Plots(SurfaceMixin, QWidget):
         """A new run: create its curves once."""
         self.record = record
         t = self.theme
-        # a watched run has no loss: each rank's time to the all-reduce takes the loss plot (a
-        # straggler's line sits above the others), and since its length is not known it is
+        # a watched run has no loss: each rank's arrival at the all-reduce takes the loss plot
+        # (a straggler's line sits above the others), and since its length is not known it is
         # drawn as a long run is
         self._watched = watched = is_watched(record)
         long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or watched
@@ -245,7 +247,7 @@ class Plots(SurfaceMixin, QWidget):
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
         if watched:
-            title = "Work before the all-reduce<br>(ms per rank; the others wait)"
+            title = "Arrival at the all-reduce<br>(ms after the first rank)"
         self._set_title(self.loss_plot, title)
         styles = [
             f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
@@ -264,6 +266,7 @@ class Plots(SurfaceMixin, QWidget):
                 self._series[f"p{i}:{r}"] = ([0.0], [display_value(init.get(n))])
         self._series["full"] = ([], [])
         self._series["path"] = self._path_point(record, init, [], [])
+        self._path_x = [0.0] * len(self._series["path"][0])  # the step of each path point
         self._build_surface(record)
         self.update_record(record)
 
@@ -286,19 +289,23 @@ class Plots(SurfaceMixin, QWidget):
         if group == "surface":
             if self._surface_ready:
                 xs, ys = self._series["path"]
-                self._path.setData(np.asarray(xs, float), np.asarray(ys, float))
+                k = bisect.bisect_right(self._path_x, self._hold[1])  # held to the stage
+                self._path.setData(np.asarray(xs[:k], float), np.asarray(ys[:k], float))
             return
         prefixes = ("loss", "full") if group == "loss" else ("p",)
         plot = self.loss_plot if group == "loss" else self.param_plot
         names = [n for n in self._curves if n.startswith(prefixes)]
-        ys = {n: np.asarray(self._series[n][1], float) for n in names}
+        cut = {n: self._held(n, self._series[n][0]) for n in names}  # held to the stage
+        # nothing drawable yet (an MLP's start): no points, as pyqtgraph warns at all-NaN ones
+        cut = {n: k if np.isfinite(self._series[n][1][:k]).any() else 0 for n, k in cut.items()}
+        ys = {n: np.asarray(self._series[n][1][: cut[n]], float) for n in names}
         finite = [y[np.isfinite(y)] for y in ys.values() if np.isfinite(y).any()]
         if finite and max(float(np.abs(f).max()) for f in finite) > SYMLOG_ABOVE:
             self._symlog[plot] = True  # a diverging run: show the growth, not a flat line
         lo, hi = np.inf, -np.inf
         for n in names:
             y = symlog(ys[n]) if self._symlog[plot] else ys[n]
-            self._curves[n].setData(np.asarray(self._series[n][0], float), y)
+            self._curves[n].setData(np.asarray(self._series[n][0][: cut[n]], float), y)
             if np.isfinite(y).any():
                 lo = min(lo, float(np.nanmin(y[np.isfinite(y)])))
                 hi = max(hi, float(np.nanmax(y[np.isfinite(y)])))
@@ -336,8 +343,8 @@ class Plots(SurfaceMixin, QWidget):
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
-            if self._watched:  # each rank's own work before it could all-reduce
-                for r, ms in to_allreduce_ms(st).items():
+            if self._watched:  # how long after the first rank each reached the all-reduce
+                for r, ms in after_first_ms(st).items():
                     self._append(f"loss{r}", st.step + 1, ms)
             for r, rs in st.ranks.items():
                 if not self._watched:
@@ -354,6 +361,7 @@ class Plots(SurfaceMixin, QWidget):
                 self._append("full", st.step + 1, st.reference.full_batch_loss)
             if st.has_values:
                 self._path_point(record, st.params_after() or {}, *self._series["path"])
+                self._path_x += [st.step + 1] * (len(self._series["path"][0]) - len(self._path_x))
         if done > self._consumed:
             self._consumed = done
             self._stale = {"loss", "param", "surface"}

@@ -44,3 +44,16 @@ def walk(available_steps: int) -> Iterator[Cursor]:
         if c.is_last(available_steps):
             return
         c = c.next(available_steps)
+
+
+def shown(cursor: Cursor, progress: float, step: int, phase: str) -> bool:
+    """Whether ``phase`` of ``step`` is on the stage: it has played to its end, or the stage is
+    past it. Autoplay enters the next phase at progress 0.0 and never reports 1.0 on the phase
+    it leaves, so being past the phase counts whatever the progress."""
+    target = Cursor(step, PHASES.index(phase))
+    return cursor > target or (cursor == target and progress >= 1.0)
+
+
+def steps_shown(cursor: Cursor, progress: float, phase: str) -> int:
+    """How many steps have had ``phase`` shown: what a view may show of them, and no more."""
+    return cursor.step + (1 if shown(cursor, progress, cursor.step, phase) else 0)

@@ -79,7 +79,7 @@ class Lesson:
     @property
     def plots(self) -> bool:
         """Does the window show plots beside it? A training run's loss and parameters, a
-        watched run's work before the all-reduce and parameters; nothing for the all-reduce
+        watched run's arrivals at the all-reduce and parameters; nothing for the all-reduce
         lesson's vectors."""
         kind = registry.get(self.kind) if self.kind else None
         return kind.plots if kind is not None else True

@@ -14,9 +14,10 @@ from enum import Enum, StrEnum
 from typing import Protocol
 
 from ddp_viz.model import protocol
+from ddp_viz.model.cursor import shown
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, RunStatus
+from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
 
@@ -193,10 +194,9 @@ class SessionController:
         rec = self.record
         for question in self.questions:
             q = question.quantity
-            if q is not None and q.matches(rec) and progress >= 1.0:
-                reached = (cursor.step, cursor.phase) >= (q.step - 1, PHASES.index(q.phase))
+            if q is not None and q.matches(rec):
                 actual = q.read(rec)
-                if not reached or actual is None:
+                if not shown(cursor, progress, q.step - 1, q.phase) or actual is None:
                     continue
                 if p is not None and p.question.id == question.id and p.run == rec.run:
                     self.prediction = None

@@ -72,17 +72,15 @@ def step_time(rec: RunRecord, step: int, rank: int) -> float | None:
     return None if a is None or b is None else b - a
 
 
-def to_allreduce_ms(st: StepRecord) -> dict[int, float]:
-    """Each rank's time from its forward to its first bucket reaching the comm hook, in ms: its
-    own work before it can all-reduce. What the plots draw for a watched run. (Forward to
-    forward would not do: every rank waits for the last at the all-reduce, so those times
-    come out alike on every rank whoever was slow.)"""
-    out = {}
-    for r, reached in arrivals(st).items():
-        began = _start(st, r)
-        if began is not None:
-            out[r] = (reached - began) * 1e3
-    return out
+def after_first_ms(st: StepRecord) -> dict[int, float]:
+    """Each rank's arrival at the all-reduce (its first bucket reaching the comm hook), in ms
+    after the first rank's: what the others waited for it. What the plots draw for a watched
+    run: the first rank is at 0 and a straggler's line above the others, wherever its delay
+    was. (A rank's own forward-to-first-bucket time misses a delay before its forward, and
+    forward to forward comes out alike on every rank, since all wait for the last.)"""
+    got = arrivals(st)
+    first = min(got.values(), default=0.0)
+    return {r: (at - first) * 1e3 for r, at in got.items()}
 
 
 def arrivals(st: StepRecord) -> dict[int, float]:

@@ -10,6 +10,7 @@ of the window's); when the timeout ends the wait, gloo's error is shown word for
 from __future__ import annotations
 
 from ddp_viz.kinds.uneven.record import KIND, UnevenRecord
+from ddp_viz.model.cursor import shown
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
@@ -36,6 +37,20 @@ class _Builder(StepFrameBuilder):
         self.timeout = float(spec.get("timeout_s", 0.0))
         self.total = rec.steps_total()
         self.names = [p.name for p in rec.params]
+        # What lies past the steps every rank finished (who ran out, who got stuck, gloo's
+        # error, the final parameters) shows once the stage has shown those steps: never
+        # during an earlier step, also while the run is live (a live stall is reached in
+        # milliseconds, while the stage still plays step 1). Only a live heartbeat, what the
+        # ranks do now, shows at every step.
+        n = rec.complete_prefix()
+        self.past_end = n == 0 or shown(cursor, self.progress, n - 1, "step")
+
+    def reached(self, s: int, phase: str) -> bool:
+        """A step's box shows what its phase produced once the stage has shown that phase;
+        a step no rank finished, once the stage is past the end."""
+        if s >= self.rec.complete_prefix():
+            return self.past_end
+        return shown(self.cursor, self.progress, s, phase)
 
     def build(self) -> StageFrame:
         n = self.cursor.step + 1
@@ -79,13 +94,12 @@ class _Builder(StepFrameBuilder):
     def box(self, r: int, s: int, box: Rect) -> None:
         t, f = self.t, self.small
         lh = f.px * LINE
-        shown = s <= self.cursor.step
         st = self.rec.steps[s] if s < len(self.rec.steps) else None
         rs = st.ranks.get(r) if st else None
         shadow = self.un.shadows.get((s, r))
         ran_out = self.un.out_of_data.get(r)
         key = f"rank{r}.step{s}"
-        if rs is not None and rs.complete and shown:
+        if rs is not None and rs.complete and self.reached(s, "local"):  # its loss
             self.shape(
                 kind="rrect", box=box, fill=t.rank_color(r), fill_alpha=60, radius=4, key=key
             )
@@ -100,7 +114,7 @@ class _Builder(StepFrameBuilder):
                 value=rs.loss,
             )
             self.text(box.cx, box.y + 2 + lh, "trained", f, t.muted, Align.CENTER)
-        elif shadow is not None and shown:
+        elif shadow is not None and self.reached(s, "allreduce"):
             self.shape(kind="rrect", box=box, stroke=t.accent, width=2, radius=4, key=key)
             zeros = " ".join(fmt(display_value(shadow.grads.get(n))) for n in self.names)
             self.text(box.cx, box.y + 2, "Join: sent", f, t.accent, Align.CENTER)
@@ -114,10 +128,10 @@ class _Builder(StepFrameBuilder):
                 key=f"{key}.zeros",
                 value=0.0,
             )
-        elif ran_out is not None and s >= ran_out:
+        elif ran_out is not None and s >= ran_out and self.reached(s, "shards"):
             self.shape(kind="rrect", box=box, stroke=t.muted, width=1, radius=4, key=key)
             self.text(box.cx, box.y + 2, "no batch", f, t.muted, Align.CENTER)
-        elif s == self.stuck_step(r):
+        elif s == self.stuck_step(r) and self.past_end:
             self.shape(kind="rrect", box=box, stroke=t.bad, width=2, radius=4, key=key)
             self.text(box.cx, box.y + 2, "stuck", f, t.bad, Align.CENTER)
 
@@ -138,14 +152,14 @@ class _Builder(StepFrameBuilder):
 
     # --- how it ended --------------------------------------------------------------------------
     def outcome(self, top: float) -> None:
-        # a wait and how it ended show at every step (they are happening now, or have
-        # happened); Join's zeros show from their step on
+        # a wait and how it ended show while it happens, or once the stage has shown the
+        # steps before it; Join's zeros once their all-reduce has been shown
         t, f = self.t, self.small
         lines: list[tuple[str, Font, str, str, float | None]] = []
         for r in range(self.rec.world_size):
             stall = self.un.stalled.get(r)
             beat = self.un.waiting.get(r)
-            if stall is not None:
+            if stall is not None and self.past_end:
                 first = "closed by peer" in stall.error.lower()
                 how = (
                     "its peer's timeout closed the connection" if first else "the timeout ended it"
@@ -160,7 +174,7 @@ class _Builder(StepFrameBuilder):
                         stall.waited_s,
                     )
                 )
-            elif beat is not None and self.rec.status == "running":
+            elif stall is None and beat is not None and self.rec.status == "running":
                 waited = beat.now - beat.since
                 lines.append(
                     (
@@ -172,8 +186,7 @@ class _Builder(StepFrameBuilder):
                     )
                 )
         for (s, r), shadow in sorted(self.un.shadows.items()):
-            # the average Join's zeros got back is the all-reduce's result: not before it
-            if s < self.cursor.step or (s == self.cursor.step and self.phase >= 2):
+            if self.reached(s, "allreduce"):
                 avg = "  ".join(
                     f"{n} {fmt(display_value(shadow.averaged.get(n)))}" for n in self.names
                 )
@@ -190,8 +203,7 @@ class _Builder(StepFrameBuilder):
                     )
                 )
         final = self.un.final_params
-        last = self.cursor.step + 1 >= self.rec.complete_prefix()
-        if last and len(final) == self.rec.world_size:
+        if self.past_end and len(final) == self.rec.world_size:
             first = final[min(final)]
             same = all(grads_close(first, p, AGREE_TOL) for p in final.values())
             values = "  ".join(f"{n} {fmt(display_value(first.get(n)))}" for n in self.names)

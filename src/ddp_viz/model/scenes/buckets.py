@@ -33,42 +33,10 @@ MAX_ROW_EM = 2.2  # timeline rows grow into spare room up to this many ems
 class _Builder(Panels):
     # --- the whole frame -------------------------------------------------------------------
     def build(self) -> StageFrame:
-        title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
-        ranks = self.ranks_with_timings()
-        lower = self.lower_rows()
-
-        def top() -> float:
-            return self.pad * 0.6 + sum(x.height for x in title + caption) + self.pad * 0.3
-
-        def bottom() -> float:
-            return self.ctx.height - self.pad * 0.6 - sum(x.height for x in footer)
-
-        def need() -> float:
-            rows = self.legend_height(ranks) + self.timeline_rows(ranks) * self.min_row()
-            return rows + lower * self.small.px * LINE + self.pad
-
-        # Fewer rows of norms first (down to what the layouts need; the rest are counted), then
-        # the caption (all of it: half a sentence helps nobody), then the smallest type the
-        # theme allows, then fewer ranks (the legend says which are left out), then no panels
-        # under the timeline.
-        keep = self.lower_min_rows()
-        while need() > bottom() - top():
-            if lower > keep:
-                lower -= 1
-            elif caption:
-                caption = []
-            elif self.base > self.ctx.min_px:
-                self.base = self.ctx.min_px
-                self.small = Font(self.ctx.min_px)
-                title, footer = self.plan_title(), self.plan_footer()
-            elif len(ranks) > 1:
-                ranks = ranks[:-1]
-            elif lower:
-                lower = 0
-            else:
-                break
+        title, caption, footer, ranks, lower = self.plan_fit()
         lh = self.small.px * LINE
-        bottom_y = bottom()
+        top = self.pad * 0.6 + sum(x.height for x in title + caption) + self.pad * 0.3
+        bottom_y = self.ctx.height - self.pad * 0.6 - sum(x.height for x in footer)
         y = self.pad * 0.6
         for line in title + caption:
             self.emit(line, y)
@@ -79,15 +47,62 @@ class _Builder(Panels):
             fy += line.height
         if self.step is None or not ranks:
             return self.frame
-        spare = bottom_y - top() - self.legend_height(ranks) - lower * lh - self.pad
+        spare = bottom_y - top - self.legend_height(ranks) - lower * lh - self.pad
         rows = self.timeline_rows(ranks)
         self.row = min(self.small.px * MAX_ROW_EM, max(self.min_row(), spare / max(rows, 1)))
-        y = self.timeline(top(), ranks)
+        y = self.timeline(top, ranks)
         if lower:
             self.lower(
                 Rect(self.pad, y + self.pad * 0.6, self.ctx.width - 2 * self.pad, lower * lh)
             )
         return self.frame
+
+    def plan_fit(self) -> tuple[list[Line], list[Line], list[Line], list[int], int]:
+        """What the stage has room for: the title, caption and footer, the ranks shown and the
+        rows under the timeline.
+
+        Every rank is shown as long as anything can give way (a projector at 1280×800 is a
+        common classroom one): fewer rows of norms first (down to what the layouts need; the
+        rest are counted), then the caption (all of it: half a sentence helps nobody), then
+        the smallest type the theme allows, then each rank's buckets in one lane, then the
+        rows under the timeline down to a title and one line, then the footer's explanation
+        (its muted lines: the lesson's text says it too), and only then fewer ranks (the
+        legend says which are left out), and last no panels under the timeline."""
+        title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
+        ranks = self.ranks_with_timings()
+        lower = self.lower_rows()
+
+        def room() -> float:
+            heights = sum(x.height for x in title + caption + footer)
+            return self.ctx.height - self.pad * 1.5 - heights
+
+        def need() -> float:
+            rows = self.legend_height(ranks) + self.timeline_rows(ranks) * self.min_row()
+            return rows + lower * self.small.px * LINE + self.pad
+
+        keep = self.lower_min_rows()
+        while need() > room():
+            if lower > keep:
+                lower -= 1
+            elif caption:
+                caption = []
+            elif self.base > self.ctx.min_px:
+                self.base = self.ctx.min_px
+                self.small = Font(self.ctx.min_px)
+                title, footer = self.plan_title(), self.plan_footer()
+            elif not self.compact:
+                self.compact = True
+            elif lower > 2:
+                lower -= 1
+            elif any(x.color == self.t.muted for x in footer):
+                footer = [x for x in footer if x.color != self.t.muted]
+            elif len(ranks) > 1:
+                ranks = ranks[:-1]
+            elif lower:
+                lower = 0
+            else:
+                break
+        return title, caption, footer, ranks, lower
 
     def ranks_with_timings(self) -> list[int]:
         if self.step is None:

@@ -33,6 +33,7 @@ class Panels(FrameBuilder):
         self.names = [p.name for p in rec.params]
         self.layouts = layouts(rec)
         self.row = self.min_row()
+        self.compact = False  # each rank's buckets in one lane, when the stage is short
 
     # --- the timeline ------------------------------------------------------------------------
     def min_row(self) -> float:
@@ -47,11 +48,13 @@ class Panels(FrameBuilder):
         between ranks, the axis."""
         if self.step is None or not ranks:
             return 0.0
-        body = sum(1 + len(self.buckets_in(r)) for r in ranks)
+        body = sum(1 + (1 if self.compact else len(self.buckets_in(r))) for r in ranks)
         return body + 0.3 * len(ranks) + AXIS_ROWS
 
     def legend(self, ranks: list[int], phase: int) -> str:
         text = "grey: backward · tick: a gradient ready · b0, b1…: a bucket's all-reduce"
+        if self.compact:
+            text += ", one thin bar each in one lane, b0 at the top"
         if phase == 3:
             text += " · dark: hidden"
         hidden = sorted(r for r in (self.step.ranks if self.step else ()) if r not in ranks)
@@ -135,15 +138,18 @@ class Panels(FrameBuilder):
                 )
         first_bucket_y = y + h
         y += h
-        for b in buckets:
+        lanes = [[b] for b in buckets] if not self.compact else [buckets]
+        for lane in lanes:
+            first, last = lane[0]["index"], lane[-1]["index"]
             self.text(
                 self.pad + self.small.px,
                 y + (h - self.small.px * self.line) / 2,
-                f"b{b['index']}",
+                f"b{first}" if first == last else f"b{first}–{last}",
                 self.small,
                 t.muted,
             )
-            self.bucket_bar(r, b, o, y, x_of, sweep)
+            for i, b in enumerate(lane):
+                self.bucket_bar(r, b, o, y, x_of, sweep, (i, len(lane)))
             y += h
         if self.phase == 3:  # where this rank's backward finished computing
             x = x_of(o.last_ready)
@@ -152,14 +158,21 @@ class Panels(FrameBuilder):
             )
         return y + h * 0.3
 
-    def bucket_bar(self, r: int, b: dict, o: Overlap, y: float, x_of: Any, sweep: float) -> None:
+    def bucket_bar(
+        self, r: int, b: dict, o: Overlap, y: float, x_of: Any, sweep: float, place: tuple
+    ) -> None:
+        """One bucket's all-reduce as a bar; ``place`` is (its place, bars) in its lane."""
         t, h = self.t, self.row
+        i, n = place
+        top, tall = (y + h * 0.2, h * 0.6)
+        if n > 1:  # a lane of them: thin bars, the first at the top
+            top, tall = y + h * (0.05 + 0.9 * i / n), h * 0.8 / n
         color = t.rank_color(int(b["index"]))
         if self.phase < 2 or b.get("finished") is None or b["launched"] > sweep:
             return
         stop = min(b["finished"], sweep) if self.phase == 2 else b["finished"]
         x0 = x_of(b["launched"])
-        box = Rect(x0, y + h * 0.2, max(2.0, x_of(stop) - x0), h * 0.6)
+        box = Rect(x0, top, max(2.0, x_of(stop) - x0), tall)
         self.shape(
             kind="rect",
             box=box,

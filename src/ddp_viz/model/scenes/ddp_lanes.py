@@ -11,23 +11,11 @@ from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, ease
+from ddp_viz.model.scenes.ddp_labels import baseline, grad_label, param_label
+from ddp_viz.model.scenes.ddp_labels import short_name as short_name
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
 
 AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase
-
-
-def short_name(name: str) -> str:
-    """``weight`` → ``w``, ``0.bias`` → ``0.b``: the last part of the name by its initial."""
-    *head, last = name.split(".")
-    return ".".join([*head, last[:1]])
-
-
-def grad_label(p: ParamInfo) -> str:
-    return f"∇{short_name(p.name)}" if p.numel == 1 else f"‖∇{short_name(p.name)}‖"
-
-
-def param_label(p: ParamInfo) -> str:
-    return short_name(p.name) if p.numel == 1 else f"‖{short_name(p.name)}‖"
 
 
 @dataclass
@@ -40,6 +28,11 @@ class _Layout:
     lanes: list[Rect]
     cols: list[float]  # x of the 6 column starts, plus the right edge
     strip: bool = False  # the table runs across the top (narrow stages) instead of down the left
+    num: float = 0.0  # the gradients' and new parameters' type; rows are this tall
+
+    @property
+    def row(self) -> float:
+        return max(self.f, self.num)
 
 
 class LanesBuilder(FrameBuilder):
@@ -79,11 +72,15 @@ class LanesBuilder(FrameBuilder):
         # a roomy stage grows the lane type a little; a narrow one shrinks it to fit the width
         f = min(self.base * 1.35, lane_h / (rows * self.line + self.lane_pad)) if rows <= 2 else f
         keep_table = max(self.ctx.min_px, self.t.font_px * 0.85)
-        f_t, data_w, x0, avail, widths = self.fit_width(f, shown, table=True)
+        # The numbers the lesson is about keep the theme's floor (a projector's: as large as
+        # the code view's type) while the width allows; the labels around them shrink first.
+        # Below the floor only where the height does not allow it (a projector at 8 ranks).
+        num_floor = min(self.ctx.min_px, f)
+        f_t, data_w, x0, avail, widths = self.fit_width(f, shown, True, num_floor)
         if f_t < keep_table or sum(widths) > avail:  # fold the table before the numbers shrink
-            f_t, data_w, x0, avail, widths = self.fit_width(f, shown, table=False)
-        f = f_t
-        lane_h = min(lane_h, f * (rows * self.line + 1.2))
+            f_t, data_w, x0, avail, widths = self.fit_width(f, shown, False, num_floor)
+        f, num = f_t, max(f_t, num_floor)
+        lane_h = min(lane_h, num * (rows * self.line + 1.2))
         block = lane_h * n + gap * (n - 1)
         strip_h = self.strip_height(f) if not data_w else 0.0
         strip = strip_h > 0 and strip_h + gap * 2 <= height - block
@@ -102,7 +99,7 @@ class LanesBuilder(FrameBuilder):
             data = Rect(self.pad, data_top, self.ctx.width - 2 * self.pad, strip_h)
         else:
             data = Rect(self.pad, top, data_w, height)
-        return _Layout(f, rows, shown, len(params) - len(shown), data, lanes, cols, strip)
+        return _Layout(f, rows, shown, len(params) - len(shown), data, lanes, cols, strip, num)
 
     def row_cells(self, f: float) -> list[str]:
         x, y = self.rec.scenario.get("x", []), self.rec.scenario.get("y", [])
@@ -124,34 +121,43 @@ class LanesBuilder(FrameBuilder):
         return 0.0 if lines > 2 else lines * f * LINE * 1.15 + f * 0.5
 
     def fit_width(
-        self, f: float, shown: list[ParamInfo], table: bool
+        self, f: float, shown: list[ParamInfo], table: bool, num_floor: float
     ) -> tuple[float, float, float, float, list[float]]:
-        """The largest type up to ``f`` whose columns (and the data table) fit the width:
-        (type, table width, x of the lanes, their width, column widths)."""
+        """The largest label type up to ``f`` whose columns (and the data table) fit the
+        width, the numbers at ``num_floor`` or more: (label type, table width, x of the
+        lanes, their width, column widths)."""
         # Below the floor only when nothing else fits: small type beats numbers off the stage
         # (a projector's stage, with the side panels folded, is wide enough for its floor).
         floor = 7.0
-        for _ in range(4):  # widths grow in proportion to the type: one guess, then a check
+        for _ in range(6):  # widths grow in proportion to the type: one guess, then a check
+            num = max(f, num_floor)
             data_w = self.data_width(f) if table else 0.0
             x0 = self.pad + data_w + (self.pad if data_w else 0)
             avail = self.ctx.width - self.pad - x0
-            widths = self.columns(f, shown)
+            widths = self.columns(f, shown, num)
             need = sum(widths)
             if need <= avail or f <= floor:
                 break
             room = self.ctx.width - 2 * self.pad - (self.pad if data_w else 0)
-            f = max(floor, f * room / (need + data_w) * 0.99)
+            fixed = sum(self.number_widths(num)) if num > f else 0.0  # they do not shrink
+            f = max(floor, f * (room - fixed) / max(1.0, need + data_w - fixed) * 0.99)
+        if num_floor > floor and f <= floor and need > avail:  # nothing else gives: they do
+            return self.fit_width(f, shown, table, floor)
         return f, data_w, x0, avail, widths
+
+    def number_widths(self, num: float) -> tuple[float, float, float]:
+        """The widest local gradient, averaged gradient and new parameter at type ``num``."""
+        mono = Font(num, mono=True)
+        both = self.values_of("local") + self.values_of("averaged")
+        grads = max(self.width(v, mono) for v in both)
+        return grads, grads, max(self.width(v, mono) for v in self.values_of("params"))
 
     def grad_widths(self, lay: _Layout) -> tuple[float, float]:
         """Widest gradient label and number of this frame, measured once for every lane."""
         if getattr(self, "_grad_widths", None) is None:
             f = lay.f
             label_w = max([self.width(grad_label(p), Font(f)) for p in lay.shown] + [f])
-            num_w = max(
-                self.width(v, Font(f, mono=True))
-                for v in self.values_of("local") + self.values_of("averaged")
-            )
+            num_w = self.number_widths(lay.row)[0]
             self._grad_widths = (label_w, num_w)
         return self._grad_widths
 
@@ -166,8 +172,9 @@ class LanesBuilder(FrameBuilder):
                 out += [fmt(display_value(v)) for v in tensors.values()]
         return out
 
-    def columns(self, f: float, shown: list[ParamInfo]) -> list[float]:
-        small, bold, mono = Font(f), Font(f, bold=True), Font(f, mono=True)
+    def columns(self, f: float, shown: list[ParamInfo], num: float) -> list[float]:
+        small, bold = Font(f), Font(f, bold=True)
+        num_grads, _, num_params = self.number_widths(num)
         inner = f * 0.6  # padding inside each column
         pids = [f"pid {p}" for p in self.rec.pids.values()] or ["pid 999999"]
         who = f * 1.4 + max(
@@ -179,18 +186,22 @@ class LanesBuilder(FrameBuilder):
         losses = [f"loss {fmt(rs.loss)}" for rs in st.ranks.values()] if st else []
         shard = max(self.width(s, small) for s in shard_texts + losses + ["loss −00.00"]) + f
         label = max([self.width(grad_label(p), small) for p in shown] + [f])
-        num = max(self.width(v, mono) for v in self.values_of("local") + self.values_of("averaged"))
-        grads = label + f * 0.5 + f * 1.5 + f * 0.5 + num
+        grads = label + f * 0.5 + f * 1.5 + f * 0.5 + num_grads
         hub = max(f * 3.2, self.width("then Σ", Font(f, bold=True)) * 1.5 + f)
         before = self.rec.params_before(self.cursor.step)
-        after = max(
-            [
-                self.width(f"{param_label(p)} {fmt(display_value(before.get(p.name)))} →", small)
-                + f * 0.4
-                for p in shown
-            ]
-            + [f]
-        ) + max(self.width(v, mono) for v in self.values_of("params"))
+        after = (
+            max(
+                [
+                    self.width(
+                        f"{param_label(p)} {fmt(display_value(before.get(p.name)))} →", small
+                    )
+                    + f * 0.4
+                    for p in shown
+                ]
+                + [f]
+            )
+            + num_params
+        )
         return [w + inner for w in (who, shard, grads, hub, grads, after)]
 
     def data_width(self, f: float) -> float:
@@ -215,7 +226,7 @@ class LanesBuilder(FrameBuilder):
             fill_alpha=22,
             radius=6,
         )
-        row_h = f * self.line
+        row_h = lay.row * self.line
         top = lane.y + (lane.h - lay.rows * row_h) / 2
 
         def row_y(i: int) -> float:
@@ -313,20 +324,20 @@ class LanesBuilder(FrameBuilder):
         scale: float,
         top: float,
     ) -> None:
-        t, f = self.t, lay.f
+        t, f, n = self.t, lay.f, lay.row
         inner = f * 0.3
         left, right = lay.cols[col] + inner, lay.cols[col + 1] - inner
         label_w, num_w = self.grad_widths(lay)
         bar_l, bar_r = left + label_w + f * 0.4, right - num_w - f * 0.4
         for i, p in enumerate(lay.shown):  # the bars grow; the digits are whole at once
-            y = top + i * f * self.line
+            y = top + i * n * self.line
             v = display_value(grads.get(p.name))
-            self.text(left, y, grad_label(p), Font(f), t.muted)
+            self.text(left, y + baseline(f, n), grad_label(p), Font(f), t.muted)
             frac = min(1.0, abs(v) / scale) if math.isfinite(v) else 0.0
             bar_w = max(1.0, (bar_r - bar_l) * frac * grow)
             self.shape(
                 kind="rect",
-                box=Rect(bar_l, y + f * 0.25, bar_w, f * 0.8),
+                box=Rect(bar_l, y + n * 0.25, bar_w, n * 0.8),
                 fill=color,
                 fill_alpha=200,
                 key=f"bar:rank{r}.{kind}.{p.name}",
@@ -335,29 +346,29 @@ class LanesBuilder(FrameBuilder):
                 right,
                 y,
                 fmt(v),
-                Font(f, mono=True),
+                Font(n, mono=True),
                 t.text,
                 Align.RIGHT,
                 key=f"rank{r}.{kind}.{p.name}",
                 value=v,
             )
         if lay.hidden:
-            y = top + len(lay.shown) * f * self.line
+            y = top + len(lay.shown) * n * self.line
             self.text(left, y, f"+{lay.hidden} more", Font(f), t.muted)
 
     def after_step(self, lay: _Layout, r: int, params: Grads, color: str, top: float) -> None:
-        t, f = self.t, lay.f
+        t, f, n = self.t, lay.f, lay.row
         inner = f * 0.3
         left, right = lay.cols[5] + inner, lay.cols[6] - inner
         before = self.rec.params_before(self.cursor.step)
         k = ease(self.progress)
         for i, p in enumerate(lay.shown):
-            y = top + i * f * self.line
+            y = top + i * n * self.line
             b = display_value(before.get(p.name))
             a = display_value(params.get(p.name))
             head = self.text(
                 left,
-                y,
+                y + baseline(f, n),
                 f"{param_label(p)} {fmt(b)} →",
                 Font(f),
                 t.muted,
@@ -368,7 +379,7 @@ class LanesBuilder(FrameBuilder):
                 right,
                 y,
                 fmt(a),
-                Font(f, mono=True),
+                Font(n, mono=True),
                 t.text,
                 Align.RIGHT,
                 key=f"rank{r}.params.{p.name}",
@@ -379,7 +390,7 @@ class LanesBuilder(FrameBuilder):
             if x1 > x0:
                 self.shape(
                     kind="line",
-                    points=((x0, y + f * 1.1), (x0 + (x1 - x0) * k, y + f * 1.1)),
+                    points=((x0, y + n * 1.1), (x0 + (x1 - x0) * k, y + n * 1.1)),
                     stroke=color,
                     width=max(2.0, t.line_px),
                 )

@@ -1,0 +1,42 @@
+"""The buckets stage at a common classroom projector's size shows every rank (issue 33, 9):
+at 1280×800 in projector mode it dropped rank 1 ("rank 1: stage too short") and the norms."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from ddp_viz.model.timeline import walk
+from tests.conftest import load_recording
+from tests.qt_helpers import feed
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_every_rank_is_on_the_projected_buckets_stage(qtbot, make_window, settings, size):
+    window = make_window(size, settings=settings, lesson_id="buckets")
+    window.presentation.set_projector(True)
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
+    QApplication.processEvents()
+    assert window.theme.name == "projector"
+    rec = window.session.record
+    player = window.player
+    for cursor in walk(rec.complete_prefix()):
+        player.cursor, player.progress = cursor, 1.0
+        player._emit(entered=True)
+        frame = window.stage.frame()  # at the stage's real size in the window
+        texts = [t.text for t in frame.texts]
+        assert not any("stage too short" in t for t in texts), (cursor, texts)
+        for r in range(rec.world_size):
+            assert f"rank {r}" in texts, (cursor, texts)
+            if cursor.phase >= 1:  # its backward bar, and from the all-reduces on its buckets
+                assert any(s.key == f"rank{r}.backward" for s in frame.shapes), cursor
+            if cursor.phase >= 2:
+                bars = {s.key for s in frame.shapes if s.key.startswith(f"rank{r}.bucket")}
+                want = {
+                    f"rank{r}.bucket{b['index']}"
+                    for b in rec.steps[cursor.step].ranks[r].bucket_spans
+                }
+                assert bars == want, cursor
+        if cursor.phase == 3:  # and the norms, under the timeline
+            assert any(t.startswith("‖∇‖ of each tensor") for t in texts), texts
