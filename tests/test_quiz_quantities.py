@@ -6,9 +6,9 @@ synced, rows against batches), which the lessons' own runs do not always do."""
 from __future__ import annotations
 
 import pytest
-from ddp_viz.model.collective_report import collective_report
 
 from ddp_viz.kinds.collective.model import naive_bytes_sent, ring_bytes_sent
+from ddp_viz.kinds.collective.report import collective_report
 from ddp_viz.model.quiz import Quantity
 from ddp_viz.model.timeline import record
 from tests.conftest import load_recording

@@ -10,8 +10,8 @@ import re
 from statistics import median
 
 import pytest
-from ddp_viz.model.collective_report import collective_report
 
+from ddp_viz.kinds.collective.report import collective_report
 from ddp_viz.kinds.not_averaged.report import buffer_line, checkpoint_lines, cost_line
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width
