@@ -111,7 +111,7 @@ class Pool:
 
     def __init__(self) -> None:
         self._ctx = mp.get_context("forkserver")
-        self._ctx.set_forkserver_preload(["ddp_viz.engine.warm"])
+        self._ctx.set_forkserver_preload(["ddp_viz.engine.orphan_guard", "ddp_viz.engine.warm"])
         self.workers: list[Worker] = []
         self._next_slot = 0
 
