@@ -6,8 +6,8 @@ Pure model layer; :mod:`ddp_viz.model.protocol` lists them with the others.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from ddp_viz.model.event_base import Event, Grads
 
@@ -79,3 +79,7 @@ class UnusedCost(Event):
     rank: int
     with_flag: list[float]
     without_flag: list[float]
+    # the first steps of each copy, counted under the profiler (not timed): every all-reduce
+    # gloo ran in the step, as [dtype, elements]; an int one is the used-parameter bitmap
+    allreduces_with: list[list[list[Any]]] = field(default_factory=list)
+    allreduces_without: list[list[list[Any]]] = field(default_factory=list)

@@ -16,7 +16,7 @@ from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import why_average_differs
-from ddp_viz.model.state_report import checkpoint_lines, cost_line, launch_line
+from ddp_viz.model.state_report import checkpoint_lines, cost_line, count_line, launch_line
 from ddp_viz.model.tensors import tensor_sample
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
@@ -276,6 +276,10 @@ class _Builder(StepFrameBuilder):
         if cost:
             ms = self.rec.state.cost_ms()
             out.append(_Entry(cost, f, t.text, "cost.with", ms[0] if ms else None))
+        if count := count_line(self.rec):
+            counts = self.rec.state.allreduce_counts() or {True: []}
+            last = sum(counts[True][-1]) if counts[True] else None
+            out.append(_Entry(count, f, t.text, "cost.allreduces", last))
         out += [
             _Entry(line, f, t.text, f"checkpoint.{i}")
             for i, line in enumerate(checkpoint_lines(self.rec))
