@@ -23,6 +23,7 @@ from ddp_viz.engine.data import rank_batches
 from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
+from ddp_viz.engine.overlap_cost import time_backward
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.state import (
     BufferTracker,
@@ -231,5 +232,7 @@ class Trainer:
         if s.ddp.find_unused_parameters and s.model.unused and not stopped:
             event = time_unused_cost(self.run, self.rank, s, *self.tensors(self.rows))
             self.outbox.add(event, now=True)
+        if s.train.overlap_cost and not stopped:
+            self.outbox.add(time_backward(self), now=True)
         if s.train.checkpoint and self.folder is not None and not stopped:
             save_and_load(self.run, self.rank, self.model, self.folder, self.outbox)

@@ -83,3 +83,18 @@ class UnusedCost(Event):
     # gloo ran in the step, as [dtype, elements]; an int one is the used-parameter bitmap
     allreduces_with: list[list[list[Any]]] = field(default_factory=list)
     allreduces_without: list[list[list[Any]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BackwardCost(Event):
+    """What DDP's overlapped all-reduces cost backward on this rank (``[train] overlap_cost``):
+    after the loop, on the run's model and batch, backward passes alternating between DDP's
+    all-reduces (the run's comm hook) and ``no_sync()`` (no all-reduce at all), no optimizer
+    step. Each pass as ``[start, last gradient ready, returned]`` (monotonic seconds) and the
+    number of buckets the comm hook all-reduced in it (none under ``no_sync()``)."""
+
+    kind: ClassVar[str] = "backward_cost"
+    run: int
+    rank: int
+    synced: list[list[float]]
+    alone: list[list[float]]

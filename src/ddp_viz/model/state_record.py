@@ -13,7 +13,14 @@ from typing import Any
 from ddp_viz.model import state_events as se
 from ddp_viz.model.tensors import tensor_sample
 
-StateEvent = se.BufferValues | se.ReducerError | se.Checkpoint | se.LaunchEnv | se.UnusedCost
+StateEvent = (
+    se.BufferValues
+    | se.ReducerError
+    | se.Checkpoint
+    | se.LaunchEnv
+    | se.UnusedCost
+    | se.BackwardCost
+)
 
 
 @dataclass
@@ -33,6 +40,7 @@ class StateRecord:
     loaded: dict[int, se.Checkpoint] = field(default_factory=dict)
     launch: dict[int, se.LaunchEnv] = field(default_factory=dict)
     cost: dict[int, se.UnusedCost] = field(default_factory=dict)
+    backward_cost: dict[int, se.BackwardCost] = field(default_factory=dict)
 
     def add(self, event: StateEvent) -> None:
         match event:
@@ -46,6 +54,8 @@ class StateRecord:
                 self.loaded[r] = event
             case se.LaunchEnv(rank=r):
                 self.launch[r] = event
+            case se.BackwardCost(rank=r):
+                self.backward_cost[r] = event
             case se.UnusedCost(rank=r):
                 self.cost[r] = event
 

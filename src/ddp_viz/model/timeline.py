@@ -235,6 +235,7 @@ class RunRecord:
                 | se.Checkpoint()
                 | se.LaunchEnv()
                 | se.UnusedCost()
+                | se.BackwardCost()
             ):
                 self.state.add(event)
             case protocol.RunFinished(elapsed_s=t):
