@@ -80,3 +80,25 @@ def test_what_overlap_hid_and_what_backward_lost_are_the_runs_own_numbers() -> N
     ]
     report = run_report(record(events))
     assert all(line in report for line in lines)
+
+
+@pytest.mark.gloo
+def test_overlap_cost_times_backward_with_the_all_reduces_and_under_no_sync(engine) -> None:
+    """The buckets lesson's [train] overlap_cost: after the loop every rank times backward
+    passes with DDP's all-reduces (the hook ran every bucket) and under no_sync() (it ran
+    none), alternating, and the parameters the run ended with are not touched by them."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.overlap import backward_loss
+
+    scenario = load_lesson("buckets").scenario().with_changes(steps=2)
+    assert scenario.train.overlap_cost
+    rec = record(engine.run(scenario, timeout=120))
+    assert rec.status == "finished", rec.reason
+    buckets = len(rec.steps[-1].ranks[0].bucket_spans)
+    for r in range(rec.world_size):
+        cost = rec.state.backward_cost[r]
+        assert len(cost.synced) == len(cost.alone) == 8
+        assert {p[3] for p in cost.synced} == {float(buckets)} and buckets > 1
+        assert {p[3] for p in cost.alone} == {0.0}
+        assert all(p[0] <= p[1] <= p[2] for p in cost.synced + cost.alone)
+        assert backward_loss(rec, r) is not None
