@@ -183,3 +183,16 @@ def test_a_step_without_values_keeps_its_timeline_and_says_why_the_norms_are_mis
     assert_inside_and_apart(frame)
     if theme == "projector":
         assert frame.smallest_px() >= 24
+
+
+def test_the_last_step_sets_what_overlap_hid_against_what_backward_lost() -> None:
+    from ddp_viz.model.overlap import overlap_lines
+
+    rec = rec_of(TWO)
+    last = rec.steps_total() - 1
+    wanted = overlap_lines(rec)
+    assert len(wanted) == 2  # computed from the raw events in test_overlap
+    text = " ".join(frame_at(rec, last, 3).all_text().split())
+    for line in wanted:
+        assert line in text
+    assert "what backward lost" not in " ".join(frame_at(rec, last - 1, 3).all_text().split())

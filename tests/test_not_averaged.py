@@ -144,3 +144,28 @@ def test_the_checkpoint_is_one_file_every_rank_reads_and_the_launch_is_torchruns
     # the pooled ranks serve the next run, started the default way, with nothing left over
     rec = record(engine.run(replace(LESSON, launch=replace(LESSON.launch, init_method="file"))))
     assert rec.status == "finished" and not rec.launch
+
+
+@pytest.mark.gloo
+def test_find_unused_parameters_adds_the_bitmap_all_reduce_and_buckets_by_size_from_step_1(
+    engine,
+) -> None:
+    """Counted by the profiler in the ranks, at a cap of 52 bytes so the MLP needs buckets:
+    with the flag every step all-reduces the same cap-sized buckets plus one ``int`` bitmap of
+    one element per parameter; without it step 1 is one bucket, rebuilt into more after it."""
+    s = variant(unused=True, find=True)
+    s = replace(s, ddp=replace(s.ddp, bucket_cap_mb=0.00005))
+    rec = record(engine.run(s, timeout=120))
+    assert rec.status == "finished", rec.reason
+    n_params = len(rec.params)
+    for cost in rec.parts["not_averaged"].cost.values():
+        for step in cost.allreduces_with:
+            assert [n for dtype, n in step if dtype == "int"] == [n_params]
+        assert all(d != "int" for step in cost.allreduces_without for d, _ in step)
+    counts = rec.parts["not_averaged"].allreduce_counts()
+    assert counts is not None
+    buckets_with = [b for b, _ in counts[True]]
+    assert len(set(buckets_with)) == 1 and buckets_with[0] > 1  # by size, from step 1
+    assert [m for _, m in counts[True]] == [1, 1, 1]
+    without = [b for b, _ in counts[False]]
+    assert without[0] == 1 and without[1] == without[2] > 1  # one bucket, then rebuilt

@@ -109,6 +109,47 @@ def test_the_cost_the_checkpoint_and_the_launch_are_the_recorded_ones() -> None:
     assert early.text_with_key("cost.with") is None
 
 
+def test_the_all_reduce_count_beside_the_time_is_the_one_the_profiler_recorded() -> None:
+    events = load_recording(FIND)
+    raw = min((e for e in events if e.kind == "unused_cost"), key=lambda e: e.rank)
+    n_params = len(next(e for e in events if e.kind == "initial_params").params)
+    # from the raw profile: per step, the int all-reduce is the used-parameter bitmap (one
+    # element per parameter), the float ones the gradient buckets
+    for steps, bitmaps in ((raw.allreduces_with, 1), (raw.allreduces_without, 0)):
+        assert len(steps) == 3
+        for step in steps:
+            ints = [n for dtype, n in step if dtype == "int"]
+            assert ints == [n_params] * bitmaps
+    with_steps = [
+        f"{len(s) - sum(d == 'int' for d, _ in s)}+{sum(d == 'int' for d, _ in s)}"
+        for s in raw.allreduces_with
+    ]
+    without_steps = [str(len(s)) for s in raw.allreduces_without]
+    rec, f = frame(FIND, 3, STEP)
+
+    def split(step) -> tuple[int, int]:
+        floats = sum(d in ("double", "float") for d, _ in step)
+        return floats, len(step) - floats
+
+    assert rec.parts["not_averaged"].allreduce_counts() == {
+        True: [split(s) for s in raw.allreduces_with],
+        False: [split(s) for s in raw.allreduces_without],
+    }
+    line = f.text_with_key("cost.allreduces")
+    assert line is not None and line.value == len(raw.allreduces_with[-1])
+    text = text_of(f)
+    assert f"find_unused_parameters=True {', '.join(with_steps)}" in text
+    assert f"False {', '.join(without_steps)} (gradient buckets only)" in text
+    assert "True 1+1, 1+1, 1+1" in text and "False 1, 1, 1" in text  # this run's figures
+    # beside the time, in the stage and in the CLI's report
+    keys = [t.key for t in f.texts if t.key]
+    assert keys.index("cost.allreduces") == keys.index("cost.with") + 1
+    from ddp_viz.model.report import run_report
+
+    report = run_report(rec)
+    assert "True 1+1, 1+1, 1+1 (gradient buckets + the used-parameter bitmap)" in report
+
+
 @pytest.mark.parametrize(("w", "h", "theme"), STAGE_SIZES)
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     for name, steps in ((SYNC, 4), (NO_SYNC, 4), (UNUSED, 1), (FIND, 4)):
@@ -133,7 +174,10 @@ def test_the_launch_variables_show_as_the_run_starts() -> None:
     [(1280, 720, "light"), (1341, 700, "projector"), (560, 480, "light"), (700, 320, "projector")],
 )
 def test_the_ending_is_shown_whole_or_says_that_it_is_cut(w, h, theme) -> None:
-    wanted = {UNUSED: {"reducer.error", "reducer.text", "launch"}, FIND: {"cost.with", "launch"}}
+    wanted = {
+        UNUSED: {"reducer.error", "reducer.text", "launch"},
+        FIND: {"cost.with", "cost.allreduces", "launch"},
+    }
     for name, keys in wanted.items():
         rec = record(load_recording(name))
         _, f = frame(name, rec.complete_prefix() - 1, STEP, w, h, theme)

@@ -43,3 +43,62 @@ def test_a_real_run_rebuilds_its_buckets_and_overlaps() -> None:
     assert per_step[0] != per_step[1] and len(per_step[1]) >= 3
     fractions = [overlap(st.ranks[0]).fraction for st in rec.steps[1:]]
     assert max(fractions) > 0
+
+
+def test_what_overlap_hid_and_what_backward_lost_are_the_runs_own_numbers() -> None:
+    """Expected values from the raw events of a real run of the buckets lesson."""
+    from statistics import median
+
+    from ddp_viz.model.overlap import overlap_lines
+    from ddp_viz.model.report import run_report
+
+    events = load_recording("buckets-lesson-2-ranks.jsonl")
+    cost = next(e for e in events if e.kind == "backward_cost" and e.rank == 0)
+    # DDP's all-reduces ran in every synced pass (4 buckets), none under no_sync()
+    assert {p[3] for p in cost.synced} == {4.0} and {p[3] for p in cost.alone} == {0.0}
+    compute_with = median(p[1] - p[0] for p in cost.synced)
+    compute_alone = median(p[1] - p[0] for p in cost.alone)
+    total_with = median(p[2] - p[0] for p in cost.synced)
+    total_alone = median(p[2] - p[0] for p in cost.alone)
+    # hidden: the part of each bucket's span before the step's last gradient, steps 2 on
+    hidden, spent = [], []
+    for t in (e for e in events if e.kind == "timing" and e.rank == 0 and e.step > 0):
+        start, last = t.spans["backward"][0][0], max(at for _, at in t.ready)
+        spans = [(b["launched"], b["finished"]) for b in t.buckets]
+        spent.append(sum(b - a for a, b in spans))
+        hidden.append(sum(max(0.0, min(b, last) - max(a, start)) for a, b in spans))
+    lines = overlap_lines(record(events))
+    assert lines == [
+        f"overlap, rank 0: the buckets' all-reduces took {median(spent) * 1e3:.2f} ms a step "
+        f"(launch to result, summed), {median(hidden) * 1e3:.2f} ms of it hidden behind "
+        "backward's computation (medians, steps 2–3)",
+        f"what backward lost, rank 0: from its start to the last gradient "
+        f"{compute_with * 1e3:.2f} ms with DDP's all-reduces, {compute_alone * 1e3:.2f} ms "
+        f"under no_sync() with none ({(compute_with - compute_alone) * 1e3:+.2f} ms); it "
+        f"returned after {total_with * 1e3:.2f} ms against {total_alone * 1e3:.2f} ms (medians "
+        f"of {len(cost.synced)} alternating passes after the run, no optimizer step)",
+    ]
+    report = run_report(record(events))
+    assert all(line in report for line in lines)
+
+
+@pytest.mark.gloo
+def test_overlap_cost_times_backward_with_the_all_reduces_and_under_no_sync(engine) -> None:
+    """The buckets lesson's [train] overlap_cost: after the loop every rank times backward
+    passes with DDP's all-reduces (the hook ran every bucket) and under no_sync() (it ran
+    none), alternating, and the parameters the run ended with are not touched by them."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.overlap import backward_loss
+
+    scenario = load_lesson("buckets").scenario().with_changes(steps=2)
+    assert scenario.train.overlap_cost
+    rec = record(engine.run(scenario, timeout=120))
+    assert rec.status == "finished", rec.reason
+    buckets = len(rec.steps[-1].ranks[0].bucket_spans)
+    for r in range(rec.world_size):
+        cost = rec.backward_cost[r]
+        assert len(cost.synced) == len(cost.alone) == 8
+        assert {p[3] for p in cost.synced} == {float(buckets)} and buckets > 1
+        assert {p[3] for p in cost.alone} == {0.0}
+        assert all(p[0] <= p[1] <= p[2] for p in cost.synced + cost.alone)
+        assert backward_loss(rec, r) is not None

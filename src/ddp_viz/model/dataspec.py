@@ -21,7 +21,14 @@ from ddp_viz.model.values import choice, flag, whole
 SAMPLERS = ("contiguous", "distributed")
 REDUCTIONS = ("mean", "sum")
 DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
-TRAIN_KEYS = ("loss_reduction", "accumulate", "no_sync", "scale_loss", "checkpoint")
+TRAIN_KEYS = (
+    "loss_reduction",
+    "accumulate",
+    "no_sync",
+    "scale_loss",
+    "checkpoint",
+    "overlap_cost",
+)
 MAX_EPOCHS = 1000
 
 
@@ -120,13 +127,16 @@ class TrainSpec:
     ``loss.backward()`` alone, the classic mistake). ``scale_loss``: divide each micro-batch's
     loss by ``accumulate`` before backward. ``checkpoint``: after the loop, rank 0 saves
     ``state_dict()``, a barrier waits for it, and every rank loads the file with
-    ``map_location``."""
+    ``map_location``. ``overlap_cost``: after the loop, time backward on the run's model with
+    DDP's all-reduces against backward inside ``no_sync()`` (none), alternating: what the
+    overlapped all-reduces cost backward's own computation."""
 
     loss_reduction: str = "mean"
     accumulate: int = 1
     no_sync: str = "none"
     scale_loss: bool = True
     checkpoint: bool = False
+    overlap_cost: bool = False
 
     @classmethod
     def from_mapping(cls, data: Any) -> TrainSpec:
@@ -144,6 +154,8 @@ class TrainSpec:
             values["scale_loss"] = flag("train.scale_loss", table["scale_loss"])
         if "checkpoint" in table:
             values["checkpoint"] = flag("train.checkpoint", table["checkpoint"])
+        if "overlap_cost" in table:
+            values["overlap_cost"] = flag("train.overlap_cost", table["overlap_cost"])
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ bucket spans.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import median
 
 from ddp_viz.model.timeline import RankStep, RunRecord
 
@@ -55,3 +56,81 @@ def layouts(record: RunRecord) -> list[list[list[str]]]:
 def ready_order(rs: RankStep) -> list[str]:
     """Parameter names in the order their gradients became ready."""
     return [str(name) for name, _ in sorted(rs.ready, key=lambda item: item[1])]
+
+
+@dataclass(frozen=True)
+class BackwardLoss:
+    """What the overlapped all-reduces cost one rank's backward (``[train] overlap_cost``),
+    medians over the passes timed after the run: from backward's start to its last gradient
+    (``compute``) and to its return (``total``), with DDP's all-reduces (``synced``) and under
+    ``no_sync()``, with none (``alone``)."""
+
+    rank: int
+    passes: int
+    compute_synced_s: float
+    compute_alone_s: float
+    total_synced_s: float
+    total_alone_s: float
+
+    @property
+    def lost_s(self) -> float:
+        """How much longer computing the gradients took with the all-reduces beside it."""
+        return self.compute_synced_s - self.compute_alone_s
+
+
+def backward_loss(record: RunRecord, rank: int) -> BackwardLoss | None:
+    cost = record.backward_cost.get(rank)
+    if cost is None or not cost.synced or not cost.alone:
+        return None
+
+    def med(spans: list[list[float]], end: int) -> float:
+        return median(s[end] - s[0] for s in spans)
+
+    return BackwardLoss(
+        rank,
+        min(len(cost.synced), len(cost.alone)),
+        med(cost.synced, 1),
+        med(cost.alone, 1),
+        med(cost.synced, 2),
+        med(cost.alone, 2),
+    )
+
+
+def hidden_per_step(record: RunRecord, rank: int) -> tuple[float, float, list[int]] | None:
+    """Medians of the all-reduce time and of its hidden part per step, over the steps after
+    the first (step 1's single bucket is rebuilt before step 2), and which steps (1-based)."""
+    found = [
+        (i + 1, o)
+        for i, st in enumerate(record.steps)
+        if i > 0 and rank in st.ranks and (o := overlap(st.ranks[rank])) is not None
+    ]
+    if not found:
+        return None
+    steps = [n for n, _ in found]
+    return median(o.allreduce_s for _, o in found), median(o.hidden_s for _, o in found), steps
+
+
+def overlap_lines(record: RunRecord, rank: int = 0) -> list[str]:
+    """The time overlap hid and the time backward lost, on ``rank``, in the run's numbers."""
+    loss = backward_loss(record, rank)
+    if loss is None:
+        return []
+    out = []
+    hidden = hidden_per_step(record, rank)
+    if hidden is not None:
+        total, hid, steps = hidden
+        which = f"medians, steps {steps[0]}–{steps[-1]}" if len(steps) > 1 else f"step {steps[0]}"
+        out.append(
+            f"overlap, rank {rank}: the buckets' all-reduces took {total * 1e3:.2f} ms a step "
+            f"(launch to result, summed), {hid * 1e3:.2f} ms of it hidden behind backward's "
+            f"computation ({which})"
+        )
+    out.append(
+        f"what backward lost, rank {rank}: from its start to the last gradient "
+        f"{loss.compute_synced_s * 1e3:.2f} ms with DDP's all-reduces, "
+        f"{loss.compute_alone_s * 1e3:.2f} ms under no_sync() with none "
+        f"({loss.lost_s * 1e3:+.2f} ms); it returned after {loss.total_synced_s * 1e3:.2f} ms "
+        f"against {loss.total_alone_s * 1e3:.2f} ms (medians of {loss.passes} alternating "
+        "passes after the run, no optimizer step)"
+    )
+    return out

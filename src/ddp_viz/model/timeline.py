@@ -20,6 +20,7 @@ from ddp_viz.model.cursor import Cursor as Cursor
 from ddp_viz.model.cursor import walk as walk
 from ddp_viz.model.launchspec import LaunchEnv
 from ddp_viz.model.modelspec import ModelSpec, ParamInfo
+from ddp_viz.model.overlap_events import BackwardCost
 from ddp_viz.model.protocol import Grads
 
 # re-exported: one rank's part of a step, folded here from its events
@@ -181,6 +182,8 @@ class RunRecord:
     parts: dict[str, registry.RecordPart] = field(default_factory=dict)
     # rank -> the variables it read when its launcher started it the way torchrun does
     launch: dict[int, LaunchEnv] = field(default_factory=dict)
+    # rank -> what DDP's overlapped all-reduces cost its backward ([train] overlap_cost)
+    backward_cost: dict[int, BackwardCost] = field(default_factory=dict)
     _kinds: list[registry.RunKind] = field(default_factory=list)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
@@ -230,6 +233,8 @@ class RunRecord:
                 self._step(s).reference = event
             case LaunchEnv(rank=r):
                 self.launch[r] = event
+            case BackwardCost(rank=r):
+                self.backward_cost[r] = event
             case protocol.RunFinished(elapsed_s=t):
                 self.status, self.elapsed_s = RunStatus.FINISHED, t
             case protocol.RunFailed(reason=why, rank=r):

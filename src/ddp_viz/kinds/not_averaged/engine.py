@@ -6,8 +6,10 @@ the reducer's error for a parameter that gets no gradient, the cost of
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.profiler import ProfilerActivity, profile, record_function
 
 from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model
@@ -29,6 +32,7 @@ from ddp_viz.model.scenario import Scenario
 # finished (torch/csrc/distributed/c10d/reducer.cpp)
 REDUCER_UNFINISHED = "Expected to have finished reduction in the prior iteration"
 COST_ROUNDS, COST_WARMUP = 16, 4
+COUNTED = 3  # warm-up steps run under the profiler, counting all-reduces: never timed
 
 
 # --- buffers --------------------------------------------------------------------------------
@@ -65,31 +69,76 @@ def reducer_error(run: int, step: int, rank: int, exc: BaseException, module: nn
     return ReducerError(run=run, step=step, rank=rank, error=text, unused=unused)
 
 
+def gloo_allreduces(steps: list[Callable[[], None]]) -> list[list[list[Any]]]:
+    """Run ``steps`` under one profiler session (one start and stop: kineto logs each); for
+    each step, every all-reduce gloo ran in it, in order, as ``[dtype, elements]``: DDP's
+    gradient buckets (the model's dtype) and, with ``find_unused_parameters``, the bitmap of
+    which parameters were used (``int``, one element per parameter), which the reducer
+    all-reduces itself, outside any comm hook. A bucket's all-reduce runs on gloo's thread; it
+    belongs to the step whose span holds its start (backward waits for every bucket)."""
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for i, step in enumerate(steps):
+            with record_function(f"ddp-viz:step:{i}"):
+                step()
+    events = list(prof.events())
+    spans = {
+        int(e.name.rsplit(":", 1)[1]): e.time_range
+        for e in events
+        if e.name.startswith("ddp-viz:step:")
+    }
+    out: list[list[list[Any]]] = [[] for _ in steps]
+    for e in sorted(events, key=lambda e: e.time_range.start):
+        if e.name != "gloo:all_reduce":
+            continue
+        i = next((i for i, t in spans.items() if t.start <= e.time_range.start <= t.end), None)
+        if i is not None:
+            shape = (e.input_shapes or [[]])[0]
+            dtype = (getattr(e, "input_dtypes", None) or ["?"])[0]
+            out[i].append([dtype, math.prod(shape)])
+    return out
+
+
+def _train_step(ddp: DDP, opt: torch.optim.Optimizer, loss: Callable[..., torch.Tensor], x, y):  # type: ignore[no-untyped-def]
+    def step() -> None:
+        opt.zero_grad()
+        loss(ddp(x), y).backward()
+        opt.step()
+
+    return step
+
+
 def time_unused_cost(
     run: int, rank: int, scenario: Scenario, x: torch.Tensor, y: torch.Tensor
 ) -> UnusedCost:
     """Per-step seconds with ``find_unused_parameters`` True and False, alternating, on two
-    fresh copies of the run's model: with the flag as the run trains it (``aux`` unused);
-    without it the model cannot train at all, so that copy runs ``aux`` too. The False side
-    does slightly more arithmetic, so the difference, the flag's graph traversal after every
-    forward, is if anything understated."""
+    fresh copies of the run's model (the run's ``bucket_cap_mb``): with the flag as the run
+    trains it (``aux`` unused); without it the model cannot train at all, so that copy runs
+    ``aux`` too. The False side does slightly more arithmetic, so the difference is if
+    anything understated. The first :data:`COUNTED` steps of each copy, warm-up that is not
+    timed, run under the profiler and count the all-reduces gloo ran in each."""
     loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
-    runs = {}
+    steps, times = {}, {True: [], False: []}
     for flag in (True, False):
         model = build_model(scenario)
         model.use_aux = not flag
-        ddp = DDP(model, find_unused_parameters=flag)
-        runs[flag] = (ddp, torch.optim.SGD(ddp.parameters(), lr=scenario.lr), [])
-    for i in range(COST_ROUNDS + COST_WARMUP):
+        ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb, find_unused_parameters=flag)
+        opt = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
+        steps[flag] = _train_step(ddp, opt, loss_fn, x, y)
+    counted = gloo_allreduces([steps[f] for _ in range(COUNTED) for f in (True, False)])
+    for i in range(COUNTED, COST_ROUNDS + COST_WARMUP):
         for flag in (True, False) if i % 2 == 0 else (False, True):
-            ddp, opt, times = runs[flag]
             t0 = time.monotonic()
-            opt.zero_grad()
-            loss_fn(ddp(x), y).backward()
-            opt.step()
+            steps[flag]()
             if i >= COST_WARMUP:
-                times.append(time.monotonic() - t0)
-    return UnusedCost(run=run, rank=rank, with_flag=runs[True][2], without_flag=runs[False][2])
+                times[flag].append(time.monotonic() - t0)
+    return UnusedCost(
+        run=run,
+        rank=rank,
+        with_flag=times[True],
+        without_flag=times[False],
+        allreduces_with=counted[0::2],
+        allreduces_without=counted[1::2],
+    )
 
 
 # --- checkpoint -----------------------------------------------------------------------------

@@ -3,8 +3,8 @@ checkpoint a script saves (pure; defining them registers them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from ddp_viz.model.event_base import Event, Grads
 
@@ -64,3 +64,7 @@ class UnusedCost(Event):
     rank: int
     with_flag: list[float]
     without_flag: list[float]
+    # the first steps of each copy, counted under the profiler (not timed): every all-reduce
+    # gloo ran in the step, as [dtype, elements]; an int one is the used-parameter bitmap
+    allreduces_with: list[list[list[Any]]] = field(default_factory=list)
+    allreduces_without: list[list[list[Any]]] = field(default_factory=list)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import median
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ddp_viz.kinds.not_averaged import events as se
 from ddp_viz.model.event_base import Event
@@ -65,6 +65,17 @@ class NotAveragedRecord:
             worst = max([worst, *diffs])
         return BufferAgreement(not differing, worst, differing)
 
+    def allreduce_counts(self) -> dict[bool, list[tuple[int, int]]] | None:
+        """Per profiled step, (gradient buckets, bitmaps) all-reduced with the flag (True) and
+        without it (False), as the lowest rank counted them; None when not counted."""
+        cost = self.cost[min(self.cost)] if self.cost else None
+        if cost is None or not cost.allreduces_with or not cost.allreduces_without:
+            return None
+        return {
+            True: [split_allreduces(s) for s in cost.allreduces_with],
+            False: [split_allreduces(s) for s in cost.allreduces_without],
+        }
+
     def cost_ms(self) -> tuple[float, float] | None:
         """Median ms per step with and without ``find_unused_parameters``, over every rank's
         samples; None when the run did not time it."""
@@ -73,6 +84,13 @@ class NotAveragedRecord:
         if not with_flag or not without:
             return None
         return median(with_flag) * 1e3, median(without) * 1e3
+
+
+def split_allreduces(step: list[list[Any]]) -> tuple[int, int]:
+    """One profiled step's all-reduces as (gradient buckets, used-parameter bitmaps): the
+    bitmap is the one DDP all-reduces as ``int``, the buckets carry the model's floats."""
+    bitmaps = sum(1 for dtype, _ in step if dtype == "int")
+    return len(step) - bitmaps, bitmaps
 
 
 def _max_diff(a: list[float], b: list[float]) -> float:

@@ -49,6 +49,23 @@ def cost_line(rec: RunRecord) -> str:
     )
 
 
+def count_line(rec: RunRecord) -> str:
+    """The all-reduces gloo ran in each counted step, with the flag and without, beside the
+    time: the flag adds the used-parameter bitmap every step, and buckets by size from step 1."""
+    counts = part(rec).allreduce_counts()
+    if counts is None:
+        return ""
+
+    def steps(flag: bool) -> str:
+        return ", ".join(f"{b}+{m}" if flag else str(b + m) for b, m in counts[flag])
+
+    return (
+        f"all-reduces per step (steps 1–{len(counts[True])}, profiled): "
+        f"find_unused_parameters=True {steps(True)} (gradient buckets + the used-parameter "
+        f"bitmap); False {steps(False)} (gradient buckets only)"
+    )
+
+
 def checkpoint_lines(rec: RunRecord) -> list[str]:
     saved, loaded = part(rec).saved, part(rec).loaded
     if saved is None:
@@ -68,7 +85,7 @@ def report_lines(rec: RunRecord) -> list[str]:
     steps = sorted({s for s, _ in part(rec).buffers})
     for s in steps:
         out += [buffer_line(rec, s, "before"), buffer_line(rec, s, "after")]
-    out += [reducer_line(rec), cost_line(rec), *checkpoint_lines(rec)]
+    out += [reducer_line(rec), cost_line(rec), count_line(rec), *checkpoint_lines(rec)]
     out = [line for line in out if line]
     return [*out, ""] if out else []
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddp_viz.kinds.not_averaged.record import part
-from ddp_viz.kinds.not_averaged.report import checkpoint_lines, cost_line
+from ddp_viz.kinds.not_averaged.report import checkpoint_lines, cost_line, count_line
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.launchspec import launch_line
 from ddp_viz.model.reference import values_policy
@@ -278,6 +278,10 @@ class _Builder(StepFrameBuilder):
         if cost:
             ms = part(self.rec).cost_ms()
             out.append(_Entry(cost, f, t.text, "cost.with", ms[0] if ms else None))
+        if count := count_line(self.rec):
+            counts = part(self.rec).allreduce_counts() or {True: []}
+            last = sum(counts[True][-1]) if counts[True] else None
+            out.append(_Entry(count, f, t.text, "cost.allreduces", last))
         out += [
             _Entry(line, f, t.text, f"checkpoint.{i}")
             for i, line in enumerate(checkpoint_lines(self.rec))

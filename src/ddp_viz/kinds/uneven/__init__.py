@@ -5,11 +5,11 @@ shadow the last one's all-reduces with zeros and the run completes."""
 from __future__ import annotations
 
 from ddp_viz.kinds.uneven import events as _events  # noqa: F401  (defines, so registers)
-from ddp_viz.kinds.uneven.record import KIND, UnevenRecord, step_ranks
+from ddp_viz.kinds.uneven.record import KIND, UnevenRecord, missing_rank, step_ranks
 from ddp_viz.kinds.uneven.report import report_end, report_lines, status_line
 from ddp_viz.kinds.uneven.scene import build
 from ddp_viz.kinds.uneven.spec import UnevenSpec
-from ddp_viz.model.registry import RunKind, register
+from ddp_viz.model.registry import QuantitySource, RunKind, register
 
 register(
     RunKind(
@@ -27,6 +27,8 @@ register(
             "uneven.join": "Uneven",
             "uneven.extra": "Extra batches",
             "uneven.timeout_s": "Timeout",
+            "uneven.debug": "Find the hang",
         },
+        quantities={"missing_rank": QuantitySource(missing_rank, phase="step")},
     )
 )

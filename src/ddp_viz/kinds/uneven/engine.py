@@ -5,15 +5,25 @@ A rank blocked in gloo cannot report from its main thread, so a small thread bea
 quarter second while a collective has been outstanding for over half a second: an all-reduce
 the comm hook launched and has not seen come back, or a barrier the script entered. The
 beats are real waits, measured in the rank; the stage shows their latest value.
+
+How the script finds the hang (``debug``): ``"detail"`` creates a process group with
+``TORCH_DISTRIBUTED_DEBUG=DETAIL``, so c10d wraps gloo's backend in ``ProcessGroupWrapper``,
+which checks every collective against the other ranks' before running it. In torch 2.13.0 on
+CPU, ``DDP(model)`` on such a group dies with SIGSEGV (in DDP's construction logging, seen
+here), so the checked group is made beside the default one, after it: DDP is built on the
+default group, and the comm hook's all-reduces and the script's barrier use the checked one.
+``"monitored_barrier"`` makes the script's barrier ``dist.monitored_barrier``, whose rank 0
+names the ranks that did not arrive. Either error ends the run as the timeout's would.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import time
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -27,8 +37,16 @@ from ddp_viz.engine.models import named_values
 from ddp_viz.engine.reference import Oracle, loss_and_grads
 from ddp_viz.engine.tensors import encode_all
 from ddp_viz.engine.trainer import Trainer
-from ddp_viz.kinds.uneven.events import FinalParams, JoinShadow, OutOfData, Stalled, Waiting
+from ddp_viz.kinds.uneven.events import (
+    FinalParams,
+    HangCheck,
+    JoinShadow,
+    OutOfData,
+    Stalled,
+    Waiting,
+)
 from ddp_viz.kinds.uneven.record import KIND
+from ddp_viz.kinds.uneven.spec import MONITOR_S
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
 
@@ -101,6 +119,42 @@ def locked(send: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]],
     return safe
 
 
+DEBUG_VAR = "TORCH_DISTRIBUTED_DEBUG"
+
+
+@contextmanager
+def debug_detail() -> Iterator[None]:
+    """``TORCH_DISTRIBUTED_DEBUG=DETAIL`` for the process groups created inside. torch reads the
+    variable once, when ``torch.distributed`` is imported (in a warm rank, long before this
+    run), so it is set, read again, and afterwards put back as it was and read again: the
+    next group, and the next run in this process, get the level they ask for."""
+    before = os.environ.get(DEBUG_VAR)
+    os.environ[DEBUG_VAR] = "DETAIL"
+    dist.set_debug_level_from_env()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(DEBUG_VAR, None)
+        else:
+            os.environ[DEBUG_VAR] = before
+        dist.set_debug_level_from_env()
+
+
+def checked_group() -> Any:
+    """A process group of every rank created under DETAIL (all ranks call this together)."""
+    with debug_detail():
+        return dist.new_group(backend="gloo")
+
+
+def hang_check(run: int, rank: int, debug: str, group: Any) -> HangCheck:
+    """What the group the hook and the barrier use really is: the debug level it was made
+    under and its backend's class."""
+    level = "DETAIL" if group is not None else dist.get_debug_level().name
+    backend = (group or dist.group.WORLD)._get_backend(torch.device("cpu"))
+    return HangCheck(run, rank, debug, level, type(backend).__name__)
+
+
 CALLBACK = "Got the following error when running the callback: RuntimeError: "
 
 
@@ -157,6 +211,7 @@ class UnevenHooks(TrainingHooks):
         # a short timeout of its own, so the stall ends while the learner watches
         self.timeout = timedelta(seconds=self.spec.timeout_s)
         self.state = WaitState()
+        self.group: Any = None  # the DETAIL-checked group, when ``debug = "detail"``
 
     def send(self, send: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
         return locked(send)  # the heartbeat thread sends too
@@ -165,6 +220,8 @@ class UnevenHooks(TrainingHooks):
         return self.state
 
     def around_run(self, send: Callable[[dict[str, Any]], None]) -> Heartbeat:
+        # the group DETAIL checks: made here, after the default group, before DDP
+        self.group = checked_group() if self.spec.debug == "detail" else None
         return Heartbeat(self.run, self.rank, self.state, send)
 
     def on_error(self, exc: RuntimeError, outbox: Any) -> bool:
@@ -177,6 +234,9 @@ class UnevenHooks(TrainingHooks):
         return self.spec.steps_of(self.rank, self.scenario.world_size), self.spec.batches
 
     def around_loop(self, trainer: Trainer) -> Any:
+        trainer.capture.process_group = self.group  # None: the default group
+        check = hang_check(self.run, self.rank, self.spec.debug, self.group)
+        trainer.outbox.add(check, now=True)
         return Join([trainer.ddp]) if self.spec.join else nullcontext()
 
     def after_step(self, trainer: Trainer, completed: int) -> None:
@@ -193,8 +253,12 @@ class UnevenHooks(TrainingHooks):
             report_shadows(self.run, self.rank, completed, shadows, outbox)
         # the script's next collective (a barrier before saving): under Join every rank gets
         # here; without, the ranks still training never do
-        self.state.enter("barrier")
-        dist.barrier()
+        if self.spec.debug == "monitored_barrier":  # rank 0 names who does not arrive
+            self.state.enter("monitored_barrier")
+            dist.monitored_barrier(timeout=timedelta(seconds=MONITOR_S))
+        else:
+            self.state.enter("barrier")
+            dist.barrier(group=self.group)
         self.state.leave()
         solo = None
         if trainer.oracle is not None and self.spec.join:

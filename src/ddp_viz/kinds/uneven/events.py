@@ -38,8 +38,25 @@ class Waiting(Event):
 
 
 @dataclass(frozen=True)
+class HangCheck(Event):
+    """How a rank's process group looks for a hang, read from the group once it exists:
+    ``debug`` the scenario asked for, ``level`` torch's debug level (``dist.get_debug_level()``)
+    and ``backend`` the class of the group's CPU backend (``_ProcessGroupWrapper`` when DETAIL
+    wrapped gloo's, so that every collective is checked first)."""
+
+    kind: ClassVar[str] = "hang_check"
+    run: int
+    rank: int
+    debug: str
+    level: str
+    backend: str
+
+
+@dataclass(frozen=True)
 class Stalled(Event):
-    """The process group's timeout ended a rank's wait: the error gloo raised, word for word."""
+    """A rank's wait ended with an error, word for word: the process group's timeout, a peer
+    closing the connection, DETAIL's mismatch check or ``monitored_barrier``'s; ``waited_s``
+    from entering the collective to the error."""
 
     kind: ClassVar[str] = "stalled"
     run: int

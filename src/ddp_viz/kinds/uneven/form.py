@@ -1,12 +1,13 @@
-"""The form's ``[uneven]`` fields (the uneven-inputs lesson): Join, extra batches, timeout."""
+"""The form's ``[uneven]`` fields (the uneven-inputs lesson): Join, extra batches, timeout, and
+how the script finds a hang."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
-from ddp_viz.kinds.uneven.spec import UnevenSpec
+from ddp_viz.kinds.uneven.spec import DEBUG, UnevenSpec
 from ddp_viz.model.scenario import Scenario
 
 
@@ -22,6 +23,12 @@ class UnevenFields:
         self.timeout.setDecimals(1)
         self.timeout.setSuffix(" s")
         self.timeout.setToolTip("this run's process-group timeout, 1–30 s: when a stall ends")
+        self.debug = QComboBox()
+        self.debug.addItems(DEBUG)
+        self.debug.setToolTip(
+            "find the hang: none (wait for the timeout), detail (TORCH_DISTRIBUTED_DEBUG=DETAIL "
+            "checks each collective), monitored_barrier (names the rank that did not arrive)"
+        )
         self.rows: tuple[int, ...] = ()
         self._spec = UnevenSpec()
 
@@ -30,18 +37,21 @@ class UnevenFields:
             "uneven.join": self.join,
             "uneven.extra": self.extra,
             "uneven.timeout_s": self.timeout,
+            "uneven.debug": self.debug,
         }
 
     def add_to(self, form: QFormLayout) -> None:
         form.addRow("Uneven", self.join)
         form.addRow("Extra batches", self.extra)
         form.addRow("Timeout", self.timeout)
-        self.rows = tuple(range(form.rowCount() - 3, form.rowCount()))
+        form.addRow("Find the hang", self.debug)
+        self.rows = tuple(range(form.rowCount() - 4, form.rowCount()))
 
     def connect(self, slot: Any) -> None:
         self.join.toggled.connect(slot)
         self.extra.valueChanged.connect(slot)
         self.timeout.valueChanged.connect(slot)
+        self.debug.currentTextChanged.connect(slot)
 
     def applies(self, scenario: Scenario) -> bool:
         return scenario.table("uneven") is not None
@@ -51,6 +61,7 @@ class UnevenFields:
         self.join.setChecked(self._spec.join)
         self.extra.setValue(self._spec.extra)
         self.timeout.setValue(self._spec.timeout_s)
+        self.debug.setCurrentText(self._spec.debug)
 
     def write(self, raw: dict[str, Any]) -> None:
         raw["uneven"] = self.table()
@@ -61,6 +72,7 @@ class UnevenFields:
             "join": self.join.isChecked(),
             "extra": self.extra.value(),
             "timeout_s": self.timeout.value(),
+            "debug": self.debug.currentText(),
         }
 
 

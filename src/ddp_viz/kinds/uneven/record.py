@@ -1,11 +1,13 @@
 """What a run with uneven inputs folds beside its steps (pure): who ran out of batches after
-how many steps, each blocked rank's latest heartbeat, the timeout's error, Join's shadow
-all-reduces, and the parameters every rank ended with."""
+how many steps, how each rank's group looks for a hang, each blocked rank's latest heartbeat,
+the error that ended a wait (and what raised it), Join's shadow all-reduces, and the parameters
+every rank ended with."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ddp_viz.kinds.uneven import events as ue
 from ddp_viz.model.event_base import Event, Grads
@@ -19,6 +21,7 @@ KIND = "uneven"
 @dataclass
 class UnevenRecord:
     out_of_data: dict[int, int] = field(default_factory=dict)  # rank -> steps it trained
+    hang_checks: dict[int, ue.HangCheck] = field(default_factory=dict)  # rank -> its group
     waiting: dict[int, ue.Waiting] = field(default_factory=dict)  # rank -> latest heartbeat
     stalled: dict[int, ue.Stalled] = field(default_factory=dict)  # rank -> the timeout's error
     shadows: dict[tuple[int, int], ue.JoinShadow] = field(default_factory=dict)  # (step, rank)
@@ -29,6 +32,8 @@ class UnevenRecord:
         match event:
             case ue.OutOfData(rank=r, steps=n):
                 self.out_of_data[r] = n
+            case ue.HangCheck(rank=r):
+                self.hang_checks[r] = event
             case ue.Waiting(rank=r):
                 self.waiting[r] = event
             case ue.Stalled(rank=r):
@@ -38,6 +43,45 @@ class UnevenRecord:
             case ue.FinalParams(rank=r, params=p, one_process=solo):
                 self.final_params[r] = p
                 self.one_process = solo or self.one_process
+
+
+MISMATCH = "Detected mismatch between collectives"
+MISSING = re.compile(r"Rank (\d+) failed to pass monitoredBarrier")
+
+
+def ended_by(stall: ue.Stalled) -> str:
+    """What raised the error that ended a wait, from its words: DETAIL's check
+    (``"mismatch"``), ``monitored_barrier`` naming a rank, a peer closing the connection
+    (``"peer"``), or the process group's ``"timeout"``."""
+    if MISMATCH in stall.error:
+        return "mismatch"
+    if MISSING.search(stall.error):
+        return "monitored_barrier"
+    if "closed by peer" in stall.error.lower():
+        return "peer"
+    return "timeout"
+
+
+def missing_ranks(stall: ue.Stalled) -> list[int]:
+    """The ranks ``monitored_barrier``'s error names as not arrived."""
+    return [int(m) for m in MISSING.findall(stall.error)]
+
+
+def found(un: UnevenRecord) -> ue.Stalled | None:
+    """The first wait a debugging tool ended (DETAIL's check or ``monitored_barrier``), by
+    how long it took: the one that found the hang."""
+    waits = [s for s in un.stalled.values() if ended_by(s) in ("mismatch", "monitored_barrier")]
+    return min(waits, key=lambda s: (s.waited_s, s.rank), default=None)
+
+
+def missing_rank(rec: RunRecord, quantity: Any) -> float | None:
+    """A prediction's number: the rank ``monitored_barrier``'s error named, once the run is
+    over (None when no error named one)."""
+    un = rec.parts.get(KIND)
+    if not rec.done or un is None:
+        return None
+    named = [r for s in un.stalled.values() for r in missing_ranks(s)]
+    return float(min(named)) if named else None
 
 
 def part(rec: RunRecord) -> UnevenRecord:

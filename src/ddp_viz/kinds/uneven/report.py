@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ddp_viz.kinds.uneven.record import part
+from ddp_viz.kinds.uneven.events import Stalled
+from ddp_viz.kinds.uneven.record import UnevenRecord, ended_by, found, missing_ranks, part
 from ddp_viz.model.report import param_label, value
 from ddp_viz.model.timeline import RunRecord, RunStatus, max_abs_diff
 
@@ -29,17 +30,58 @@ def report_lines(rec: RunRecord) -> list[str]:
         )
         diff = max_abs_diff(un.final_params[min(un.final_params)], un.one_process)
         out.append(f"one process, float64, the same rows: {solo} (largest difference {diff:.2g})")
+    out += hang_check_lines(un)
     for r, stall in sorted(un.stalled.items()):
-        out.append(
-            f"rank {r} waited {stall.waited_s:.2f} s in {stall.what}, then gloo said: {stall.error}"
-        )
+        out.append(f"rank {r} waited {stall.waited_s:.2f} s in {stall.what}, {raised(stall)}")
     return [*out, ""] if out else []
+
+
+def hang_check_lines(un: UnevenRecord) -> list[str]:
+    """How each rank's group looked for a hang, when the run asked for a tool."""
+    out = []
+    for r, check in sorted(un.hang_checks.items()):
+        if check.debug == "detail":
+            out.append(
+                f"rank {r}: the hook's all-reduces and the barrier ran on a group made with "
+                f"TORCH_DISTRIBUTED_DEBUG={check.level}, its backend a {check.backend}"
+            )
+        elif check.debug == "monitored_barrier":
+            out.append(f"rank {r}: the script's barrier is dist.monitored_barrier")
+    return out
+
+
+def raised(stall: Stalled) -> str:
+    """What ended the wait, and its words."""
+    how = ended_by(stall)
+    if how == "mismatch":
+        return f"then DETAIL's check raised: {stall.error}"
+    if how == "monitored_barrier":
+        named = ", ".join(str(r) for r in missing_ranks(stall))
+        return f"then monitored_barrier named rank {named}: {stall.error}"
+    return f"then gloo said: {stall.error}"
+
+
+def found_line(rec: RunRecord) -> str | None:
+    """Which tool found the hang, and how fast, against the timeout it did not wait for."""
+    stall = found(part(rec))
+    if stall is None:
+        return None
+    timeout = float(rec.scenario.get("uneven", {}).get("timeout_s", 0.0))
+    if ended_by(stall) == "mismatch":
+        tool = "TORCH_DISTRIBUTED_DEBUG=DETAIL reported the mismatch"
+    else:
+        named = ", ".join(str(r) for r in missing_ranks(stall))
+        tool = f"monitored_barrier named rank {named}"
+    return f"{tool} after {stall.waited_s:.3f} s (the process group's timeout: {timeout:g} s)"
 
 
 def report_end(rec: RunRecord) -> str | None:
     """The report's last line when the process group's timeout ended a stall."""
     if rec.status != RunStatus.FINISHED or not part(rec).stalled:
         return None
+    tool = found_line(rec)
+    if tool is not None:
+        return f"stalled after {len(rec.complete_steps())} step(s): {tool}"
     return (
         f"stalled after {len(rec.complete_steps())} step(s): the process group's timeout "
         "ended the wait (gloo's words above)"
@@ -52,6 +94,9 @@ def status_line(rec: RunRecord) -> str | None:
     if rec.status != RunStatus.FINISHED or not stalled:
         return None
     waits = ", ".join(f"rank {r} in {st.what}" for r, st in sorted(stalled.items()))
+    tool = found_line(rec)
+    if tool is not None:
+        return f"Run {rec.run} stalled after {len(rec.complete_steps())} step(s): {waits}; {tool}."
     return (
         f"Run {rec.run} stalled after {len(rec.complete_steps())} step(s): {waits}, until the "
         "process group's timeout ended it (gloo's error is on the stage)."

@@ -9,7 +9,7 @@ of the window's); when the timeout ends the wait, gloo's error is shown word for
 
 from __future__ import annotations
 
-from ddp_viz.kinds.uneven.record import KIND, UnevenRecord
+from ddp_viz.kinds.uneven.record import KIND, UnevenRecord, ended_by, found, missing_ranks
 from ddp_viz.model.cursor import shown
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
@@ -35,6 +35,7 @@ class _Builder(StepFrameBuilder):
         self.un = rec.parts.get(KIND) or UnevenRecord()
         self.join = bool(spec.get("join", False))
         self.timeout = float(spec.get("timeout_s", 0.0))
+        self.debug = str(spec.get("debug", "none"))
         self.total = rec.steps_total()
         self.names = [p.name for p in rec.params]
         # What lies past the steps every rank finished (who ran out, who got stuck, gloo's
@@ -54,14 +55,9 @@ class _Builder(StepFrameBuilder):
 
     def build(self) -> StageFrame:
         n = self.cursor.step + 1
-        right = (
-            (f"Join on · timeout {self.timeout:g} s", "Join on")
-            if self.join
-            else (
-                f"no Join · timeout {self.timeout:g} s",
-                "no Join",
-            )
-        )
+        tool = {"detail": " · DETAIL", "monitored_barrier": " · monitored_barrier"}
+        how = ("Join on" if self.join else "no Join") + tool.get(self.debug, "")
+        right = (f"{how} · timeout {self.timeout:g} s", how)
         lines = self.title(f"Step {n} of {self.total}", list(right), self.t.muted)
         lines += self.caption(PHASES[self.phase], False, 2)
         y = self.pad * 0.6
@@ -142,6 +138,46 @@ class _Builder(StepFrameBuilder):
         done = [s for s, st in enumerate(self.rec.steps) if r in st.ranks and st.ranks[r].complete]
         return (max(done) + 1) if done else 0
 
+    def found_lines(self) -> list[tuple[str, Font, str, str, float | None]]:
+        """The tool that found the hang, how fast, against the timeout; and what each rank's
+        group was (DETAIL's wrapper), as the ranks reported."""
+        t, f = self.t, self.small
+        out: list[tuple[str, Font, str, str, float | None]] = []
+        checks = self.un.hang_checks
+        if self.debug == "detail" and checks:
+            backends = sorted({c.backend for c in checks.values()})
+            levels = "/".join(sorted({c.level for c in checks.values()}))
+            out.append(
+                (
+                    f"TORCH_DISTRIBUTED_DEBUG={levels}: the hook's all-reduces and the barrier "
+                    f"ran on a {', '.join(backends)} "
+                    f"on {len(checks)} of {self.rec.world_size} ranks, each collective checked "
+                    "against the other ranks' first",
+                    f,
+                    t.muted,
+                    "hang_check",
+                    None,
+                )
+            )
+        stall = found(self.un)
+        if stall is not None and self.past_end:  # how it ended, once the stage got there
+            if ended_by(stall) == "mismatch":
+                tool = "DETAIL reported the mismatch"
+            else:
+                named = ", ".join(str(m) for m in missing_ranks(stall))
+                tool = f"monitored_barrier named rank {named}"
+            out.append(
+                (
+                    f"Found: {tool} after {fmt(stall.waited_s, 3)} s, where the timeout would "
+                    f"have waited {self.timeout:g} s",
+                    Font(f.px, bold=True),
+                    t.accent,
+                    "found",
+                    stall.waited_s,
+                )
+            )
+        return out
+
     def wrap(self, text: str, font: Font, room: float) -> list[str]:
         lines = wrap_lines(text, font, room, self.width)
         return [
@@ -155,19 +191,28 @@ class _Builder(StepFrameBuilder):
         # a wait and how it ended show while it happens, or once the stage has shown the
         # steps before it; Join's zeros once their all-reduce has been shown
         t, f = self.t, self.small
-        lines: list[tuple[str, Font, str, str, float | None]] = []
+        # what found the hang first: the ranks' errors after it can be long
+        lines: list[tuple[str, Font, str, str, float | None]] = self.found_lines()
         for r in range(self.rec.world_size):
             stall = self.un.stalled.get(r)
             beat = self.un.waiting.get(r)
             if stall is not None and self.past_end:
-                first = "closed by peer" in stall.error.lower()
-                how = (
-                    "its peer's timeout closed the connection" if first else "the timeout ended it"
-                )
+                how = {
+                    "peer": "its peer's timeout closed the connection"
+                    if found(self.un) is None
+                    else "its peer closed the connection after its own error",
+                    "timeout": "the timeout ended it",
+                    "mismatch": "DETAIL's check ended it",
+                    "monitored_barrier": "monitored_barrier ended it, naming rank "
+                    + ", ".join(str(m) for m in missing_ranks(stall)),
+                }[ended_by(stall)]
+                # a tool's answer comes in hundredths of a second: show them
+                waited = f"{stall.waited_s:.1f}" if stall.waited_s >= 1 else f"{stall.waited_s:.3f}"
+                who = "the check" if ended_by(stall) == "mismatch" else "gloo"
                 lines.append(
                     (
-                        f"rank {r} waited {stall.waited_s:.1f} s in {stall.what}; {how}, and "
-                        f"gloo said: {stall.error}",
+                        f"rank {r} waited {waited} s in {stall.what}; {how}, and "
+                        f"{who} said: {stall.error}",
                         f,
                         t.bad,
                         f"stalled.{r}",

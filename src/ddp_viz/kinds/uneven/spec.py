@@ -2,9 +2,12 @@
 
 Pure model layer. Without ``join`` the ranks that run out wait at the next collective of the
 script (a ``dist.barrier()`` before saving, as scripts do) while the last rank waits in its
-all-reduce: the collectives do not match, and the process group's timeout ends the stall.
-With ``join`` the loop runs inside ``torch.distributed.algorithms.Join([ddp])``, whose DDP
-hook has the finished ranks all-reduce zeros in step with the last one.
+all-reduce: the collectives do not match, and the process group's timeout ends the stall,
+unless ``debug`` finds it first: ``"detail"`` creates the process group with
+``TORCH_DISTRIBUTED_DEBUG=DETAIL`` (each collective checked against the other ranks' first),
+``"monitored_barrier"`` makes the script's barrier ``dist.monitored_barrier``. With ``join``
+the loop runs inside ``torch.distributed.algorithms.Join([ddp])``, whose DDP hook has the
+finished ranks all-reduce zeros in step with the last one.
 """
 
 from __future__ import annotations
@@ -19,19 +22,23 @@ from ddp_viz.model.values import flag, whole
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
 
-KEYS = ("batches", "extra", "join", "timeout_s")
+KEYS = ("batches", "extra", "join", "timeout_s", "debug")
+DEBUG = ("none", "detail", "monitored_barrier")
+MONITOR_S = 2.0  # the monitored barrier's own timeout: it must pass before the group's
 
 
 @dataclass(frozen=True)
 class UnevenSpec:
     """``batches`` steps on every rank, ``extra`` more on the last rank; ``join`` wraps the
     loop in ``Join``; ``timeout_s``: this run's process-group timeout, short so the stall ends
-    while the learner watches (other lessons keep theirs)."""
+    while the learner watches (other lessons keep theirs); ``debug``: how the script finds a
+    hang (one of :data:`DEBUG`)."""
 
     batches: int = 3
     extra: int = 1
     join: bool = False
     timeout_s: float = 4.0
+    debug: str = "none"
 
     @classmethod
     def from_mapping(cls, data: Any) -> UnevenSpec:
@@ -48,7 +55,17 @@ class UnevenSpec:
             if isinstance(t, bool) or not isinstance(t, int | float) or not 1 <= t <= 30:
                 raise ScenarioError("uneven.timeout_s", f"must be 1 to 30 seconds, got {t!r}")
             values["timeout_s"] = float(t)
-        return cls(**values)
+        if "debug" in table:
+            if table["debug"] not in DEBUG:
+                raise ScenarioError("uneven.debug", f"must be one of {', '.join(DEBUG)}")
+            values["debug"] = table["debug"]
+        spec = cls(**values)
+        if spec.debug == "monitored_barrier" and spec.timeout_s <= MONITOR_S:
+            raise ScenarioError(
+                "uneven.timeout_s",
+                f"monitored_barrier waits {MONITOR_S:g} s: give the process group longer",
+            )
+        return spec
 
     trains: ClassVar[bool] = True
 

@@ -15,7 +15,7 @@ Phases (the course's four, read for this picture): 0 the plan (this step's bucke
 from __future__ import annotations
 
 from ddp_viz.model.frame import Font, Rect, StageFrame, wrap_lines
-from ddp_viz.model.overlap import overlap, ready_order
+from ddp_viz.model.overlap import overlap, overlap_lines, ready_order
 from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.buckets_panels import Panels
 from ddp_viz.model.scenes.context import SceneContext
@@ -160,6 +160,9 @@ class _Builder(Panels):
                     parts.append(f"rank {r}: {round(o.fraction * 100)}%")
             head = "All-reduce time hidden behind backward:  " + "  ·  ".join(parts)
             lines.append((head, font, t.ok if self.any_hidden() else t.text))
+            # the run's price for it, measured after the loop (the run's last step shows it)
+            if self.cursor.step + 1 >= self.rec.steps_total():
+                lines += [(line, body, t.text) for line in overlap_lines(self.rec)]
         out: list[Line] = []
         for text, f, color in lines:
             out += [Line(w, f, color) for w in wrap_lines(text, f, room, self.width)[:3]]
