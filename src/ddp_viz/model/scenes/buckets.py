@@ -66,8 +66,10 @@ class _Builder(Panels):
         rest are counted), then the caption (all of it: half a sentence helps nobody), then
         the smallest type the theme allows, then each rank's buckets in one lane, then the
         rows under the timeline down to a title and one line, then the footer's explanation
-        (its muted lines: the lesson's text says it too), and only then fewer ranks (the
+        (its muted lines: the lesson's text says it too), then what overlap cost backward (the
+        CLI's report says it too), and only then fewer ranks (the
         legend says which are left out), and last no panels under the timeline."""
+        self.with_cost = True
         title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
         ranks = self.ranks_with_timings()
         lower = self.lower_rows()
@@ -96,6 +98,9 @@ class _Builder(Panels):
                 lower -= 1
             elif any(x.color == self.t.muted for x in footer):
                 footer = [x for x in footer if x.color != self.t.muted]
+            elif self.with_cost:  # the price of overlap: the CLI's report and the text say it too
+                self.with_cost = False
+                footer = [x for x in self.plan_footer() if x.color != self.t.muted]
             elif len(ranks) > 1:
                 ranks = ranks[:-1]
             elif lower:
@@ -161,7 +166,7 @@ class _Builder(Panels):
             head = "All-reduce time hidden behind backward:  " + "  ·  ".join(parts)
             lines.append((head, font, t.ok if self.any_hidden() else t.text))
             # the run's price for it, measured after the loop (the run's last step shows it)
-            if self.cursor.step + 1 >= self.rec.steps_total():
+            if self.with_cost and self.cursor.step + 1 >= self.rec.steps_total():
                 lines += [(line, body, t.text) for line in overlap_lines(self.rec)]
         out: list[Line] = []
         for text, f, color in lines:
