@@ -156,11 +156,15 @@ class ToyFields:
     def connect(self, slot):
         self.value.valueChanged.connect(slot)
 
-    def load(self, table):
+    def applies(self, scenario):
+        return scenario.table("toy") is not None
+
+    def load(self, scenario):
+        table = scenario.table("toy")
         self.value.setValue(table.value if table is not None else 1)
 
-    def table(self):
-        return {"value": self.value.value()}
+    def write(self, raw):
+        raw["toy"] = {"value": self.value.value()}
 
 
 FIELDS = ToyFields

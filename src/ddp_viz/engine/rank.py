@@ -43,7 +43,19 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     hooks = kind_hooks(run, rank, scenario)
     send = hooks.send(send)
     rows = first_epoch_rows(scenario, rank) if scenario.trains else []
-    outbox = Outbox(send)
+    done: list[dict[str, Any]] = []
+
+    def send_until_done(message: dict[str, Any]) -> None:
+        # "done" waits until this rank has let go of the run's file store: the engine removes
+        # the store's folder once every rank is done, and a FileStore released after that
+        # retried opening its vanished file for minutes, holding the rank from the next run
+        # (about one env:// run in twenty, whose store is released later than file://'s)
+        if message.get("ctl") == "done":
+            done.append(message)
+        else:
+            send(message)
+
+    outbox = Outbox(send_until_done)
     outbox.add(protocol.RankStarted(run=run, rank=rank, pid=os.getpid(), rows=rows), now=True)
 
     # A FileStore in a private per-run folder: no store port to choose, relay or lose, and no
@@ -62,6 +74,8 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
             )
         _run(run, rank, scenario, job.get("fault") or {}, outbox, hooks, send, job)
     del store
+    for message in done:
+        send(message)
 
 
 def _run(
@@ -86,6 +100,10 @@ def _run(
                     folder = Path(job["store"]).parent
                     trainer = Trainer(run, rank, scenario, outbox, hooks, folder)
                     completed = trainer.train(fault)
+                    # after a clean run only: after an error the group stays up until the
+                    # rank has reported it, so a peer that loses its connection is not the
+                    # one blamed
+                    trainer.release()
                 except RankFault:
                     raise
                 except RuntimeError as exc:  # the lesson's outcome, if a kind says so

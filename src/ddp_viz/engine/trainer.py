@@ -66,10 +66,14 @@ class Trainer:
         names = {id(p): n for n, p in self.model.named_parameters()}
         self.capture = Capture(names=names, waits=hooks.waits())
         self.ddp.register_comm_hook(self.capture, _hook)
+        capture = self.capture
         for name, p in self.model.named_parameters():
             # fires when autograd has accumulated this parameter's gradient (before DDP's
-            # reducer copies it into its bucket): the order the gradients became ready in
-            p.register_post_accumulate_grad_hook(lambda _p, n=name: self.capture.on_grad_ready(n))
+            # reducer copies it into its bucket): the order the gradients became ready in.
+            # The hook holds the capture, never the trainer: autograd keeps hooks where the
+            # garbage collector cannot see them, so a hook that held the trainer kept its DDP
+            # and process group, and their sockets, alive for good (5 descriptors a run)
+            p.register_post_accumulate_grad_hook(lambda _p, n=name: capture.on_grad_ready(n))
         self.optimizer = torch.optim.SGD(self.ddp.parameters(), lr=scenario.lr)
         self.loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
         self.dtype = torch_dtype(scenario)
@@ -87,6 +91,13 @@ class Trainer:
         self.my_steps, self.together = hooks.steps(scenario.steps)
         self.rows: list[int] = []
         hooks.built(self)
+
+    def release(self) -> None:
+        """Let DDP (and its reducer) go while the process group is still registered. Freed
+        after ``destroy_process_group``, the reducer destroyed the group itself, holding the
+        GIL while it joined gloo's thread, which was waiting for the GIL to finish a comm
+        hook's future: the rank hung at the end of a run."""
+        del self.ddp
 
     def tensors(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         if self._cached is None or self._cached[0] != rows:
