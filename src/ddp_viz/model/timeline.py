@@ -19,7 +19,7 @@ from ddp_viz.model.cursor import PHASES as PHASES
 from ddp_viz.model.cursor import Cursor as Cursor
 from ddp_viz.model.cursor import walk as walk
 from ddp_viz.model.launchspec import LaunchEnv
-from ddp_viz.model.modelspec import ModelSpec, ParamInfo
+from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.protocol import Grads
 
 # re-exported: one rank's part of a step, folded here from its events
@@ -261,7 +261,8 @@ class RunRecord:
     @property
     def cores(self) -> int:
         """The CPU cores the ranks could run on, as the engine counted them (0: not recorded)."""
-        return getattr(self.events[0], "cores", 0) if self.events else 0
+        start = self.events[0] if self.events else None
+        return start.cores if isinstance(start, protocol.RunStarted) else 0
 
     def steps_total(self) -> int:
         """The run's length as every view states it ("step 7 of N"): the steps planned (or
@@ -347,10 +348,9 @@ class RunRecord:
 
 
 def _param_infos(event: protocol.RunStarted) -> list[ParamInfo]:
-    """From ``run_started``; older recordings lack ``params``: derive them from the spec."""
-    if event.params:
-        return [ParamInfo(str(p["name"]), tuple(int(d) for d in p["shape"])) for p in event.params]
-    return ModelSpec.from_mapping(event.scenario.get("model", {"kind": "linear"})).parameters()
+    """From ``run_started`` (an older recording's are filled in by its upgrade step,
+    :mod:`ddp_viz.model.recordings`)."""
+    return [ParamInfo(str(p["name"]), tuple(int(d) for d in p["shape"])) for p in event.params]
 
 
 def record(events: Iterable[protocol.Event]) -> RunRecord:
