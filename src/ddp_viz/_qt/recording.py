@@ -67,9 +67,10 @@ def open_recording(window: Any, path: str | Path) -> str:
         window.form.set_scenario(Scenario.from_mapping(rec.scenario))
     done = len(rec.complete_steps())
     skipped = f"; {bad} line(s) that are not events were skipped" if bad else ""
-    text = (
-        f"Opened {Path(path).name} ({recording.version_line()}): {rec.world_size} rank(s), "
-        f"{done} complete step(s){skipped}."
-    )
+    text = f"Opened {Path(path).name}: {rec.world_size} rank(s), {done} complete step(s){skipped}."
+    if version := recording.version_line():
+        text += " " + version
+    if recording.newer:  # what was left out matters more than the counts: it goes first
+        text = f"{version} Opened {Path(path).name}: {rec.world_size} rank(s), {done} step(s)."
     window.status.setText(text)
     return text

@@ -62,22 +62,24 @@ class Recording:
         return self.schema > SCHEMA_VERSION
 
     def version_line(self) -> str:
-        """One plain sentence about the recording's version, for the status line."""
+        """One plain sentence about the recording's version for the status line ("" for this
+        version's)."""
         if self.newer:
             lost = f"; {self.left_out} event(s) or field(s) it does not know were left out"
             return (
-                f"written by ddp-viz {self.app or '?'} in event schema {self.schema}, newer than "
-                f"this ddp-viz's schema {SCHEMA_VERSION}: showing what it can"
+                f"This recording is event schema {self.schema} (ddp-viz {self.app or '?'}), "
+                f"newer than this ddp-viz's schema {SCHEMA_VERSION}: showing what it can"
                 + (lost if self.left_out else "")
+                + "."
             )
         if self.schema == 0:
             return (
-                f"a recording from before versioned recordings (schema 0), "
-                f"upgraded to schema {SCHEMA_VERSION}"
+                "Recorded before versioned recordings (schema 0): upgraded to schema "
+                f"{SCHEMA_VERSION}."
             )
         if self.schema < SCHEMA_VERSION:
-            return f"event schema {self.schema}, upgraded to {SCHEMA_VERSION}"
-        return f"event schema {self.schema}"
+            return f"Event schema {self.schema}: upgraded to schema {SCHEMA_VERSION}."
+        return ""
 
 
 def upgrade(obj: dict[str, Any], schema: int) -> dict[str, Any]:
