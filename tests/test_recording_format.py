@@ -75,8 +75,8 @@ def test_a_newer_schema_shows_what_it_knows_and_says_what_it_left_out() -> None:
     assert rec.newer and rec.schema == SCHEMA_VERSION + 1 and rec.app == "9.0"
     assert rec.left_out == 2 and rec.bad == 0
     assert rec.events == load_recording("default-run.jsonl")
-    assert f"newer than this ddp-viz's schema {SCHEMA_VERSION}" in rec.version_line()
-    assert "2 event(s) or field(s)" in rec.version_line()
+    assert f"newer than this ddp-viz's ({SCHEMA_VERSION})" in rec.version_line()
+    assert "2 unknown event(s)/field(s) left out" in rec.version_line()
 
 
 def test_a_file_of_another_format_is_not_read_as_ours() -> None:
@@ -128,3 +128,37 @@ def test_the_schema_and_commands_are_strict_json() -> None:
     assert json.loads(protocol.encode_command(cmd), parse_constant=reject)["scenario"] == {
         "lr": "Infinity"
     }
+
+
+def _with_header(tmp_path, name: str, head: dict, extra: list[str] = ()) -> object:
+    path = tmp_path / name
+    lines = [json.dumps(head), *(DATA / name).read_text().splitlines(), *extra]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_window_opens_the_lesson_the_header_names(make_window, tmp_path) -> None:
+    window = make_window()
+    # the scenario alone (schema 0) would say every-parameter
+    path = _with_header(tmp_path, "mlp-2-ranks-3-steps.jsonl", json.loads(encode_header("buckets")))
+    window.file_actions.open_run(path)
+    assert window.lesson.id == "buckets"
+    window.file_actions.open_run(DATA / "mlp-2-ranks-3-steps.jsonl")
+    assert window.lesson.id == "every-parameter"
+    assert window.status.text().endswith(
+        f"Recorded before versioned recordings (schema 0): upgraded to schema {SCHEMA_VERSION}."
+    )
+
+
+def test_a_newer_recording_opens_saying_so_first(make_window, tmp_path) -> None:
+    window = make_window()
+    head = {**json.loads(encode_header("ddp-pattern")), "schema": SCHEMA_VERSION + 1}
+    path = _with_header(tmp_path, "default-run.jsonl", head, [json.dumps({"event": "x", "run": 1})])
+    window.file_actions.open_run(path)
+    assert window.status.text().startswith(f"Event schema {SCHEMA_VERSION + 1} (ddp-viz 0.1.0)")
+    assert "1 unknown event(s)/field(s) left out" in window.status.text()
+    assert window.session.record.status == "finished"
+
+
+def encode_header(lesson: str) -> str:
+    return protocol.encode(header(lesson))

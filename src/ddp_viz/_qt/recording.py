@@ -59,7 +59,7 @@ def open_recording(window: Any, path: str | Path) -> str:
     if window.session.busy:
         raise RecordingError("finish or cancel the run before opening another")
     show_lesson(window, lesson)
-    window.session.replay(events)
+    window.session.replay(events, recording.version_line(), note_first=recording.newer)
     rec = window.session.record
     # Try it yourself holds the recorded run's settings, so Run runs it again; a watched
     # run's (or another version's) are not a scenario of ours: the lesson's own stay

@@ -65,10 +65,10 @@ class Recording:
         """One plain sentence about the recording's version for the status line ("" for this
         version's)."""
         if self.newer:
-            lost = f"; {self.left_out} event(s) or field(s) it does not know were left out"
+            lost = f", {self.left_out} unknown event(s)/field(s) left out"
             return (
-                f"This recording is event schema {self.schema} (ddp-viz {self.app or '?'}), "
-                f"newer than this ddp-viz's schema {SCHEMA_VERSION}: showing what it can"
+                f"Event schema {self.schema} (ddp-viz {self.app or '?'}) is newer than this "
+                f"ddp-viz's ({SCHEMA_VERSION}): showing what it can"
                 + (lost if self.left_out else "")
                 + "."
             )

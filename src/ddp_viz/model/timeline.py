@@ -173,6 +173,10 @@ class RunRecord:
     steps: list[StepRecord] = field(default_factory=list)
     status: RunStatus = RunStatus.IDLE
     reason: str = ""
+    # a run opened from a recording: what it says about its version, shown with its status
+    # line (first when it matters more, a recording of a newer schema)
+    note: str = ""
+    note_first: bool = False
     failed_rank: int | None = None
     elapsed_s: float | None = None
     bad_lines: int = 0
