@@ -83,6 +83,9 @@ class InitialParams(Event):
 
 @dataclass(frozen=True)
 class RankStarted(Event):
+    """A rank's process took its part in the run: its pid and the 0-based data rows it trains
+    on (empty with a distributed sampler: see ``local_grad.rows``)."""
+
     kind: ClassVar[str] = "rank_started"
     run: int
     rank: int
@@ -199,6 +202,8 @@ class Reference(Event):
 
 @dataclass(frozen=True)
 class RunFinished(Event):
+    """The run ended normally after ``steps_completed`` steps."""
+
     kind: ClassVar[str] = "run_finished"
     run: int
     steps_completed: int
@@ -207,6 +212,9 @@ class RunFinished(Event):
 
 @dataclass(frozen=True)
 class RunFailed(Event):
+    """The run ended early: ``reason`` for people (steps counted from 1), the rank at fault if
+    one was."""
+
     kind: ClassVar[str] = "run_failed"
     run: int | None
     reason: str
@@ -215,6 +223,8 @@ class RunFailed(Event):
 
 @dataclass(frozen=True)
 class RunCancelled(Event):
+    """The run was cancelled (Cancel, Escape, or a cancel command)."""
+
     kind: ClassVar[str] = "run_cancelled"
     run: int
 

@@ -82,7 +82,7 @@ def _summary(cls: type) -> str:
     doc = inspect.getdoc(cls) or ""
     if doc.startswith(f"{cls.__name__}("):  # the dataclass's generated signature, not a text
         return ""
-    return " ".join(doc.split("\n\n")[0].split())
+    return " ".join(doc.split())
 
 
 def event_schema(kind: str, cls: type[Event]) -> dict[str, Any]:
