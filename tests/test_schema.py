@@ -51,6 +51,22 @@ def test_every_recording_is_valid_against_the_schema(validator, path) -> None:
         assert not errors, f"{path.name} line {n}: {errors[0].message}"
 
 
+def test_a_watched_recording_as_watch_writes_it_is_valid_as_written(validator, tmp_path) -> None:
+    from ddp_viz.watch.command import Recorder
+    from tests.conftest import load_recording
+
+    path = tmp_path / "watched.jsonl"
+    recorder = Recorder(str(path))
+    for event in load_recording("watched-2-ranks.jsonl"):  # its loss is NaN
+        recorder(event)
+    recorder.file.close()
+    lines = [json.loads(x, parse_constant=_reject) for x in path.read_text().splitlines()]
+    assert lines[0]["lesson"] == "watched"
+    for n, line in enumerate(lines, start=1):
+        errors = sorted(validator.iter_errors(line), key=str)
+        assert not errors, f"line {n}: {errors[0].message}"
+
+
 @pytest.mark.parametrize(
     ("kind", "old", "new"),
     [("run_started", "world_size", "worldsize"), ("local_grad", "loss", "losses")],
