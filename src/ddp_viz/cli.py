@@ -198,6 +198,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("ddp-viz: interrupted; stopping the ranks", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `ddp-viz run --json | head -1`: main() ends it quietly
+        raise
     except Exception as exc:
         print(f"ddp-viz: run failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
