@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
+from ddp_viz import __version__
 from ddp_viz.model import protocol
+from ddp_viz.model.recording_format import SCHEMA_VERSION
 from tests.conftest import still_running
 
 
@@ -38,7 +40,15 @@ def test_run_json_is_the_event_stream() -> None:
     events = [protocol.decode(line) for line in res.stdout.splitlines()]
     assert isinstance(events[-1], protocol.RunFinished)
     assert sum(isinstance(e, protocol.AveragedGrad) for e in events) == 8
-    assert json.loads(res.stdout.splitlines()[0])["event"] == "engine_ready"
+    first, second = (json.loads(line) for line in res.stdout.splitlines()[:2])
+    assert first == {
+        "event": "recording",
+        "format": "ddp-viz-events",
+        "schema": SCHEMA_VERSION,
+        "app": __version__,
+        "lesson": "ddp-pattern",
+    }
+    assert second["event"] == "engine_ready"
 
 
 @pytest.mark.parametrize(
@@ -158,6 +168,20 @@ def test_run_exports_a_gif_a_trace_and_events(tmp_path) -> None:
 def test_bad_export_flags_exit_2_before_running(args, flag) -> None:
     res = cli("run", *args, timeout=30)
     assert res.returncode == 2 and res.stderr.startswith(f"ddp-viz: {flag}:")
+
+
+def test_schema_prints_a_json_schema_of_every_event_kind() -> None:
+    from ddp_viz.model.event_base import EVENT_TYPES
+    from ddp_viz.model.registry import load
+
+    res = cli("schema")
+    assert res.returncode == 0, res.stderr
+    printed = json.loads(res.stdout)
+    assert printed["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    load()
+    assert {d.removeprefix("event.") for d in printed["$defs"] if d.startswith("event.")} == set(
+        EVENT_TYPES
+    )
 
 
 def test_lessons_lists_the_course() -> None:

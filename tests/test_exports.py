@@ -8,6 +8,7 @@ import pytest
 
 from ddp_viz.model import protocol
 from ddp_viz.model.exports import TRACE_PHASES, chrome_trace, chrome_trace_json, events_jsonl
+from ddp_viz.model.recording_format import header
 from ddp_viz.model.timeline import RunRecord, record
 from tests.conftest import load_recording
 
@@ -39,11 +40,12 @@ def test_chrome_trace_has_a_track_per_rank_and_ordered_phases(name: str) -> None
     assert trace["otherData"]["world_size"] == rec.world_size
 
 
-def test_events_jsonl_is_the_stream_again(default_events) -> None:
+def test_events_jsonl_is_the_header_then_the_stream_again(default_events) -> None:
     rec = record(default_events)
-    lines = events_jsonl(rec).splitlines()
+    lines = events_jsonl(rec, "ddp-pattern").splitlines()
     again = [protocol.decode(line) for line in lines]
-    assert again == rec.events
+    assert again[0] == header("ddp-pattern")
+    assert again[1:] == rec.events
     assert isinstance(again[-1], protocol.RunFinished)
 
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
 from ddp_viz.model import protocol
+from ddp_viz.model.recording_format import header
 from ddp_viz.model.scenario import Scenario, ScenarioError
 from ddp_viz.model.timeline import Cursor
 from tests.conftest import load_recording
@@ -173,7 +174,9 @@ def test_exports_produce_valid_files(qtbot, window, tmp_path):
         assert gif.n_frames > 3 * 4
     fa.export_events(tmp_path / "run.jsonl")
     lines = (tmp_path / "run.jsonl").read_text().splitlines()
-    assert [protocol.decode(x) for x in lines] == window.session.record.events
+    decoded = [protocol.decode(x) for x in lines]
+    assert decoded[0] == header(window.lesson.id)  # the recording names its lesson first
+    assert decoded[1:] == window.session.record.events
     fa.export_trace(tmp_path / "trace.json")
     check_trace(json.loads((tmp_path / "trace.json").read_text()), window.session.record)
 

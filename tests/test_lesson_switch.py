@@ -114,7 +114,7 @@ def test_another_lesson_has_nothing_to_export(qtbot, window, tmp_path):
         assert gif.n_frames > 1
     window.file_actions.export_trace(tmp_path / "before.json")
     window.file_actions.export_events(tmp_path / "before.jsonl")
-    assert (tmp_path / "before.jsonl").read_text().count("\n") == len(
+    assert (tmp_path / "before.jsonl").read_text().count("\n") == 1 + len(  # the header
         load_recording("ring-2-ranks.jsonl")
     )
     window.set_lesson("ddp-pattern")

@@ -1,5 +1,5 @@
 """Command line: ``ddp-viz`` (the window), ``ddp-viz run`` (headless), ``ddp-viz lessons``,
-``ddp-viz bench``."""
+``ddp-viz schema``, ``ddp-viz bench``."""
 
 from __future__ import annotations
 
@@ -44,6 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
 
     sub.add_parser("lessons", help="list the course's lessons (id, title, summary)")
+    schema = sub.add_parser(
+        "schema",
+        help="print the event format as JSON Schema (draft 2020-12)",
+        description="Print the JSON Schema of one line of a recording: the header and every "
+        "event kind, generated from the event classes.",
+    )
+    schema.add_argument(
+        "--markdown", action="store_true", help="print it as the docs' page (docs/events.md)"
+    )
     run = sub.add_parser("run", help="run a scenario headless and print what happened")
     add_scenario_args(run)
     run.add_argument("--json", action="store_true", help="print the raw event stream")
@@ -127,11 +136,26 @@ def cmd_lessons() -> int:
     return EXIT_OK
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    from ddp_viz.model import schema
+
+    if args.markdown:
+        from ddp_viz.model.schema_doc import markdown
+
+        sys.stdout.write(markdown())
+    else:
+        sys.stdout.write(schema.schema_json())
+    return EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace) -> int:
 
     from ddp_viz.client import PER_STEP, EngineClient
+    from ddp_viz.model import protocol
+    from ddp_viz.model.course import lesson_for
     from ddp_viz.model.decoder import Skimmed
     from ddp_viz.model.lesson import LessonError
+    from ddp_viz.model.recording_format import header
     from ddp_viz.model.report import run_report
     from ddp_viz.model.scenario import ScenarioError
     from ddp_viz.model.timeline import RunRecord
@@ -152,6 +176,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SystemExit(128 + signum)  # unwinds through `finally`, which stops the engine
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+    # the lesson the run belongs to, named in its recording's header
+    lesson = args.lesson or lesson_for(scenario.to_dict())
     rec = RunRecord()
     # --json alone only passes each step's lines on, as the ranks wrote them with
     # protocol.encode: they are not decoded (nor validated) here; the run's own events are,
@@ -160,6 +186,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     client = EngineClient(stderr=sys.stderr, skim=skim)
     try:
         out = sys.stdout.buffer
+        if args.json:  # a recording like any other: the header line first
+            out.write(protocol.encode(header(lesson)).encode() + b"\n")
         for event, line in client.run_with_lines(scenario):
             if not isinstance(event, Skimmed):
                 rec.apply(event)
@@ -170,6 +198,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("ddp-viz: interrupted; stopping the ranks", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `ddp-viz run --json | head -1`: main() ends it quietly
+        raise
     except Exception as exc:
         print(f"ddp-viz: run failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -178,7 +208,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.json:
         print(run_report(rec))
     if export_opts:
-        write_exports(rec, args, **export_opts)
+        write_exports(rec, args, lesson, **export_opts)
     if rec.status != "finished":
         print(f"ddp-viz: run {rec.status}: {rec.reason}", file=sys.stderr)
         return EXIT_FAILED
@@ -206,12 +236,14 @@ def check_exports(args: argparse.Namespace) -> dict:
     return {"fps": fps, "size": parse_size(args.size)}
 
 
-def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+def write_exports(  # type: ignore[no-untyped-def]
+    rec, args: argparse.Namespace, lesson_id: str, fps: float | None, size: tuple[int, int]
+) -> None:
 
     from ddp_viz.model.exports import chrome_trace_json, events_jsonl
 
     if args.events:
-        Path(args.events).write_text(events_jsonl(rec), encoding="utf-8")
+        Path(args.events).write_text(events_jsonl(rec, lesson_id), encoding="utf-8")
         print(f"ddp-viz: saved events to {args.events}", file=sys.stderr)
     if args.trace:
         Path(args.trace).write_text(chrome_trace_json(rec), encoding="utf-8")
@@ -227,14 +259,14 @@ def write_exports(rec, args: argparse.Namespace, fps: float | None, size: tuple[
         from ddp_viz._qt import export
         from ddp_viz._qt.stage import StageWidget
         from ddp_viz._qt.theme import apply_theme
-        from ddp_viz.model.course import lesson_for, load_lesson
+        from ddp_viz.model.course import load_lesson
         from ddp_viz.model.theme import load_theme
         from ddp_viz.model.timeline import PHASES, Cursor
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         theme = load_theme(args.theme)
         apply_theme(app, theme)
-        lesson = load_lesson(args.lesson or lesson_for(rec.scenario))
+        lesson = load_lesson(lesson_id)
         if args.gif:
             frames = export.stage_frames(rec, theme, lesson, size=size, fps=fps)
             export.save_gif(frames, args.gif, fps)
@@ -299,8 +331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0].endswith(".jsonl"):  # `ddp-viz run.jsonl`: open the recording
         argv = ["--open", *argv]
     args = build_parser().parse_args(argv)
-    if args.command in ("run", "lessons"):
+    if args.command in ("run", "lessons", "schema"):
         try:
+            if args.command == "schema":
+                return cmd_schema(args)
             return cmd_run(args) if args.command == "run" else cmd_lessons()
         except BrokenPipeError:  # `ddp-viz run | head`: the reader left; nothing is wrong
             with contextlib.suppress(OSError):

@@ -87,7 +87,7 @@ class FileActions:
         if rec.run is None:
             raise ValueError("run something first: there are no events to export")
         path = Path(path)
-        path.write_text(events_jsonl(rec), encoding="utf-8")
+        path.write_text(events_jsonl(rec, self.window.lesson.id), encoding="utf-8")
         return path
 
     def export_trace(self, path: str | Path) -> Path:

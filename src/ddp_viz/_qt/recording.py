@@ -1,6 +1,7 @@
 """Opening a recorded run in the window: a file of ours (``ddp-viz run --events``, File ▸
 Export ▸ events) or a watched run (``ddp-viz watch --record``). The run is shown on the stage
-of the lesson it belongs to; a watched run gets its own page (``assets/watched``)."""
+of the lesson its header names; a watched run gets its own page (``assets/watched``). A file
+from before headers (schema 0) names no lesson: the scenario's says which."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from ddp_viz.model import protocol
 from ddp_viz.model.assets import asset
 from ddp_viz.model.course import lesson_for
 from ddp_viz.model.errors import ScenarioError
-from ddp_viz.model.fieldcheck import ProtocolError
 from ddp_viz.model.lesson import Lesson, load_lesson_folder
+from ddp_viz.model.recording_format import WATCHED
+from ddp_viz.model.recordings import Recording, read_lines
 from ddp_viz.model.scenario import Scenario
 
 
@@ -22,41 +24,42 @@ class RecordingError(ValueError):
     """A file that is not a recorded run."""
 
 
-def read_recording(path: str | Path) -> tuple[list[protocol.Event], int]:
-    """The events of a recording and how many lines were not valid events (skipped)."""
-    events, bad = [], 0
+def read_recording(path: str | Path) -> Recording:
+    """The recording in ``path``, upgraded to this schema (or what can be shown of a newer
+    one), with how many lines were not valid events (skipped)."""
     try:
         with open(path, "rb") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    events.append(protocol.decode(line))
-                except ProtocolError:
-                    bad += 1
+            recording = read_lines(f)
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not any(isinstance(e, protocol.RunStarted) for e in events):
+    if not any(isinstance(e, protocol.RunStarted) for e in recording.events):
         raise RecordingError(f"{Path(path).name} holds no run (no run_started event)")
-    return events, bad
+    return recording
 
 
-def lesson_of(window: Any, events: list[protocol.Event]) -> Lesson:
-    start = next(e for e in events if isinstance(e, protocol.RunStarted))
-    if start.scenario.get("watched"):
+def lesson_of(window: Any, recording: Recording) -> Lesson:
+    """The lesson the header names; for schema 0 (no header), the one the scenario is about."""
+    start = next(e for e in recording.events if isinstance(e, protocol.RunStarted))
+    lesson = recording.lesson
+    if lesson is None:  # schema 0
+        lesson = WATCHED if start.scenario.get("watched") else lesson_for(start.scenario)
+    if lesson == WATCHED:
         return load_lesson_folder(asset("watched"))
-    return window.course.get(lesson_for(start.scenario))
+    if lesson not in window.course.ids:
+        lesson = lesson_for(start.scenario)
+    return window.course.get(lesson)
 
 
 def open_recording(window: Any, path: str | Path) -> str:
     """Show the run recorded in ``path``; the status line it leaves (RecordingError if the
     file is not a recording, before anything on screen changes)."""
-    events, bad = read_recording(path)
-    lesson = lesson_of(window, events)
+    recording = read_recording(path)
+    events, bad = recording.events, recording.bad
+    lesson = lesson_of(window, recording)
     if window.session.busy:
         raise RecordingError("finish or cancel the run before opening another")
     show_lesson(window, lesson)
-    window.session.replay(events)
+    window.session.replay(events, recording.version_line(), note_first=recording.newer)
     rec = window.session.record
     # Try it yourself holds the recorded run's settings, so Run runs it again; a watched
     # run's (or another version's) are not a scenario of ours: the lesson's own stay
@@ -65,5 +68,9 @@ def open_recording(window: Any, path: str | Path) -> str:
     done = len(rec.complete_steps())
     skipped = f"; {bad} line(s) that are not events were skipped" if bad else ""
     text = f"Opened {Path(path).name}: {rec.world_size} rank(s), {done} complete step(s){skipped}."
+    if version := recording.version_line():
+        text += " " + version
+    if recording.newer:  # what was left out matters more than the counts: it goes first
+        text = f"{version} Opened {Path(path).name}: {rec.world_size} rank(s), {done} step(s)."
     window.status.setText(text)
     return text

@@ -8,7 +8,6 @@ End of stdin means the front end is gone: the engine stops its ranks and exits.
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing.connection as mpc
 import os
 import shutil
@@ -66,9 +65,7 @@ class Engine:
     # --- output: the only writer of stdout ---------------------------------------------------
     def emit(self, event: protocol.Event | dict[str, Any]) -> None:
         line = (
-            protocol.encode(event)
-            if isinstance(event, protocol.Event)
-            else json.dumps(event, separators=(",", ":"))
+            protocol.encode(event) if isinstance(event, protocol.Event) else protocol.dumps(event)
         )
         self.out.write(line + "\n")
 

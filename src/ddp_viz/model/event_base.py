@@ -7,12 +7,30 @@ so a kind of run adds events by defining them in its own folder and the decoder 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
-# named tensors: a list of floats, or a summary object above 64 values (ddp_viz.model.tensors)
-Grads = dict[str, list[float] | dict[str, Any]]
-# one tensor: a list of floats, or a summary object above 64 values
-Values = list[float] | dict[str, Any]
+
+class _SummaryKeys(TypedDict):
+    shape: list[int]
+    norm: float
+
+
+# total=False rather than NotRequired: postponed annotations hide NotRequired from Python 3.11
+class TensorSummary(_SummaryKeys, total=False):
+    """A tensor above 64 values, summarised (see :mod:`ddp_viz.model.tensors`): its shape and
+    L2 norm, always; its largest absolute value, mean, first 8 values and, for averaged
+    gradients and parameters, a CRC-32 of its bytes (8 hex digits)."""
+
+    absmax: float
+    mean: float
+    sample: list[float]
+    digest: str
+
+
+# one tensor: a list of floats, or a summary above 64 values
+Values = list[float] | TensorSummary
+# named tensors
+Grads = dict[str, Values]
 
 # every event class by the word that names it in the stream, filled as classes are defined
 EVENT_TYPES: dict[str, type[Event]] = {}

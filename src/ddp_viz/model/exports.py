@@ -9,9 +9,11 @@ shared monotonic clock.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ddp_viz.model import protocol, registry
+from ddp_viz.model.recording_format import header, strict
 from ddp_viz.model.timeline import RunRecord
 
 TRACE_PHASES = ("forward", "backward", "allreduce", "step")
@@ -23,9 +25,10 @@ TRACE_NAMES = {
 }
 
 
-def events_jsonl(record: RunRecord) -> str:
-    """The run's events, one JSON object per line, exactly as the engine sent them."""
-    return "".join(protocol.encode(e) + "\n" for e in record.events)
+def events_jsonl(record: RunRecord, lesson: str) -> str:
+    """The run's recording: the header (the run belongs to ``lesson``, or ``"watched"``), then
+    its events, one JSON object per line, as the engine sent them."""
+    return "".join(protocol.encode(e) + "\n" for e in (header(lesson), *record.events))
 
 
 def chrome_trace(record: RunRecord) -> dict[str, Any]:
@@ -35,6 +38,7 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
         for r, rs in st.ranks.items()
         for phase in TRACE_PHASES
         for start, end in rs.spans.get(phase, [])
+        if math.isfinite(start) and math.isfinite(end)  # a span still open has no end
     ]
     moves = [m for k in registry.kinds() if k.trace_spans for m in k.trace_spans(record)]
     if not spans and not moves:
@@ -133,4 +137,5 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
 
 
 def chrome_trace_json(record: RunRecord) -> str:
-    return json.dumps(chrome_trace(record), indent=1)
+    # strict JSON: a non-finite number left anywhere becomes its word, never a bare NaN token
+    return json.dumps(strict(chrome_trace(record)), indent=1, allow_nan=False)

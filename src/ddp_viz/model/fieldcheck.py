@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any
 
+from ddp_viz.model.recording_format import NON_FINITE
+
 
 class ProtocolError(ValueError):
     """A line that is not a valid event (or command)."""
@@ -37,13 +39,19 @@ _NUMBERS = frozenset((float, int))
 _FLOAT = frozenset((float,))
 
 
+def _number(v: Any) -> bool:
+    """A JSON number, or the word the format writes for one that is not finite."""
+    return type(v) in _NUMBERS or (type(v) is str and v in NON_FINITE)
+
+
 def _numbers(v: Any) -> bool:
     """A list of JSON numbers, with the per-item work done by ``map`` in C: tensors and spans
     come as lists of floats and are most of what a window decodes."""
-    return type(v) is list and set(map(type, v)) <= _NUMBERS
+    return type(v) is list and (set(map(type, v)) <= _NUMBERS or all(map(_number, v)))
 
 
 def _floats(v: list) -> list:
+    # float() reads the words "NaN", "Infinity" and "-Infinity" too
     return v if set(map(type, v)) <= _FLOAT else list(map(float, v))
 
 
@@ -68,8 +76,13 @@ def _compile(tp: Any) -> tuple[Check, Norm]:
         return check_union, norm_union
     if tp is type(None):
         return (lambda v: v is None), None
+    if origin is typing.Literal:
+        words = typing.get_args(tp)
+        return (lambda v: any(type(v) is type(w) and v == w for w in words)), None
+    if typing.is_typeddict(tp):
+        return _compile_typeddict(tp)
     if tp is float:
-        return (lambda v: type(v) in _NUMBERS), float
+        return _number, float
     if tp is int:
         return (lambda v: type(v) is int), None
     if tp is str:
@@ -101,6 +114,27 @@ def _compile_list(item: Any) -> tuple[Check, Norm]:
         lambda v: type(v) is list and all(map(ci, v)),
         None if ni is None else (lambda v: [ni(x) for x in v]),
     )
+
+
+def _compile_typeddict(tp: Any) -> tuple[Check, Norm]:
+    """A JSON object with the keys a TypedDict declares (keys it does not know are kept)."""
+    hints = typing.get_type_hints(tp)
+    required = frozenset(tp.__required_keys__)
+    parts = {k: _compile(t) for k, t in hints.items()}
+
+    def check(v: Any) -> bool:
+        return (
+            type(v) is dict
+            and required <= v.keys()
+            and all(parts[k][0](x) for k, x in v.items() if k in parts)
+        )
+
+    def norm(v: dict) -> dict:
+        return {
+            k: x if k not in parts or parts[k][1] is None else parts[k][1](x) for k, x in v.items()
+        }
+
+    return check, norm
 
 
 def _fields_of(cls: type) -> list[tuple[str, bool, Check, Norm]]:

@@ -2,8 +2,9 @@
 
 Pure model layer (no Qt, no torch). The engine builds these events, the window and the CLI
 decode them; :func:`decode` rejects malformed lines and unknown events with a clear error.
-Tensors travel as flat lists of floats; non-finite values use JSON's common extension tokens
-``NaN``, ``Infinity`` and ``-Infinity`` (as Python's ``json`` reads and writes them).
+Tensors travel as flat lists of floats; non-finite values are written as the strings
+``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (strict JSON, see
+:mod:`ddp_viz.model.recording_format`); older files' bare ``NaN`` tokens still decode.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 
 # watch_events: a kind not yet moved into a folder of its own, imported so that its events
 # are defined
-from ddp_viz.model import launchspec, registry, watch_events  # noqa: F401
+from ddp_viz.model import launchspec, recording_format, registry, watch_events  # noqa: F401
 from ddp_viz.model.event_base import EVENT_TYPES, Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 
@@ -82,6 +83,9 @@ class InitialParams(Event):
 
 @dataclass(frozen=True)
 class RankStarted(Event):
+    """A rank's process took its part in the run: its pid and the 0-based data rows it trains
+    on (empty with a distributed sampler: see ``local_grad.rows``)."""
+
     kind: ClassVar[str] = "rank_started"
     run: int
     rank: int
@@ -198,6 +202,8 @@ class Reference(Event):
 
 @dataclass(frozen=True)
 class RunFinished(Event):
+    """The run ended normally after ``steps_completed`` steps."""
+
     kind: ClassVar[str] = "run_finished"
     run: int
     steps_completed: int
@@ -206,6 +212,9 @@ class RunFinished(Event):
 
 @dataclass(frozen=True)
 class RunFailed(Event):
+    """The run ended early: ``reason`` for people (steps counted from 1), the rank at fault if
+    one was."""
+
     kind: ClassVar[str] = "run_failed"
     run: int | None
     reason: str
@@ -214,6 +223,8 @@ class RunFailed(Event):
 
 @dataclass(frozen=True)
 class RunCancelled(Event):
+    """The run was cancelled (Cancel, Escape, or a cancel command)."""
+
     kind: ClassVar[str] = "run_cancelled"
     run: int
 
@@ -240,12 +251,22 @@ def to_dict(event: Event) -> dict[str, Any]:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one encoder: json.dumps builds one per call
+# one encoder: json.dumps builds one per call. allow_nan=False: a non-finite float raises, and
+# only then is the event copied with its words (strict JSON at no cost to the finite case)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def encode(event: Event) -> str:
-    """One line of JSON (no trailing newline)."""
-    return _ENCODER.encode(to_dict(event))
+    """One line of strict JSON (no trailing newline)."""
+    return dumps(to_dict(event))
+
+
+def dumps(obj: Any) -> str:
+    """Any JSON value as one line of strict JSON: non-finite floats become their words."""
+    try:
+        return _ENCODER.encode(obj)
+    except ValueError:
+        return _ENCODER.encode(recording_format.strict(obj))
 
 
 _KIND_PREFIX = b'{"event":"'  # how every line encode writes begins: to_dict puts the kind first
@@ -333,7 +354,7 @@ COMMANDS = tuple(COMMAND_TYPES)
 
 
 def encode_command(cmd: Command) -> str:
-    return json.dumps({"cmd": cmd.kind, **asdict(cmd)}, separators=(",", ":"))
+    return dumps({"cmd": cmd.kind, **asdict(cmd)})
 
 
 def decode_command(line: str | bytes) -> Command:

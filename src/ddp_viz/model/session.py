@@ -232,10 +232,13 @@ class SessionController:
         """Events of ``run`` will come from elsewhere (a watched run, live): show them."""
         self._pending_run = run
 
-    def replay(self, events: list[protocol.Event]) -> bool:
+    def replay(
+        self, events: list[protocol.Event], note: str = "", note_first: bool = False
+    ) -> bool:
         """Show a recorded run (a file: one of ours, or a watched run) as if it had just run;
         no engine takes part. False while a run is busy. A recording that stops before its
-        run ended is shown as far as it goes, marked as cut short."""
+        run ended is shown as far as it goes, marked as cut short. ``note``: what the file
+        says about its version, kept with the run's status line (first: ``note_first``)."""
         if self.busy:
             self.view.show_status("Finish or cancel the run before opening another.")
             return False
@@ -243,6 +246,8 @@ class SessionController:
             if isinstance(event, protocol.RunStarted):
                 self._pending_run = event.run
             self.on_transport_event(event)
+            if isinstance(event, protocol.RunStarted):
+                self.record.note, self.record.note_first = note, note_first
         if self.busy:  # the file ends before the run did
             self.record.status = RunStatus.FAILED
             self.record.reason = "the recording ends before the run did"
@@ -343,7 +348,14 @@ class SessionController:
 
 
 def status_text(rec: RunRecord) -> str:
-    """One line for the status bar about a run that ended."""
+    """One line for the status bar about a run that ended (with its recording's note)."""
+    text = _status_text(rec)
+    if not rec.note:
+        return text
+    return f"{rec.note} {text}" if rec.note_first else f"{text} {rec.note}"
+
+
+def _status_text(rec: RunRecord) -> str:
     done = len(rec.complete_steps())
     for kind in rec.kinds():
         line = kind.status(rec) if kind.status is not None else None

@@ -19,7 +19,7 @@ from ddp_viz.model.cursor import PHASES as PHASES
 from ddp_viz.model.cursor import Cursor as Cursor
 from ddp_viz.model.cursor import walk as walk
 from ddp_viz.model.launchspec import LaunchEnv
-from ddp_viz.model.modelspec import ModelSpec, ParamInfo
+from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.overlap_events import BackwardCost
 from ddp_viz.model.protocol import Grads
 
@@ -174,6 +174,10 @@ class RunRecord:
     steps: list[StepRecord] = field(default_factory=list)
     status: RunStatus = RunStatus.IDLE
     reason: str = ""
+    # a run opened from a recording: what it says about its version, shown with its status
+    # line (first when it matters more, a recording of a newer schema)
+    note: str = ""
+    note_first: bool = False
     failed_rank: int | None = None
     elapsed_s: float | None = None
     bad_lines: int = 0
@@ -266,7 +270,8 @@ class RunRecord:
     @property
     def cores(self) -> int:
         """The CPU cores the ranks could run on, as the engine counted them (0: not recorded)."""
-        return getattr(self.events[0], "cores", 0) if self.events else 0
+        start = self.events[0] if self.events else None
+        return start.cores if isinstance(start, protocol.RunStarted) else 0
 
     def steps_total(self) -> int:
         """The run's length as every view states it ("step 7 of N"): the steps planned (or
@@ -352,10 +357,9 @@ class RunRecord:
 
 
 def _param_infos(event: protocol.RunStarted) -> list[ParamInfo]:
-    """From ``run_started``; older recordings lack ``params``: derive them from the spec."""
-    if event.params:
-        return [ParamInfo(str(p["name"]), tuple(int(d) for d in p["shape"])) for p in event.params]
-    return ModelSpec.from_mapping(event.scenario.get("model", {"kind": "linear"})).parameters()
+    """From ``run_started`` (an older recording's are filled in by its upgrade step,
+    :mod:`ddp_viz.model.recordings`)."""
+    return [ParamInfo(str(p["name"]), tuple(int(d) for d in p["shape"])) for p in event.params]
 
 
 def record(events: Iterable[protocol.Event]) -> RunRecord:

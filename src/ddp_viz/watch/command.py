@@ -21,6 +21,7 @@ from typing import TextIO
 import ddp_viz
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
+from ddp_viz.model.recording_format import WATCHED, header
 from ddp_viz.model.timeline import RunRecord
 from ddp_viz.model.watch_events import WatchSummary
 from ddp_viz.watch.listener import RUN, Listener, Sink
@@ -59,6 +60,8 @@ class Recorder:
         self.rec = RunRecord()
         self.path = record
         self.file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
+        if self.file is not None:
+            self.file.write(protocol.encode(header(WATCHED)) + "\n")
         self.t0 = time.monotonic()
 
     def __call__(self, event: protocol.Event) -> None:

@@ -8,7 +8,7 @@ of the machine's monotonic clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from ddp_viz.model.event_base import Event, Values
 
@@ -37,7 +37,7 @@ class RingStep(Event):
     run: int
     step: int
     rank: int
-    phase: str  # "reduce_scatter" or "all_gather"
+    phase: Literal["reduce_scatter", "all_gather"]
     sent: int
     to: int
     received: int

@@ -4,7 +4,7 @@ checkpoint a script saves (pure; defining them registers them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ddp_viz.model.event_base import Event, Grads
 
@@ -45,7 +45,7 @@ class Checkpoint(Event):
     kind: ClassVar[str] = "checkpoint"
     run: int
     rank: int
-    action: str  # "saved" | "loaded"
+    action: Literal["saved", "loaded"]
     sha256: str
     size: int
     same_params: bool = True

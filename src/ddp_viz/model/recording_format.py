@@ -1,0 +1,71 @@
+"""What a recording is: a header line, then events (pure).
+
+Every event stream ddp-viz writes for others to read (``ddp-viz run --json``, ``ddp-viz run
+--events``, ``ddp-viz watch --record``, File ▸ Export ▸ events) starts with one header line::
+
+    {"event":"recording","format":"ddp-viz-events","schema":1,"app":"0.1.0","lesson":"ddp-pattern"}
+
+``schema`` is the version of the event format (:data:`SCHEMA_VERSION`, bumped whenever an
+event or a field changes; ``ddp-viz schema`` prints it as JSON Schema), ``app`` the version of
+ddp-viz that wrote it, ``lesson`` the id of the lesson whose stage shows the run, or
+``"watched"`` for a user's own script under ``ddp-viz watch``. A file without a header was
+written before versioned recordings: it reads as schema 0 (:mod:`ddp_viz.model.recordings`
+upgrades it one step per version).
+
+Numbers that are not finite (a loss that went NaN) are written as the strings ``"NaN"``,
+``"Infinity"`` and ``"-Infinity"``, never as bare tokens, so every JSON tool parses every line;
+reading turns them back into floats where the schema declares a number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ddp_viz import __version__
+from ddp_viz.model.event_base import Event
+
+FORMAT = "ddp-viz-events"
+# version 1: the header line, non-finite numbers as strings, run_started.params and .cores
+# always written, enums as Literal words, tensor summaries typed
+SCHEMA_VERSION = 1
+WATCHED = "watched"  # the lesson word of a watched run (its page, not a lesson of the course)
+HEADER_KIND = "recording"
+
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+@dataclass(frozen=True)
+class RecordingHeader(Event):
+    """The first line of every recording: which format, which schema version, written by which
+    ddp-viz, and the lesson it belongs to (``"watched"``: a watched run)."""
+
+    kind: ClassVar[str] = HEADER_KIND
+    format: str
+    schema: int
+    app: str
+    lesson: str
+
+
+def header(lesson: str) -> RecordingHeader:
+    """The header this ddp-viz writes for a run of ``lesson``."""
+    return RecordingHeader(FORMAT, SCHEMA_VERSION, __version__, lesson)
+
+
+def finite_word(x: float) -> float | str:
+    """A float as the format writes it: itself, or its word when it is not finite."""
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+def strict(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by its word, however deeply nested."""
+    if type(value) is float:
+        return finite_word(value)
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value

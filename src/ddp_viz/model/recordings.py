@@ -1,0 +1,146 @@
+"""Reading a recording: its header, its schema version, and the upgrades from older ones (pure).
+
+A recording is the header line (:mod:`ddp_viz.model.recording_format`) and events, one JSON
+object per line. :func:`read_lines` reads one of any version:
+
+* this schema: every line is decoded and validated as it is;
+* an older one (a file without a header is schema 0): each line is upgraded by
+  :data:`UPGRADES`, one explicit step per version, from the version it was written in up to
+  this one, then decoded; what an old file lacks is filled in there and nowhere else;
+* a newer one: what this ddp-viz knows is shown; events of kinds it does not know and fields
+  it does not know are left out, counted, and said (:meth:`Recording.version_line`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ddp_viz.model import protocol, registry
+from ddp_viz.model.event_base import EVENT_TYPES, Event
+from ddp_viz.model.fieldcheck import ProtocolError
+from ddp_viz.model.modelspec import ModelSpec
+from ddp_viz.model.recording_format import (
+    FORMAT,
+    HEADER_KIND,
+    SCHEMA_VERSION,
+    RecordingHeader,
+)
+
+
+def _upgrade_0_to_1(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 0 (no header, before versioned recordings) to 1: ``run_started`` always names
+    the model's parameters (derived from the scenario's ``[model]`` when the engine did not
+    write them) and the cores the ranks could run on (0: not known). Bare ``NaN`` tokens need
+    no step: Python's JSON reader takes them, and writing again gives the words."""
+    if obj.get("event") == "run_started":
+        obj.setdefault("cores", 0)
+        scenario = obj.get("scenario")
+        if not obj.get("params") and isinstance(scenario, dict) and not scenario.get("watched"):
+            spec = ModelSpec.from_mapping(scenario.get("model", {"kind": "linear"}))
+            obj["params"] = [{"name": p.name, "shape": list(p.shape)} for p in spec.parameters()]
+    return obj
+
+
+# the step from each version to the next: a new schema version adds its step here
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _upgrade_0_to_1}
+
+
+@dataclass
+class Recording:
+    events: list[Event]
+    bad: int = 0  # lines that are not valid events (skipped)
+    schema: int = 0  # the version it was written in (0: no header)
+    lesson: str | None = None  # the header's lesson (None: schema 0, the reader decides)
+    app: str = ""  # the ddp-viz that wrote it
+    left_out: int = 0  # of a newer schema: events and fields this ddp-viz does not know
+
+    @property
+    def newer(self) -> bool:
+        return self.schema > SCHEMA_VERSION
+
+    def version_line(self) -> str:
+        """One plain sentence about the recording's version for the status line ("" for this
+        version's)."""
+        if self.newer:
+            lost = f", {self.left_out} unknown event(s)/field(s) left out"
+            return (
+                f"Event schema {self.schema} (ddp-viz {self.app or '?'}) is newer than this "
+                f"ddp-viz's ({SCHEMA_VERSION}): showing what it can"
+                + (lost if self.left_out else "")
+                + "."
+            )
+        if self.schema == 0:
+            return (
+                "Recorded before versioned recordings (schema 0): upgraded to schema "
+                f"{SCHEMA_VERSION}."
+            )
+        if self.schema < SCHEMA_VERSION:
+            return f"Event schema {self.schema}: upgraded to schema {SCHEMA_VERSION}."
+        return ""
+
+
+def upgrade(obj: dict[str, Any], schema: int) -> dict[str, Any]:
+    """One event of a recording in ``schema``, as this version writes it."""
+    for version in range(schema, SCHEMA_VERSION):
+        obj = UPGRADES[version](obj)
+    return obj
+
+
+def _known_part(obj: dict[str, Any]) -> tuple[Event | None, int]:
+    """An event of a newer schema: what this version knows of it, and how much was left out."""
+    cls = EVENT_TYPES.get(obj.get("event", ""))
+    if cls is None:
+        registry.load()
+        cls = EVENT_TYPES.get(obj.get("event", ""))
+    if cls is None:
+        return None, 1
+    names = {f.name for f in fields(cls)} | {"event"}
+    kept = {k: v for k, v in obj.items() if k in names}
+    return protocol.from_dict(kept), len(obj) - len(kept)
+
+
+def _header_of(obj: Any) -> RecordingHeader | None:
+    if not isinstance(obj, dict) or obj.get("event") != HEADER_KIND:
+        return None
+    if obj.get("format") != FORMAT:
+        raise ProtocolError(f"not a ddp-viz recording: format {obj.get('format')!r}")
+    schema = obj.get("schema")
+    if type(schema) is not int or schema < 0:
+        raise ProtocolError(f"recording header: schema {schema!r} is not a version number")
+    # a newer header may say more: only what this version knows of it
+    return RecordingHeader(FORMAT, schema, str(obj.get("app", "")), str(obj.get("lesson", "")))
+
+
+def read_lines(lines: Iterable[bytes | str]) -> Recording:
+    """The events of a recording of any schema version (see the module's text). The header
+    is the first line; a second one is ignored."""
+    rec = Recording(events=[])
+    seen_header = False
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            if len(raw) > protocol.MAX_LINE_BYTES:
+                raise ProtocolError("line too long")
+            obj = json.loads(raw)
+            head = _header_of(obj)
+            if head is not None:
+                if not seen_header:
+                    seen_header = True
+                    rec.schema, rec.app, rec.lesson = head.schema, head.app, head.lesson
+                continue
+            if not isinstance(obj, dict):
+                raise ProtocolError("an event must be a JSON object")
+            if rec.newer:
+                event, lost = _known_part(obj)
+                rec.left_out += lost
+                if event is not None:
+                    rec.events.append(event)
+                continue
+            rec.events.append(protocol.from_dict(upgrade(obj, rec.schema)))
+        except (ProtocolError, ValueError, UnicodeDecodeError):
+            rec.bad += 1
+    return rec

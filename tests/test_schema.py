@@ -1,0 +1,129 @@
+"""The event format's JSON Schema (``ddp-viz schema``): every recording is valid against it, a
+renamed field is not, and the format cannot change without its version going up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator, ValidationError
+
+from ddp_viz.model.course import load_course
+from ddp_viz.model.protocol import encode
+from ddp_viz.model.recording_format import SCHEMA_VERSION, header, strict
+from ddp_viz.model.recordings import upgrade
+from ddp_viz.model.schema import schema
+from tests.conftest import DATA
+
+SNAPSHOTS = DATA / "schema"
+RECORDINGS = sorted(DATA.glob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def validator() -> Draft202012Validator:
+    full = schema()
+    Draft202012Validator.check_schema(full)
+    return Draft202012Validator(full)
+
+
+def as_written_today(path: Path) -> list[dict[str, Any]]:
+    """A recording's lines as this version writes them: a header-less (schema 0) file is
+    upgraded by its steps, and its bare NaN tokens become the words the format uses."""
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    version = lines[0]["schema"] if lines and lines[0].get("event") == "recording" else 0
+    if version == 0:
+        lines = [json.loads(encode(header("ddp-pattern")))] + [upgrade(x, 0) for x in lines]
+    return [strict(x) for x in lines]
+
+
+def test_the_recordings_are_there() -> None:
+    assert len(RECORDINGS) >= 20 and (DATA / "watched-2-ranks.jsonl") in RECORDINGS
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_every_recording_is_valid_against_the_schema(validator, path) -> None:
+    for n, line in enumerate(as_written_today(path), start=1):
+        errors = sorted(validator.iter_errors(line), key=str)
+        assert not errors, f"{path.name} line {n}: {errors[0].message}"
+
+
+def test_a_watched_recording_as_watch_writes_it_is_valid_as_written(validator, tmp_path) -> None:
+    from ddp_viz.watch.command import Recorder
+    from tests.conftest import load_recording
+
+    path = tmp_path / "watched.jsonl"
+    recorder = Recorder(str(path))
+    for event in load_recording("watched-2-ranks.jsonl"):  # its loss is NaN
+        recorder(event)
+    recorder.file.close()
+    lines = [json.loads(x, parse_constant=_reject) for x in path.read_text().splitlines()]
+    assert lines[0]["lesson"] == "watched"
+    for n, line in enumerate(lines, start=1):
+        errors = sorted(validator.iter_errors(line), key=str)
+        assert not errors, f"line {n}: {errors[0].message}"
+
+
+@pytest.mark.parametrize(
+    ("kind", "old", "new"),
+    [("run_started", "world_size", "worldsize"), ("local_grad", "loss", "losses")],
+)
+def test_a_recording_with_a_field_renamed_is_not(validator, kind, old, new) -> None:
+    lines = as_written_today(DATA / "default-run.jsonl")
+    line = next(x for x in lines if x["event"] == kind)
+    line[new] = line.pop(old)
+    with pytest.raises(ValidationError):
+        validator.validate(line)
+
+
+def _shape(s: Any) -> Any:
+    """The schema without its prose: a docstring edited is not a new format."""
+    if isinstance(s, dict):
+        return {k: _shape(v) for k, v in s.items() if k != "description"}
+    if isinstance(s, list):
+        return [_shape(v) for v in s]
+    return s
+
+
+def test_the_format_does_not_change_without_a_schema_version_bump() -> None:
+    snapshot = SNAPSHOTS / f"v{SCHEMA_VERSION}.json"
+    how = (
+        "the event format changed: bump SCHEMA_VERSION (ddp_viz/model/recording_format.py), "
+        "add the step from the old version to UPGRADES (ddp_viz/model/recordings.py), save "
+        f"`ddp-viz schema > {snapshot.relative_to(DATA.parent.parent)}` for the new version "
+        "and `ddp-viz schema --markdown > docs/events.md`"
+    )
+    assert snapshot.is_file(), how
+    assert _shape(schema()) == _shape(json.loads(snapshot.read_text())), how
+    # every version keeps its snapshot: the history of the format
+    assert sorted(p.name for p in SNAPSHOTS.glob("v*.json")) == sorted(
+        f"v{n}.json" for n in range(1, SCHEMA_VERSION + 1)
+    )
+
+
+def _reject(token: str) -> None:
+    raise ValueError(f"not strict JSON: a bare {token} token")
+
+
+@pytest.mark.gloo
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lesson", load_course().ids)
+def test_a_fresh_run_of_every_lesson_is_strict_json_valid_and_names_its_lesson(
+    validator, lesson
+) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "ddp_viz", "run", "--lesson", lesson, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(x, parse_constant=_reject) for x in res.stdout.splitlines()]
+    assert lines[0]["event"] == "recording" and lines[0]["lesson"] == lesson
+    assert lines[0]["schema"] == SCHEMA_VERSION
+    for n, line in enumerate(lines, start=1):
+        errors = sorted(validator.iter_errors(line), key=str)
+        assert not errors, f"line {n}: {errors[0].message}"
