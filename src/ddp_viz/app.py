@@ -94,8 +94,10 @@ def main(args: argparse.Namespace) -> int:
                 result["code"] = 1
             else:
                 print(f"ddp-viz: saved {args.screenshot}", file=sys.stderr)
-        status = getattr(record, "status", "finished")
-        if status != "finished":
+        from ddp_viz.model.timeline import RunStatus
+
+        status = getattr(record, "status", RunStatus.FINISHED)
+        if status is not RunStatus.FINISHED:
             print(f"ddp-viz: run {status}: {getattr(record, 'reason', '')}", file=sys.stderr)
             result["code"] = 1
         if args.quit:

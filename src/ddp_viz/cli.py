@@ -158,7 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ddp_viz.model.recording_format import header
     from ddp_viz.model.report import run_report
     from ddp_viz.model.scenario import ScenarioError
-    from ddp_viz.model.timeline import RunRecord
+    from ddp_viz.model.timeline import RunRecord, RunStatus
 
     try:
         scenario = load_scenario(args)
@@ -209,7 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(run_report(rec))
     if export_opts:
         write_exports(rec, args, lesson, **export_opts)
-    if rec.status != "finished":
+    if rec.status is not RunStatus.FINISHED:
         print(f"ddp-viz: run {rec.status}: {rec.reason}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK

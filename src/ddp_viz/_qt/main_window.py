@@ -44,7 +44,7 @@ from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.scenes import phase_words
 from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import Theme
-from ddp_viz.model.timeline import Cursor, RunRecord
+from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
 # A streaming run reaches the views 20 times a second. At 60 the window took 0.77 of a core
 # during a fast 2-rank run (stage frames, plot repaints), the ranks' cores; at 20, about 0.45
@@ -232,7 +232,7 @@ class MainWindow(QMainWindow):
             self.stage.update()
 
     def show_run_ended(self, record: RunRecord) -> None:
-        if record.status != "finished" or not record.steps_planned:
+        if record.status is not RunStatus.FINISHED or not record.steps_planned:
             # the slider spans the steps the run made (a watched run's length is not known
             # before it ends)
             self.step_slider.setRange(0, max(0, len(record.steps) - 1))

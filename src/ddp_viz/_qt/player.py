@@ -6,7 +6,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ddp_viz.model.timeline import Cursor, RunRecord
+from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
 
 class Player(QObject):
@@ -110,7 +110,7 @@ class Player(QObject):
         return self.cursor.is_last(self.available_steps()) and self.progress >= 1.0
 
     def _more_coming(self) -> bool:
-        return self.record is not None and self.record.status == "running"
+        return self.record is not None and self.record.status is RunStatus.RUNNING
 
     def _on_timer_timeout(self) -> None:
         now = time.monotonic()

@@ -21,7 +21,7 @@ from ddp_viz.model import protocol
 from ddp_viz.model.report import rows_label
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
-from ddp_viz.model.timeline import RunRecord
+from ddp_viz.model.timeline import RunRecord, RunStatus
 from ddp_viz.model.watched import is_watched, places
 
 MAX_LOG_BLOCKS = 5000
@@ -127,7 +127,12 @@ class ProcessView(QWidget):
     def rows(self) -> list[tuple[str, str, str, str]]:
         """What the table shows, for tests and screen readers."""
         rec = self._record
-        if not self._pending and rec is not None and rec.world_size and rec.status != "idle":
+        if (
+            not self._pending
+            and rec is not None
+            and rec.world_size
+            and rec.status is not RunStatus.IDLE
+        ):
             out = []
             hosts = {p.rank: p.host for p in places(rec).values()}  # a watched run's ranks
             for r in range(rec.world_size):
@@ -151,17 +156,17 @@ class ProcessView(QWidget):
         ]
 
     def _rank_state(self, rec: RunRecord, r: int) -> str:
-        if rec.status == "failed":
+        if rec.status is RunStatus.FAILED:
             if rec.reason.startswith("diverged"):
                 return "diverged"
             if rec.failed_rank == r or rec.failed_rank is None:
                 return "failed"
             return "stopped"
-        if rec.status == "cancelled":
+        if rec.status is RunStatus.CANCELLED:
             return "cancelled"
         if r not in rec.pids:
             return "starting"
-        if rec.status == "finished":
+        if rec.status is RunStatus.FINISHED:
             return "done"
         return "training"
 

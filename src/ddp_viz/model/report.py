@@ -11,7 +11,7 @@ from ddp_viz.model.overlap import overlap_lines
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.sharing import unequal_shards_note, why_average_differs
-from ddp_viz.model.timeline import RankStep, RunRecord, StepRecord, display_value
+from ddp_viz.model.timeline import RankStep, RunRecord, RunStatus, StepRecord, display_value
 
 TICK, CROSS = "✓", "✗"
 
@@ -186,7 +186,7 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
     end = next((e for k in rec.kinds() if k.report_end and (e := k.report_end(rec))), None)
     if end is not None:
         out.append(end)
-    elif rec.status == "finished":
+    elif rec.status is RunStatus.FINISHED:
         done = rec.complete_steps()
         where = "every step" if all(s.has_values for s in done) else "every step with values"
         out.append(

@@ -361,7 +361,7 @@ def _status_text(rec: RunRecord) -> str:
         line = kind.status(rec) if kind.status is not None else None
         if line is not None:
             return line
-    if rec.status == "finished":
+    if rec.status is RunStatus.FINISHED:
         summary = rec.check_summary()
         agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(
             summary["ranks_agree"], "no step to compare the ranks' parameters"
@@ -379,6 +379,6 @@ def _status_text(rec: RunRecord) -> str:
             f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
             f"{agree}{full}."
         )
-    if rec.status == "cancelled":
+    if rec.status is RunStatus.CANCELLED:
         return f"Run {rec.run} cancelled after {done} complete step(s)."
     return f"Run {rec.run} failed: {rec.reason}"

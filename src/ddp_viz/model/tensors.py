@@ -41,7 +41,9 @@ def tensor_sample(v: Tensor | None) -> list[float]:
     return list(v.get("sample", [])) if is_summary(v) else list(v)
 
 
-def _close(a: float, b: float, tol: float) -> bool:
+def close(a: float, b: float, tol: float = 1e-5) -> bool:
+    """Within ``tol`` relative to the larger, and at least absolutely; never for a non-finite
+    value (a NaN equals nothing, so a diverged run never reads as agreeing)."""
     return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
@@ -51,9 +53,9 @@ def tensors_close(a: Tensor, b: Tensor, tol: float) -> bool:
     if is_summary(a) != is_summary(b):
         return False
     if not is_summary(a):
-        return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b, strict=True))
     if list(a["shape"]) != list(b["shape"]):
         return False
     if a.get("digest") and b.get("digest"):
         return a["digest"] == b["digest"]
-    return _close(float(a["norm"]), float(b["norm"]), tol)
+    return close(float(a["norm"]), float(b["norm"]), tol)

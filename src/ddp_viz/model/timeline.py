@@ -26,6 +26,7 @@ from ddp_viz.model.protocol import Grads
 # re-exported: one rank's part of a step, folded here from its events
 from ddp_viz.model.rank_step import RankStep as RankStep
 from ddp_viz.model.tensors import Tensor, is_summary, tensor_norm, tensor_sample, tensors_close
+from ddp_viz.model.tensors import close as close  # re-exported: one closeness rule
 
 PHASE_TITLES = {
     "shards": "1 · shards go to ranks",
@@ -44,10 +45,6 @@ class RunStatus(StrEnum):
     FINISHED = "finished"
     FAILED = "failed"
     CANCELLED = "cancelled"
-
-
-def close(a: float, b: float, tol: float = 1e-5) -> bool:
-    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
 def grads_close(a: Grads | None, b: Grads | None, tol: float = 1e-5) -> bool:

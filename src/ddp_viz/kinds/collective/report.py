@@ -61,7 +61,7 @@ def collective_report(rec: RunRecord) -> str:
         for t in col.timings:
             out.append(f"  {t.algo:<10} {t.length:>10,} values  {t.seconds * 1000:8.2f} ms")
     agree = col.agree(world)
-    if rec.status == "finished":
+    if rec.status is RunStatus.FINISHED:
         verdict = (
             "✓ naive and ring equal dist.all_reduce on every rank"
             if agree

@@ -19,6 +19,7 @@ from ddp_viz.model.timeline import (
     PHASES,
     Cursor,
     RunRecord,
+    RunStatus,
     display_value,
     grads_close,
     max_abs_diff,
@@ -219,7 +220,7 @@ class _Builder(StepFrameBuilder):
                         stall.waited_s,
                     )
                 )
-            elif stall is None and beat is not None and self.rec.status == "running":
+            elif stall is None and beat is not None and self.rec.status is RunStatus.RUNNING:
                 waited = beat.now - beat.since
                 lines.append(
                     (

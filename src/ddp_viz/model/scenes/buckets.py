@@ -19,7 +19,7 @@ from ddp_viz.model.overlap import overlap, overlap_lines, ready_order
 from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.buckets_panels import Panels
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.timeline import PHASES, Cursor, RankStep, RunRecord
+from ddp_viz.model.timeline import PHASES, Cursor, RankStep, RunRecord, RunStatus
 
 TITLES = {
     "shards": "1 · this step's buckets",
@@ -130,7 +130,7 @@ class _Builder(Panels):
         st, t = self.step, self.t
         font, body = Font(self.base, bold=True), self.small
         room = self.ctx.width - 2 * self.pad
-        if self.rec.status in ("failed", "cancelled"):
+        if self.rec.status in (RunStatus.FAILED, RunStatus.CANCELLED):
             why = f"run {self.rec.status}: {self.rec.reason}"
             return [Line(w, font, t.bad) for w in wrap_lines(why, font, room, self.width)[:3]]
         if st is None or 0 not in st.ranks or overlap(st.ranks[0]) is None:

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from ddp_viz.model.modelspec import ParamInfo
-
-
-def short_name(name: str) -> str:
-    """``weight`` → ``w``, ``0.bias`` → ``0.b``: the last part of the name by its initial."""
-    *head, last = name.split(".")
-    return ".".join([*head, last[:1]])
+from ddp_viz.model.scenes.buckets_parts import short_name
 
 
 def baseline(label: float, number: float) -> float:

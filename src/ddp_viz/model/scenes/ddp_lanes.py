@@ -11,8 +11,8 @@ from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import LINE, FrameBuilder, ease
+from ddp_viz.model.scenes.buckets_parts import short_name as short_name
 from ddp_viz.model.scenes.ddp_labels import baseline, grad_label, param_label
-from ddp_viz.model.scenes.ddp_labels import short_name as short_name
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord, display_value
 
 AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase

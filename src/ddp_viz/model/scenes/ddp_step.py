@@ -23,6 +23,7 @@ from ddp_viz.model.timeline import (
     PHASES,
     Cursor,
     RunRecord,
+    RunStatus,
     StepRecord,
     display_value,
 )
@@ -97,12 +98,12 @@ class _Builder(TableAndHub):
         total = rec.steps_total()  # a cancelled run: the steps it made
         left = f"Step {self.cursor.step + 1} of {total}  ·  {PHASE_TITLES[PHASES[self.phase]]}"
         status = {
-            "running": "live run",
-            "finished": "recorded run",
-            "failed": "run failed",
-            "cancelled": "run cancelled",
+            RunStatus.RUNNING: "live run",
+            RunStatus.FINISHED: "recorded run",
+            RunStatus.FAILED: "run failed",
+            RunStatus.CANCELLED: "run cancelled",
         }.get(rec.status, "")
-        color = t.bad if rec.status in ("failed", "cancelled") else t.muted
+        color = t.bad if rec.status in (RunStatus.FAILED, RunStatus.CANCELLED) else t.muted
         # the phase title matters more than the rank count, which goes first
         return self.title(left, [f"{status} · {rec.world_size} rank(s), gloo", status], color)
 
@@ -121,10 +122,10 @@ class _Builder(TableAndHub):
         # the run's end at its last step; the steps before it keep the checks they earned
         # (a GIF of a cancelled run said "cancelled" on every frame, with no check anywhere)
         last = self.cursor.step >= rec.complete_prefix() - 1
-        if rec.status in ("failed", "cancelled") and (last or st is None):
-            what = "■ run cancelled" if rec.status == "cancelled" else "✗ run failed"
+        if rec.status in (RunStatus.FAILED, RunStatus.CANCELLED) and (last or st is None):
+            what = "■ run cancelled" if rec.status is RunStatus.CANCELLED else "✗ run failed"
             head.append(Line(f"{what} after {rec.complete_prefix()} complete step(s)", font, t.bad))
-            if rec.status == "failed" and rec.reason:
+            if rec.status is RunStatus.FAILED and rec.reason:
                 detail = [
                     Line(w, body, t.bad) for w in wrap_lines(rec.reason, body, room, self.width)
                 ]
