@@ -1,4 +1,4 @@
-"""DDP's communication hooks (``[comm_hooks]``): the spec, its variants, the byte formulas and
+"""DDP's communication hooks (``[hook_compression]``): the spec, its variants, the byte formulas and
 the record of what the ranks reported. Pure model layer.
 
 One run trains the same model on the same rows once per variant, in lockstep: DDP's default
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
     from ddp_viz.model.timeline import RunRecord
 
-KIND = "comm_hooks"
+KIND = "hook_compression"
 KEYS = (
     "steps",
     "width",

@@ -30,9 +30,10 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.tensors import encode_all
-from ddp_viz.kinds.comm_hooks.events import HookLowRank, HookStep
-from ddp_viz.kinds.comm_hooks.model import (
+from ddp_viz.kinds.hook_compression.events import HookLowRank, HookStep
+from ddp_viz.kinds.hook_compression.model import (
     FEATURES,
+    KIND,
     SHOWN_LAYER,
     HooksSpec,
     Variant,
@@ -167,6 +168,7 @@ class Arm:
         finally:
             self.counter.close()
         names = [self.names[id(p)] for p in params]
+        r = self.variant.rank_r
         sizes = [p.numel() for p in params]
         shaped = [p.shape for p in params]
         self.captured[index] = Captured(
@@ -175,7 +177,7 @@ class Arm:
             [t.detach().clone().view(s) for t, s in zip(result.split(sizes), shaped, strict=True)],
             squeezed,
         )
-        if squeezed and SHOWN_LAYER in names:
+        if squeezed and SHOWN_LAYER in names and compressed(self.shapes[SHOWN_LAYER], r):
             self.factors = self._factors(index, names)
         return fut
 
@@ -296,7 +298,7 @@ def low_rank(arm: Arm, run: int, step: int) -> HookLowRank | None:
 
 def run_hooks(run: int, rank: int, scenario: Scenario, outbox: Outbox) -> int:
     """The lesson's run: every variant, step by step; returns the steps."""
-    spec = scenario.table("comm_hooks")
+    spec = scenario.table(KIND)
     assert isinstance(spec, HooksSpec)
     world = scenario.world_size
     x, y = dataset(spec.seed)

@@ -1,9 +1,15 @@
-"""Plain-text report of a comm-hooks run (``[comm_hooks]``), for the headless CLI, and the
+"""Plain-text report of a comm-hooks run (``[hook_compression]``), for the headless CLI, and the
 status bar's line."""
 
 from __future__ import annotations
 
-from ddp_viz.kinds.comm_hooks.model import KIND, SHOWN_LAYER, HooksRecord, complete_steps, spec_of
+from ddp_viz.kinds.hook_compression.model import (
+    KIND,
+    SHOWN_LAYER,
+    HooksRecord,
+    complete_steps,
+    spec_of,
+)
 from ddp_viz.model.timeline import RunRecord, RunStatus
 
 

@@ -1,4 +1,4 @@
-"""Events of a comm-hooks run (``[comm_hooks]``): one model trained with several DDP comm hooks.
+"""Events of a comm-hooks run (``[hook_compression]``): one model, several DDP comm hooks.
 
 Pure model layer. Every rank reports every variant's every step (:class:`HookStep`); rank 0
 also reports, for the first PowerSGD variant, the low-rank factors P and Q of one layer beside

@@ -1,12 +1,13 @@
-"""Fewer bytes on the wire (``[comm_hooks]``): one model trained with DDP's default hook,
+"""Fewer bytes on the wire (``[hook_compression]``): one model trained with DDP's default hook,
 ``fp16_compress_hook`` and ``powerSGD_hook`` side by side; what each sends, and what it costs
 in accuracy."""
 
 from __future__ import annotations
 
-from ddp_viz.kinds.comm_hooks import events as _events  # noqa: F401  (defines, so registers)
-from ddp_viz.kinds.comm_hooks.model import KIND, HooksRecord, HooksSpec, complete_steps
-from ddp_viz.kinds.comm_hooks.report import hooks_report, status_line
+from ddp_viz.kinds.hook_compression import events as _events  # noqa: F401  (defines, so registers)
+from ddp_viz.kinds.hook_compression.model import KIND, HooksRecord, HooksSpec, complete_steps
+from ddp_viz.kinds.hook_compression.report import hooks_report, status_line
+from ddp_viz.kinds.hook_compression.scene import build
 from ddp_viz.model.registry import QuantitySource, RunKind, register
 from ddp_viz.model.timeline import RunRecord
 
@@ -27,16 +28,18 @@ register(
         spec=HooksSpec,
         part=HooksRecord,
         complete_steps=complete_steps,
+        scenes={"hooks_tradeoff": build},
+        phase_words={"hooks_tradeoff": ("bytes", "error", "P · Q", "loss")},
         report=hooks_report,
         status=status_line,
         quantities={"hook_bytes": QuantitySource(_bytes, phase="step", needs_param=True)},
         field_names={
-            "comm_hooks.steps": "Steps",
-            "comm_hooks.ranks": "PowerSGD ranks",
-            "comm_hooks.warmup": "Warm-up steps",
-            "comm_hooks.error_feedback": "Error feedback",
-            "comm_hooks.width": "Hidden width",
-            "comm_hooks.lr": "Learning rate",
+            "hook_compression.steps": "Steps",
+            "hook_compression.ranks": "PowerSGD ranks",
+            "hook_compression.warmup": "Warm-up steps",
+            "hook_compression.error_feedback": "Error feedback",
+            "hook_compression.width": "Hidden width",
+            "hook_compression.lr": "Learning rate",
         },
         trains=False,
         plots=False,
