@@ -39,10 +39,10 @@ def draw_factors(b: Any, area: Rect, low: Any) -> None:
         return
     n, m = low.shape
     r = low.rank_r
-    title = f"{low.layer} ({n}×{m}) ≈ P ({n}×{r}) · Qᵀ ({r}×{m})"
-    if b.width(title, f) > area.w:
-        title = f"{n}×{m} ≈ P·Qᵀ, r={r}"
-    b.text(area.x, area.y, title, Font(f.px, bold=True), b.t.text, key="factors.title")
+    bold = Font(f.px, bold=True)
+    titles = [f"{low.layer} ({n}×{m}) ≈ P ({n}×{r}) · Qᵀ ({r}×{m})", f"{n}×{m} ≈ P·Qᵀ, r = {r}"]
+    title = next((t for t in titles if b.width(t, bold) <= area.w), titles[-1])
+    b.text(area.x, area.y, title, bold, b.t.text, key="factors.title")
     c = len(low.exact)
     gap = f.px * 0.8
     # two c × c blocks and P's and Q's r columns, in the width and the height left
@@ -69,13 +69,18 @@ def draw_factors(b: Any, area: Rect, low: Any) -> None:
     b.text(area.x, y + cell * c + lh * 0.3, note, f, b.t.muted, key="factors.note")
 
 
+SMOOTH = 10  # the loss curves: the mean of the last steps' losses (each step has new rows)
+
+
 def _series(b: Any, which: str) -> list[list[float | None]]:
     part, out = b.part, []
     for v in b.variants:
         row: list[float | None] = []
         for s in range(b.spec.steps):
             if which == "loss":
-                row.append(part.loss(v.id, s))
+                window = [part.loss(v.id, k) for k in range(max(0, s - SMOOTH + 1), s + 1)]
+                known = [x for x in window if x is not None]
+                row.append(sum(known) / len(known) if len(known) == len(window) else None)
             else:
                 sent = part.sent(v.id, s)
                 row.append(None if sent is None else float(sent))
@@ -86,7 +91,11 @@ def _series(b: Any, which: str) -> list[list[float | None]]:
 def _chart(b: Any, area: Rect, which: str, step: int) -> None:
     f = b.small
     lh = f.px * LINE
-    title = "loss of the step's rows (log)" if which == "loss" else "bytes a rank sent a step (log)"
+    title = (
+        f"loss, mean of {SMOOTH} steps (log)"
+        if which == "loss"
+        else "bytes a rank sent a step (log)"
+    )
     b.text(area.x, area.y, title, Font(f.px, bold=True), b.t.text, key=f"chart.{which}")
     series = _series(b, which)
     values = [v for row in series for v in row if v is not None and v > 0]
@@ -97,7 +106,7 @@ def _chart(b: Any, area: Rect, which: str, step: int) -> None:
         low, high = low - 0.5, high + 0.5
     label = (lambda v: f"{v:.3g}") if which == "loss" else (lambda v: f"{v / 1e3:,.1f} kB")
     axis_w = max(b.width(label(10**high), f), b.width(label(10**low), f)) + f.px * 0.4
-    plot = Rect(area.x + axis_w, area.y + lh * 1.2, area.w - axis_w, area.h - lh * 2.4)
+    plot = Rect(area.x + axis_w, area.y + lh * 1.5, area.w - axis_w, area.h - lh * 2.7)
     if plot.h < lh * 2 or plot.w < f.px * 4:
         return
     t = b.t
