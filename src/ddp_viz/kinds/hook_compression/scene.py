@@ -52,7 +52,7 @@ class _Builder(FrameBuilder):
             y += line.height
         y += self.pad * 0.3
         height = self.ctx.height - y - self.pad
-        rows_h = (len(self.variants) + 1) * self.small.px * LINE * 1.15
+        rows_h = (len(self.variants) + 2) * self.small.px * LINE * 1.15  # heads and the note
         top_h = max(rows_h, min(height * 0.42, rows_h * 1.6))
         width = self.ctx.width - 2 * self.pad
         table_w = width * 0.58 if width > 700 else width
