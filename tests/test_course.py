@@ -26,6 +26,7 @@ def test_the_course_lists_every_lesson_folder_in_order() -> None:
         "not-averaged",
         "all-reduce",
         "buckets",
+        "comm-hooks",
     ]
     assert [lesson.order for lesson in course] == sorted(lesson.order for lesson in course)
     assert course.next("ddp-pattern").id == "every-parameter"

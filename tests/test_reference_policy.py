@@ -29,6 +29,8 @@ def test_every_lessons_run_has_the_reference_and_the_values_at_every_step() -> N
     lessons = list(load_course())
     assert len(lessons) >= 8
     for lesson in lessons:
+        if not lesson.trains:  # a kind's own program: no core reference or values to show
+            continue
         steps = lesson.scenario().steps
         assert steps >= 1
         missing = [s + 1 for s in range(steps) if not reference_due(s)]

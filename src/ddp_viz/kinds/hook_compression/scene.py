@@ -1,0 +1,140 @@
+"""The trade-off scene: each hook's bytes, its error and its loss, step by step, from the run.
+
+Top left, one row per variant for the step under the cursor: the bytes a rank handed to
+all-reduce (a bar, the default's full width), then the relative error of the averaged
+gradient of the wide layer against the exact average, then the loss of the step's rows and
+the residual error feedback carries. Top right, PowerSGD's P and Q for that layer beside the
+exact average they approximate (a corner of each). Below, the whole run: the loss of every
+variant, and the bytes each one sent, step by step; a line marks the step shown.
+"""
+
+from __future__ import annotations
+
+from ddp_viz.kinds.hook_compression.model import KIND, SHOWN_LAYER, HooksRecord, spec_of
+from ddp_viz.kinds.hook_compression.scene_parts import draw_charts, draw_factors
+from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt
+from ddp_viz.model.scenes.base import LINE, FrameBuilder
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.timeline import Cursor, RunRecord
+
+TITLES = ("what each hook sends", "how far from the exact average", "P and Q", "the loss")
+
+
+def human_bytes(n: float) -> str:
+    if n >= 1e6:
+        return f"{n / 1e6:.2f} MB"
+    if n >= 1e4:
+        return f"{n / 1e3:.1f} kB"
+    return f"{n:,.0f} B"
+
+
+class _Builder(FrameBuilder):
+    def __init__(self, rec: RunRecord, cursor: Cursor, ctx: SceneContext) -> None:
+        super().__init__(ctx)
+        self.rec, self.cursor, self.phase = rec, cursor, cursor.phase
+        self.part: HooksRecord = rec.parts[KIND]
+        self.spec = spec_of(rec)
+        self.variants = self.spec.variants()
+        self.small = Font(max(ctx.min_px, self.base * 0.85))
+
+    def color(self, i: int) -> str:
+        return self.t.rank_color(i)
+
+    def build(self) -> StageFrame:
+        step, n = self.cursor.step, self.spec.steps
+        left = f"Step {step + 1} of {n} · {TITLES[self.phase]}"
+        right = f"{self.rec.world_size} ranks · {self.spec.width}×{self.spec.width} layer"
+        y = self.pad * 0.6
+        lines = self.title(left, [right, f"{self.rec.world_size} ranks"], self.t.muted)
+        lines += self.caption(("shards", "local", "allreduce", "step")[self.phase], False, 2)
+        for line in lines:
+            self.emit(line, y)
+            y += line.height
+        y += self.pad * 0.3
+        height = self.ctx.height - y - self.pad
+        rows_h = (len(self.variants) + 2) * self.small.px * LINE * 1.15  # heads and the note
+        top_h = max(rows_h, min(height * 0.42, rows_h * 1.6))
+        width = self.ctx.width - 2 * self.pad
+        table_w = width * 0.58 if width > 700 else width
+        self.table(Rect(self.pad, y, table_w, rows_h))
+        if table_w < width and self.phase >= 2:
+            box = Rect(self.pad * 2 + table_w, y, width - table_w - self.pad, top_h)
+            draw_factors(self, box, self.part.low_rank.get((self.shown_variant(), step)))
+        charts = Rect(self.pad, y + top_h + self.pad * 0.5, width, height - top_h - self.pad * 0.5)
+        if charts.h > self.small.px * 5:
+            draw_charts(self, charts, step)
+        return self.frame
+
+    def shown_variant(self) -> str:
+        return next((v.id for v in self.variants if v.hook == "powersgd"), "")
+
+    def table(self, area: Rect) -> None:
+        f, t = self.small, self.t
+        lh = f.px * LINE * 1.15
+        step = self.cursor.step
+        label_w = max(self.width(v.label, f) for v in self.variants) + f.px
+        cols = [("bytes a rank sent", 0), ("rel. error", 1), ("loss", 3), ("residual", 3)]
+        col_w = [self.width("888.8 kB", f) + f.px, self.width("8.8e-88", f) + f.px]
+        col_w += [self.width("8.88888", f) + f.px, self.width("residual", f) + f.px * 0.5]
+        bar_w = max(f.px * 3, area.w - label_w - sum(col_w))
+        xs = [area.x + label_w, area.x + label_w + bar_w + col_w[0]]
+        xs += [xs[1] + col_w[1], xs[1] + col_w[1] + col_w[2]]
+        for (name, phase), x in zip(cols, xs, strict=True):
+            if self.phase >= phase:
+                self.text(x, area.y, name, f, t.muted)
+        full = max(
+            (sum(e.sent) for v in self.variants for e in self.part.at(v.id, step).values()),
+            default=0,
+        )
+        y = area.y + lh
+        for i, v in enumerate(self.variants):
+            ranks = self.part.at(v.id, step)
+            self.text(area.x, y, v.label, f, self.color(i))
+            e = ranks.get(0)
+            if e is None:
+                y += lh
+                continue
+            sent = sum(e.sent)
+            w = (bar_w - f.px * 5) * sent / full if full else 0.0
+            box = Rect(xs[0], y + lh * 0.15, max(1.0, w), lh * 0.6)
+            self.shape(kind="rect", box=box, fill=self.color(i), key=f"bar.{v.id}")
+            self.text(
+                xs[0] + w + f.px * 0.3,
+                y,
+                human_bytes(sent),
+                f,
+                t.text,
+                key=f"bytes.{v.id}",
+                value=float(sent),
+            )
+            if self.phase >= 1:
+                err = e.errors.get(SHOWN_LAYER, 0.0)
+                ink = t.ok if err < 1e-3 else (t.text if err < 0.3 else t.bad)
+                self.text(xs[1], y, f"{err:.1e}", f, ink, key=f"error.{v.id}", value=err)
+            if self.phase >= 3:
+                loss = self.part.loss(v.id, step) or 0.0
+                self.text(xs[2], y, fmt(loss, 4), f, t.text, key=f"loss.{v.id}", value=loss)
+                if v.feedback:
+                    self.text(xs[3], y, fmt(e.residual, 3), f, t.muted, key=f"residual.{v.id}")
+            y += lh
+        if self.phase >= 1:
+            note = f"error of {SHOWN_LAYER} against the float64 average of the ranks' gradients"
+            if self.width(note, f) <= area.w and y + lh <= self.ctx.height:
+                self.text(area.x, y, note, f, t.muted, Align.LEFT)
+
+
+def build(
+    record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
+) -> StageFrame:
+    assert record is not None  # an empty stage is drawn by stage_frame for every scene
+    if KIND not in record.parts:
+        b = FrameBuilder(ctx)
+        b.text(
+            b.pad,
+            b.pad,
+            "This lesson runs the hooks side by side: press Run.",
+            Font(b.base),
+            b.t.muted,
+        )
+        return b.frame
+    return _Builder(record, cursor, ctx).build()
