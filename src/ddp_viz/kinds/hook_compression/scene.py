@@ -55,9 +55,11 @@ class _Builder(FrameBuilder):
         rows_h = (len(self.variants) + 2) * self.small.px * LINE * 1.15  # heads and the note
         top_h = max(rows_h, min(height * 0.42, rows_h * 1.6))
         width = self.ctx.width - 2 * self.pad
-        table_w = width * 0.58 if width > 700 else width
+        # the table takes what its columns need (more than 58% in projector type), P and Q
+        # the rest when it is room enough for their blocks
+        table_w = min(width, max(width * 0.58, self.table_need())) if width > 700 else width
         self.table(Rect(self.pad, y, table_w, rows_h))
-        if table_w < width and self.phase >= 2:
+        if width - table_w - self.pad >= self.small.px * 14 and self.phase >= 2:
             box = Rect(self.pad * 2 + table_w, y, width - table_w - self.pad, top_h)
             draw_factors(self, box, self.part.low_rank.get((self.shown_variant(), step)))
         charts = Rect(self.pad, y + top_h + self.pad * 0.5, width, height - top_h - self.pad * 0.5)
@@ -68,17 +70,34 @@ class _Builder(FrameBuilder):
     def shown_variant(self) -> str:
         return next((v.id for v in self.variants if v.hook == "powersgd"), "")
 
+    def table_need(self) -> float:
+        """The table's width with its shortest bars: labels, bars, bytes, error, loss,
+        residual."""
+        f = self.small
+        label_w = max(self.width(v.label, f) for v in self.variants) + f.px
+        texts = ["888.8 kB", "rel. error", "8.88888", "residual"]
+        return label_w + f.px * 3 + sum(self.width(x, f) + f.px for x in texts)
+
     def table(self, area: Rect) -> None:
         f, t = self.small, self.t
         lh = f.px * LINE * 1.15
         step = self.cursor.step
         label_w = max(self.width(v.label, f) for v in self.variants) + f.px
         cols = [("bytes a rank sent", 0), ("rel. error", 1), ("loss", 3), ("residual", 3)]
-        col_w = [self.width("888.8 kB", f) + f.px, self.width("8.8e-88", f) + f.px]
-        col_w += [self.width("8.88888", f) + f.px, self.width("residual", f) + f.px * 0.5]
+        samples = ["888.8 kB", "8.8e-88", "8.88888", "88.888"]
+        # a column is as wide as its widest entry, its heading included, and a gap
+        col_w = [
+            max(self.width(sample, f), self.width(name, f) if i else 0.0) + f.px
+            for i, ((name, _), sample) in enumerate(zip(cols, samples, strict=True))
+        ]
+        if label_w + f.px * 3 + sum(col_w) > area.w:  # too narrow: the residual goes first
+            cols, col_w = cols[:3], col_w[:3]
         bar_w = max(f.px * 3, area.w - label_w - sum(col_w))
         xs = [area.x + label_w, area.x + label_w + bar_w + col_w[0]]
-        xs += [xs[1] + col_w[1], xs[1] + col_w[1] + col_w[2]]
+        for w in col_w[1:-1]:
+            xs.append(xs[-1] + w)
+        if self.width(cols[0][0], f) > bar_w + col_w[0] - f.px * 0.5:
+            cols[0] = ("bytes", 0)  # a narrow stage: the short heading
         for (name, phase), x in zip(cols, xs, strict=True):
             if self.phase >= phase:
                 self.text(x, area.y, name, f, t.muted)
@@ -95,7 +114,7 @@ class _Builder(FrameBuilder):
                 y += lh
                 continue
             sent = sum(e.sent)
-            w = (bar_w - f.px * 5) * sent / full if full else 0.0
+            w = max(0.0, bar_w - f.px) * sent / full if full else 0.0
             box = Rect(xs[0], y + lh * 0.15, max(1.0, w), lh * 0.6)
             self.shape(kind="rect", box=box, fill=self.color(i), key=f"bar.{v.id}")
             self.text(
@@ -114,7 +133,7 @@ class _Builder(FrameBuilder):
             if self.phase >= 3:
                 loss = self.part.loss(v.id, step) or 0.0
                 self.text(xs[2], y, fmt(loss, 4), f, t.text, key=f"loss.{v.id}", value=loss)
-                if v.feedback:
+                if v.feedback and len(xs) > 3:
                     self.text(xs[3], y, fmt(e.residual, 3), f, t.muted, key=f"residual.{v.id}")
             y += lh
         if self.phase >= 1:

@@ -46,11 +46,11 @@ def draw_factors(b: Any, area: Rect, low: Any) -> None:
     c = len(low.exact)
     gap = f.px * 0.8
     # two c × c blocks and P's and Q's r columns, in the width and the height left
-    cell = min((area.w - 3 * gap) / (2 * c + 2 * r), (area.h - 3 * lh) / c)
+    cell = min((area.w - 3 * gap) / (2 * c + 2 * r), (area.h - 3.4 * lh) / c)
     if cell < 2:
         return
     top = max(abs(v) for row in low.exact for v in row) or 1.0
-    y = area.y + lh * 1.8
+    y = area.y + lh * 2.15  # the blocks' labels sit a whole line under the title
     x = area.x
     blocks = [
         ("exact", low.exact, top),
