@@ -112,10 +112,16 @@ def _reject(token: str) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("lesson", load_course().ids)
 def test_a_fresh_run_of_every_lesson_is_strict_json_valid_and_names_its_lesson(
-    validator, lesson
+    validator, lesson, tmp_path
 ) -> None:
+    args = ["--lesson", lesson, "--json"]
+    scenario = load_course().get(lesson).scenario_file
+    text = scenario.read_text(encoding="utf-8") if scenario is not None else ""
+    if "[hook_compression]" in text:  # 200 steps of six hooks: 12 show every event kind
+        (tmp_path / "short.toml").write_text(text.replace("steps = 200", "steps = 12"))
+        args += ["--scenario", str(tmp_path / "short.toml")]
     res = subprocess.run(
-        [sys.executable, "-m", "ddp_viz", "run", "--lesson", lesson, "--json"],
+        [sys.executable, "-m", "ddp_viz", "run", *args],
         capture_output=True,
         text=True,
         timeout=280,

@@ -143,10 +143,22 @@ def test_the_full_capture_period_is_a_power_of_two_within_the_budget() -> None:
         assert p & (p - 1) == 0 and capture / p <= 0.02 * 0.01 < capture / (p / 2)
 
 
+def _steps_recorded(path, n: int) -> bool:
+    """Whether the record at ``path`` holds ``n`` complete steps yet."""
+    if not path.exists():
+        return False
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    try:
+        return len(record([protocol.decode(line) for line in lines]).complete_steps()) >= n
+    except protocol.ProtocolError:  # a line being written
+        return False
+
+
 def test_the_exit_status_is_the_commands(tmp_path) -> None:
     code, events, err = watch(tmp_path, sys.executable, "-c", "raise SystemExit(7)")
     assert code == 7
-    assert [e.kind for e in events] == ["watch_summary"]  # no rank ever connected
+    # the recording's header, then the summary: no rank ever connected
+    assert [e.kind for e in events] == ["recording", "watch_summary"]
     assert "the command exited with 7; no rank connected" in err
 
 
@@ -287,6 +299,14 @@ def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None
 
         asyncio.run(asyncio.wait_for(attack(), timeout=60))
         assert proc.poll() is None  # every attack was dealt with while the run went on
+        # and the run trained on: 9 steps of both ranks in the record (flushed per event)
+        # before Ctrl-C; on a busy machine the attacks could be over before DDP was built
+        deadline = time.monotonic() + 120
+        while not _steps_recorded(rec_path, 9) and time.monotonic() < deadline:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.2)  # waits on the run itself: its end is an answer too
+            if proc.poll() is not None:
+                break
         proc.send_signal(signal.SIGINT)  # Ctrl-C: the whole tree stops, the record is kept
         _, err = proc.communicate(timeout=180)
     finally:
