@@ -123,7 +123,13 @@ def _chart(b: Any, area: Rect, which: str, step: int) -> None:
     # at most one point a pixel and a half: a long run is thinned, not drawn over itself
     stride = max(1, math.ceil(steps / (plot.w / 1.5)))
     for i, row in enumerate(series):
-        points = [at(s, v) for s, v in enumerate(row) if v and v > 0 and s % stride == 0]
+        # up to the stage's step: a replay shows no step before its turn (the axes span the
+        # whole run, so they do not jump as it plays)
+        points = [
+            at(s, v)
+            for s, v in enumerate(row[: step + 1])
+            if v and v > 0 and (s % stride == 0 or s == step)
+        ]
         for p, q in itertools.pairwise(points):
             b.shape(kind="line", points=(p, q), stroke=b.color(i), width=2)
     x = plot.x + plot.w * (step / max(1, steps - 1))
