@@ -96,19 +96,22 @@ def _run(
                 outbox.control({"ctl": "done", "steps": steps})
                 return
             with hooks.around_run(send):
+                trainer = None
                 try:
                     folder = Path(job["store"]).parent
                     trainer = Trainer(run, rank, scenario, outbox, hooks, folder)
                     completed = trainer.train(fault)
-                    # after a clean run only: after an error the group stays up until the
-                    # rank has reported it, so a peer that loses its connection is not the
-                    # one blamed
+                    # DDP goes while the group is still registered (see Trainer.release); after
+                    # an error the rank reports first, so a peer that loses its connection is
+                    # not the one blamed
                     trainer.release()
                 except RankFault:
                     raise
                 except RuntimeError as exc:  # the lesson's outcome, if a kind says so
                     if not hooks.on_error(exc, outbox):
                         raise
+                    if trainer is not None:  # a stall: reported, so DDP can go now
+                        trainer.release()
                     return
                 outbox.control({"ctl": "done", "steps": completed})
         finally:
