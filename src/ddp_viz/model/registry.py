@@ -46,7 +46,7 @@ class TableSpec(Protocol):
         """The run's length when the table sets it (None: the scenario's ``steps``)."""
         ...
 
-    def check(self, scenario: Scenario) -> None:
+    def check_scenario(self, scenario: Scenario) -> None:
         """Raise ``ScenarioError`` for what the table's kind cannot run."""
         ...
 
