@@ -22,8 +22,12 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
+# Two workers: most of a real-run test is spent waiting on rank processes, so two share
+# two cores well (TEST_WORKERS=0 runs in one process, for pdb).
+TEST_WORKERS ?= 2
+
 test: lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/ddp-viz bench $(ARGS)

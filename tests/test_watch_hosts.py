@@ -123,6 +123,9 @@ def test_two_machines_stream_to_one_listener_on_one_clock(two_hosts, tmp_path) -
     steps = rec.complete_steps()
     assert len(steps) == 4 and all(st.averaged_agree() for st in steps)
     # an all-reduce is one collective: on one clock, the two ranks' spans of it overlap
+    # (each offset is known to within half its round trip: the hello's answer may have been
+    # stamped anywhere inside it, and a busy machine makes that trip long)
+    slack = 0.05 + (joined[0].round_trip_s + joined[1].round_trip_s) / 2
     for st in steps:
         a, b = (st.ranks[r].spans["allreduce"][0] for r in (0, 1))
-        assert a[0] < b[1] + 0.05 and b[0] < a[1] + 0.05, (st.step, a, b)
+        assert a[0] < b[1] + slack and b[0] < a[1] + slack, (st.step, a, b, slack)
