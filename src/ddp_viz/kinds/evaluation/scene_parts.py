@@ -122,7 +122,7 @@ def draw_masks(b: Any, area: Rect) -> None:
         b.text(area.x, area.y, "Waiting for the first step's masks…", f, t.muted)
         return
     rows, cols = len(first.mask), len(first.mask[0]) if first.mask else 0
-    footer = 2 * b.lh
+    footer = 3 * b.lh + b.pad * 0.8  # the legend and the weights line
     band_h = (area.h - footer) / 2
     gap = f.px * 0.8
     cell = min(

@@ -93,6 +93,10 @@ class Heartbeat:
             if now - self.since < QUIET_S:
                 continue
             where = frames_of(self._main, self.stop)
+            # the wait is over (the main thread is back in the script, or joining this
+            # thread): a beat only says where a rank waits inside torch
+            if self._done.is_set() or not where or not where[0].split("(")[-1].startswith("torch/"):
+                continue
             event = EvalWait(self.run, self.rank, self.attempt, where, self.since, now)
             self.outbox.add(event, now=True)
             self.beats += 1
