@@ -50,4 +50,5 @@ def test_the_padding_guess_is_graded_when_the_shares_appear(qtbot, window) -> No
     frame = window.stage.frame()
     assert "_distributed_broadcast_coalesced" in frame.text_with_key("wait.0").text
     assert frame.text_with_key("wait.1").text.endswith(" in barrier")
-    assert "Timed out" in frame.all_text() or "closed by peer" in frame.all_text()
+    text = frame.all_text()
+    assert any(w in text for w in ("Timed out", "closed by peer", "pair closure")), text

@@ -84,7 +84,7 @@ def error_lines(b: Any) -> list[tuple[str, str, str, Any]]:
         (f"gloo, ranks {', '.join(map(str, ranks))}: {error}", b.t.bad, f"error.{ranks[0]}", None)
         for error, ranks in by_error.items()
     ]
-    if any("closed by peer" in e.lower() for e in by_error):
+    if any(w in e.lower() for e in by_error for w in ("closed by peer", "pair closure")):
         note = "(a closed connection: a peer's own timeout fired first and closed it)"
         out.append((note, b.t.muted, "", None))
     return out
