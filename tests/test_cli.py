@@ -191,7 +191,7 @@ def test_lessons_lists_the_course() -> None:
     # launching first, the all-reduce and buckets last (correctness before speed)
     assert lines[0].split()[:2] == ["1.", "ddp-pattern"] and "Launching" in lines[0]
     assert any(line.split()[:2] == ["2.", "every-parameter"] for line in lines)
-    assert any(line.split()[:2] == ["8.", "buckets"] for line in lines)
+    assert any(line.split()[:2] == ["9.", "buckets"] for line in lines)
 
 
 def test_an_unknown_lesson_is_refused_before_anything_starts() -> None:
@@ -217,6 +217,11 @@ def test_every_lesson_runs_headless(tmp_path) -> None:
             res = cli("run", "--lesson", lesson.id)
             assert res.returncode == 0, (lesson.id, res.stderr)
             assert "then gloo said:" in res.stdout and "Timed out" in res.stdout
+            continue
+        if lesson.scenario().table("evaluation") is not None:  # its own model; rank 0 hangs
+            res = cli("run", "--lesson", lesson.id)
+            assert res.returncode == 0, (lesson.id, res.stderr)
+            assert "padding dropped" in res.stdout and "Timed out" in res.stdout, res.stdout
             continue
         if not lesson.trains:  # the all-reduce lesson: its ring decides the steps
             res = cli("run", "--lesson", lesson.id)

@@ -24,6 +24,7 @@ def test_the_course_lists_every_lesson_folder_in_order() -> None:
         "accumulate-with-no-sync",
         "uneven-inputs",
         "not-averaged",
+        "evaluation",
         "all-reduce",
         "buckets",
         "comm-hooks",

@@ -44,8 +44,17 @@ def _upgrade_0_to_1(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_1_to_2(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 to 2: version 2 only adds event kinds (the evaluation lesson's), so a line
+    written in 1 is already a valid line of 2."""
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _upgrade_0_to_1}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: _upgrade_0_to_1,
+    1: _upgrade_1_to_2,
+}
 
 
 @dataclass
