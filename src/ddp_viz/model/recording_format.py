@@ -29,7 +29,8 @@ from ddp_viz.model.event_base import Event
 FORMAT = "ddp-viz-events"
 # version 1: the header line, non-finite numbers as strings, run_started.params and .cores
 # always written, enums as Literal words, tensor summaries typed
-SCHEMA_VERSION = 1
+# version 2: the [sharded] table and its events (sharded_step, sharded_collective)
+SCHEMA_VERSION = 2
 WATCHED = "watched"  # the lesson word of a watched run (its page, not a lesson of the course)
 HEADER_KIND = "recording"
 

@@ -44,8 +44,17 @@ def _upgrade_0_to_1(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_1_to_2(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 to 2 added a kind of run's table and events (``[sharded]``); nothing a
+    version-1 recording holds changed, so its lines read as they are."""
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _upgrade_0_to_1}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: _upgrade_0_to_1,
+    1: _upgrade_1_to_2,
+}
 
 
 @dataclass
