@@ -25,16 +25,6 @@ def _held(record: RunRecord, quantity: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _calls(record: RunRecord, quantity: Any) -> float | None:
-    """How many collectives of one op a rank issued in a step of a way
-    (``param`` = ``"fsdp.all_gather"``)."""
-    part = record.parts.get(KIND)
-    way, _, op = str(quantity.param).partition(".")
-    if part is None or len(part.at(way, quantity.step - 1)) < record.world_size:
-        return None
-    return float(sum(1 for c in part.calls(way, quantity.step - 1, quantity.rank) if c.op == op))
-
-
 register(
     RunKind(
         id=KIND,
@@ -46,10 +36,7 @@ register(
         phase_words={"sharded": PHASE_WORDS},
         report=sharded_report,
         status=status_line,
-        quantities={
-            "held_bytes": QuantitySource(_held, phase="shards", needs_param=True),
-            "sharded_calls": QuantitySource(_calls, phase="step", needs_param=True),
-        },
+        quantities={"held_bytes": QuantitySource(_held, phase="shards", needs_param=True)},
         field_names={
             "sharded.steps": "Steps",
             "sharded.width": "Hidden width",
