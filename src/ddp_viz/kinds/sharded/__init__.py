@@ -4,7 +4,7 @@ holds, the collectives each way issues, and that all three train the same weight
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddp_viz.kinds.sharded import events as _events  # noqa: F401  (defines, so registers)
 from ddp_viz.kinds.sharded.model import KIND, ShardedRecord, ShardedSpec, complete_steps
@@ -13,8 +13,11 @@ from ddp_viz.kinds.sharded.scene import PHASE_WORDS, build
 from ddp_viz.model.registry import QuantitySource, RunKind, register
 from ddp_viz.model.timeline import RunRecord
 
+if TYPE_CHECKING:
+    from ddp_viz.model.quiz import Quantity
 
-def _held(record: RunRecord, quantity: Any) -> float | None:
+
+def _held(record: RunRecord, quantity: Quantity) -> float | None:
     """Bytes of ``params``, ``grads`` or ``state`` a rank held after a step of a way
     (``param`` = ``"zero.state"``)."""
     part = record.parts.get(KIND)

@@ -3,6 +3,7 @@ rate. The run trains its own model, so the training fields hide."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
@@ -44,7 +45,7 @@ class ShardedFields:
         form.addRow("Learning rate", self.lr)
         self.rows = tuple(range(form.rowCount() - 4, form.rowCount()))
 
-    def connect(self, slot: Any) -> None:
+    def connect(self, slot: Callable[..., object]) -> None:
         for box in (self.steps, self.width, self.batch, self.lr):
             box.valueChanged.connect(slot)
 

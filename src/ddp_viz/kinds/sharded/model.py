@@ -21,9 +21,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from ddp_viz.kinds.sharded.events import ShardedCollective, ShardedStep
 from ddp_viz.model.errors import ScenarioError
+from ddp_viz.model.event_base import Event
 from ddp_viz.model.modelspec import spec_table
 from ddp_viz.model.values import number, whole
 
@@ -201,16 +203,21 @@ class ShardedRecord:
     """What the ranks reported: ``steps[(way, step)][rank]`` and
     ``collectives[(way, step)][rank]`` (in the order the rank issued them)."""
 
-    steps: dict[tuple[str, int], dict[int, Any]] = field(default_factory=dict)
-    collectives: dict[tuple[str, int], dict[int, list[Any]]] = field(default_factory=dict)
+    steps: dict[tuple[str, int], dict[int, ShardedStep]] = field(default_factory=dict)
+    collectives: dict[tuple[str, int], dict[int, list[ShardedCollective]]] = field(
+        default_factory=dict
+    )
 
-    def apply(self, event: Any) -> None:
+    def apply(self, event: Event) -> None:
+        # by its word, not its class: a kind folder loaded again redefines its classes
         if event.kind == "sharded_step":
-            self.steps.setdefault((event.way, event.step), {})[event.rank] = event
+            e = cast(ShardedStep, event)
+            self.steps.setdefault((e.way, e.step), {})[e.rank] = e
         elif event.kind == "sharded_collective":
-            ranks = self.collectives.setdefault((event.way, event.step), {})
-            calls = ranks.setdefault(event.rank, [])
-            calls.append(event)
+            c = cast(ShardedCollective, event)
+            ranks = self.collectives.setdefault((c.way, c.step), {})
+            calls = ranks.setdefault(c.rank, [])
+            calls.append(c)
             calls.sort(key=lambda e: e.seq)
 
     def complete(self, world: int) -> int:
@@ -220,10 +227,10 @@ class ShardedRecord:
             n += 1
         return n
 
-    def at(self, way: str, step: int) -> dict[int, Any]:
+    def at(self, way: str, step: int) -> dict[int, ShardedStep]:
         return self.steps.get((way, step), {})
 
-    def calls(self, way: str, step: int, rank: int = 0) -> list[Any]:
+    def calls(self, way: str, step: int, rank: int = 0) -> list[ShardedCollective]:
         return self.collectives.get((way, step), {}).get(rank, [])
 
     def held(self, way: str, step: int, rank: int, what: str) -> int | None:
