@@ -28,6 +28,7 @@ def test_the_course_lists_every_lesson_folder_in_order() -> None:
         "all-reduce",
         "buckets",
         "comm-hooks",
+        "sharded",
     ]
     assert [lesson.order for lesson in course] == sorted(lesson.order for lesson in course)
     assert course.next("ddp-pattern").id == "every-parameter"

@@ -29,8 +29,8 @@ from ddp_viz.model.event_base import Event
 FORMAT = "ddp-viz-events"
 # version 1: the header line, non-finite numbers as strings, run_started.params and .cores
 # always written, enums as Literal words, tensor summaries typed
-# version 2: the evaluation lesson's events (dropout_mask, eval_share, eval_numbers,
-# eval_reference, eval_wait, eval_outcome); nothing older changed
+# version 2: the events and tables of two new kinds of run (the evaluation and the sharded
+# lessons); nothing older changed
 SCHEMA_VERSION = 2
 WATCHED = "watched"  # the lesson word of a watched run (its page, not a lesson of the course)
 HEADER_KIND = "recording"

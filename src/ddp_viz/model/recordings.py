@@ -45,8 +45,8 @@ def _upgrade_0_to_1(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upgrade_1_to_2(obj: dict[str, Any]) -> dict[str, Any]:
-    """Schema 1 to 2: version 2 only adds event kinds (the evaluation lesson's), so a line
-    written in 1 is already a valid line of 2."""
+    """Schema 1 to 2 only added kinds of run (their tables and events): a line written in 1
+    is already a valid line of 2."""
     return obj
 
 
