@@ -200,39 +200,6 @@ def test_an_unknown_lesson_is_refused_before_anything_starts() -> None:
     assert "--lesson: no lesson 'nope'" in res.stderr and "ddp-pattern" in res.stderr
 
 
-@pytest.mark.gloo
-def test_every_lesson_runs_headless(tmp_path) -> None:
-    from ddp_viz.model.course import load_course
-
-    for lesson in load_course():
-        if lesson.scenario().table("hook_compression") is not None:  # its table sets its steps
-            short = lesson.scenario_file.read_text(encoding="utf-8")
-            short = short.replace("steps = 200", "steps = 12")
-            (tmp_path / "hooks.toml").write_text(short, encoding="utf-8")
-            res = cli("run", "--lesson", lesson.id, "--scenario", str(tmp_path / "hooks.toml"))
-            assert res.returncode == 0, (lesson.id, res.stderr)
-            assert "after 12 steps" in res.stdout and "PowerSGD r=1" in res.stdout, res.stdout
-            continue
-        if lesson.scenario().table("uneven") is not None:  # its batches decide the steps; it stalls
-            res = cli("run", "--lesson", lesson.id)
-            assert res.returncode == 0, (lesson.id, res.stderr)
-            assert "then gloo said:" in res.stdout and "Timed out" in res.stdout
-            continue
-        if lesson.scenario().table("evaluation") is not None:  # its own model; rank 0 hangs
-            res = cli("run", "--lesson", lesson.id)
-            assert res.returncode == 0, (lesson.id, res.stderr)
-            assert "padding dropped" in res.stdout and "Timed out" in res.stdout, res.stdout
-            continue
-        if not lesson.trains:  # the all-reduce lesson: its ring decides the steps
-            res = cli("run", "--lesson", lesson.id)
-            assert res.returncode == 0, (lesson.id, res.stderr)
-            assert "✓ naive and ring equal dist.all_reduce on every rank" in res.stdout
-            continue
-        res = cli("run", "--lesson", lesson.id, "--steps", "2")
-        assert res.returncode == 0, (lesson.id, res.stderr)
-        assert "✓ ranks agree at every step" in res.stdout, lesson.id
-
-
 def test_a_reader_that_stops_early_is_not_an_error(monkeypatch) -> None:
     """`ddp-viz lessons | head -1`: the pipe closes while the CLI still writes."""
     import sys

@@ -1,0 +1,96 @@
+"""Every lesson of the course runs headless from its own folder: ``ddp-viz run --lesson ID
+--json`` ends well, every line it prints is strict JSON valid against ``ddp-viz schema`` (the
+first one the header naming the lesson), and the report made from those lines says the run's
+verdict.
+
+One real run per lesson serves both checks (each lesson's run is the slow part), and each lesson
+is its own test so the workers share them. The verdicts of each kind are checked in depth by the
+kind's own tests (``tests/kinds/<kind>/``); here it is enough that each lesson's default run
+reaches its verdict at all.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from ddp_viz.model import protocol
+from ddp_viz.model.course import load_course
+from ddp_viz.model.recording_format import SCHEMA_VERSION
+from ddp_viz.model.report import run_report
+from ddp_viz.model.schema import schema
+from ddp_viz.model.timeline import RunRecord
+
+# What each lesson's report says when its run went as the lesson tells it. A lesson of DDP
+# training says the ranks agreed; the others say their own verdict.
+TRAINING_VERDICT = "✓ ranks agree at every step"
+VERDICTS = {
+    "uneven-inputs": ("then gloo said:", "Timed out"),  # the stall is the lesson's outcome
+    "evaluation": ("padding dropped", "Timed out"),  # and so is rank 0's wait
+    "all-reduce": ("✓ naive and ring equal dist.all_reduce on every rank",),
+    "comm-hooks": ("after 12 steps", "PowerSGD r=1"),
+    "sharded": ("✓ over", "full parameters of ZeRO and FSDP within"),
+}
+# Lessons whose default run is long for a test, and the shorter run they take here.
+SHORTER = {"comm-hooks": ("steps = 200", "steps = 12")}  # 12 steps still show every event
+
+
+def _reject(token: str) -> None:
+    raise ValueError(f"not strict JSON: a bare {token} token")
+
+
+@pytest.fixture(scope="module")
+def validator() -> Draft202012Validator:
+    return Draft202012Validator(schema())
+
+
+def _args(lesson_id: str, tmp_path) -> list[str]:  # type: ignore[no-untyped-def]
+    lesson = load_course().get(lesson_id)
+    args = ["--lesson", lesson_id, "--json"]
+    if lesson_id in SHORTER:
+        old, new = SHORTER[lesson_id]
+        text = lesson.scenario_file.read_text(encoding="utf-8")
+        assert old in text, f"{lesson_id}'s scenario no longer says {old!r}"
+        (tmp_path / "short.toml").write_text(text.replace(old, new), encoding="utf-8")
+        args += ["--scenario", str(tmp_path / "short.toml")]
+    elif lesson.trains and not lesson.kind:  # a kind's table may decide the run's length
+        args += ["--steps", "2"]
+    return args
+
+
+def test_every_lesson_has_a_verdict_to_look_for() -> None:
+    course = load_course()
+    for lesson in course:
+        assert lesson.trains or lesson.id in VERDICTS, f"say what {lesson.id}'s run reports"
+    assert set(VERDICTS) | set(SHORTER) <= set(course.ids)
+
+
+@pytest.mark.gloo
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lesson_id", load_course().ids)
+def test_every_lesson_runs_headless_and_records_valid_json(
+    lesson_id: str, validator: Draft202012Validator, tmp_path
+) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "ddp_viz", "run", *_args(lesson_id, tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert res.returncode == 0, (lesson_id, res.stderr)
+    lines = [json.loads(x, parse_constant=_reject) for x in res.stdout.splitlines()]
+    assert lines[0]["event"] == "recording" and lines[0]["lesson"] == lesson_id
+    assert lines[0]["schema"] == SCHEMA_VERSION
+    for n, line in enumerate(lines, start=1):
+        errors = sorted(validator.iter_errors(line), key=str)
+        assert not errors, f"line {n}: {errors[0].message}"
+    rec = RunRecord()
+    for text in res.stdout.splitlines()[1:]:
+        rec.apply(protocol.decode(text))
+    report = run_report(rec)
+    for needle in VERDICTS.get(lesson_id, (TRAINING_VERDICT,)):
+        assert needle in report, (lesson_id, needle, report)
