@@ -169,3 +169,16 @@ def test_a_watched_run_plots_each_ranks_step_times_and_its_full_captures(make_wi
     assert plots.surface_plot.isHidden() and plots.surface_note.text() == ""
     window.file_actions.open_run(DATA / "default-run.jsonl")
     assert "Loss per rank" in window.plots.loss_plot.getPlotItem().titleLabel.text
+
+
+def test_the_pure_layer_keeps_no_cache_of_its_own() -> None:
+    """What was read of a growing record is held by the record (its caller's object), not in
+    a module's dict keyed by ids (issue 26, 7)."""
+    from ddp_viz.model import watched
+
+    mutable = dict | list | set
+    held = [n for n, v in vars(watched).items() if isinstance(v, mutable) and n[:2] != "__"]
+    assert held == []
+    rec = record(load_recording(WATCHED))
+    assert sorted(watched.places(rec)) == [0, 1]
+    assert watched.PLACES in rec.parts  # the record folds the rest as it grows
