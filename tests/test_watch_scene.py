@@ -162,9 +162,13 @@ def test_a_watched_run_plots_each_ranks_step_times_and_its_full_captures(make_wi
         assert list(xs) == [1, 2, 3, 4]
         want = [(arrivals(st)[r] - min(arrivals(st).values())) * 1e3 for st in rec.steps]
         assert list(ys) == pytest.approx(want)
+        # one gradient norm per rank (the whole model's local gradient) at each step
+        # captured in full, however many tensors: no gap per timings-only step
         px, ws = plots._curves[f"p0:{r}"].getData()
-        full = [st.step + 1 for st in rec.steps if st.ranks[r].params]
-        assert list(px)[1:] == full and np.isfinite(ws[1:]).all()  # no gap per timings step
+        full = [st for st in rec.steps if st.ranks[r].local]
+        assert list(px) == [st.step + 1 for st in full] and np.isfinite(ws).all()
+        want = [sum(tensor_norm(v) ** 2 for v in st.ranks[r].local.values()) for st in full]
+        assert list(ws) == pytest.approx([w**0.5 for w in want])
     # the loss surface is for the lessons' one-weight model: no surface, and no excuse for it
     assert plots.surface_plot.isHidden() and plots.surface_note.text() == ""
     window.file_actions.open_run(DATA / "default-run.jsonl")

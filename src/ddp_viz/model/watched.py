@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ddp_viz.model.event_base import Event
 from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
-from ddp_viz.model.watch_events import WatchedRank
+from ddp_viz.model.watch_events import WatchDropped, WatchedRank
 
 
 @dataclass(frozen=True)
@@ -36,23 +36,36 @@ class Places:
 
     def __init__(self) -> None:
         self.found: dict[int, RankPlace] = {}
+        self.ended: set[int] = set()  # ranks that sent their last word (their process exits)
 
     def apply(self, e: Event) -> None:
         if isinstance(e, WatchedRank):
             self.found[e.rank] = RankPlace(e.rank, e.host, e.pid, e.local_rank, e.clock_offset_s)
+        elif isinstance(e, WatchDropped):
+            self.ended.add(e.rank)
 
 
 def places(rec: RunRecord) -> dict[int, RankPlace]:
     """Each watched rank's host, pid, local rank and clock offset (none for our own runs)."""
     if not is_watched(rec):
         return {}
+    return dict(_places(rec).found)
+
+
+def ranks_ended(rec: RunRecord) -> set[int]:
+    """The watched ranks whose training is over: each sent its last word as its process
+    exits, while the launcher may still be winding down (the run is not over yet)."""
+    return set(_places(rec).ended) if is_watched(rec) else set()
+
+
+def _places(rec: RunRecord) -> Places:
     part = rec.parts.get(PLACES)
     if not isinstance(part, Places):  # first asked: read what came so far, then fold the rest
         part = Places()
         for e in rec.events:
             part.apply(e)
         rec.parts[PLACES] = part
-    return dict(part.found)
+    return part
 
 
 def is_watched(rec: RunRecord) -> bool:
