@@ -13,13 +13,13 @@ AVERAGE = "pavg"  # the averaged gradient's norm: a curve of the parameter plot'
 
 
 def title(record: RunRecord) -> str:
-    n = len(record.params)
-    return f"‖gradient‖ per rank<br>(all {n} tensors; dashed: the average)"
+    return "‖gradient‖ per rank<br>(dashed: the average)"
 
 
 def tooltip(record: RunRecord) -> str:
     return (
-        "Each rank's local gradient norm over the whole model (its own batch), and the "
+        f"Each rank's local gradient norm over the whole model ({len(record.params)} tensors, "
+        "its own batch), and the "
         "averaged gradient's (dashed), at the steps captured in full (ddp-viz watch --budget). "
         "Every tensor's norms are in the Run tab."
     )

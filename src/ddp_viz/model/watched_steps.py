@@ -205,5 +205,5 @@ def watched_elapsed(rec: RunRecord) -> str:
     whole = rec.elapsed_s
     if span is None:
         return f" in {whole:.3f} s (the whole command)" if whole is not None else ""
-    with_launch = f"; {whole:.2f} s with the launcher's start-up" if whole is not None else ""
-    return f" in {span:.3f} s of training (first forward to last all-reduce{with_launch})"
+    with_launch = f" ({whole:.2f} s with the launcher's start-up)" if whole is not None else ""
+    return f" in {span:.3f} s of training{with_launch}"

@@ -60,7 +60,8 @@ class _Builder(StepFrameBuilder):
             self.para(y + self.pad * 0.3, WAITING, self.t.muted, "waiting")
             return self.frame
         y = self.waits(y + self.pad * 0.3)
-        y = BucketRows(self, self, MAX_BUCKETS).draw(y + self.pad * 0.3)
+        # the gradients' verdict and a few rows keep their room below the buckets
+        y = BucketRows(self, self, MAX_BUCKETS, self.lh * 6).draw(y + self.pad * 0.3)
         self.gradients(y + self.pad * 0.5)
         return self.frame
 
@@ -129,13 +130,12 @@ class _Builder(StepFrameBuilder):
         found_all = stragglers_with_waits(self.rec, self.cursor.step)
         if found_all:
             n = sum(x.count for x in found_all)
-            parts = ", ".join(
-                f"rank {x.rank} × {x.count} (waited for {_ms(x.mean_wait_s)} on average)"
-                for x in found_all
+            parts = "; ".join(
+                f"rank {x.rank} × {x.count}, mean wait {_ms(x.mean_wait_s)}" for x in found_all
             )
             y = self.para(
                 y,
-                f"last to the all-reduce in steps 1–{self.cursor.step + 1}: {parts} (of {n})",
+                f"last to the all-reduce in steps 1–{self.cursor.step + 1} ({n}): {parts}",
                 t.muted,
                 "stragglers",
                 found_all[0].mean_wait_s,

@@ -36,8 +36,11 @@ def nice_step(span_ms: float, ticks: int = 4) -> float:
 class BucketRows:
     """Draws the buckets of the builder's step from ``top``; returns where it ended."""
 
-    def __init__(self, b: StepFrameBuilder, page: PageBuilder, max_rows: int) -> None:
-        self.b, self.page, self.max_rows = b, page, max_rows
+    def __init__(
+        self, b: StepFrameBuilder, page: PageBuilder, max_rows: int, reserve: float = 0.0
+    ) -> None:
+        """``reserve``: the height to leave below (what the page shows after the buckets)."""
+        self.b, self.page, self.max_rows, self.reserve = b, page, max_rows, reserve
         self.f: Font = b.small  # type: ignore[attr-defined]
 
     def draw(self, top: float) -> float:
@@ -49,8 +52,7 @@ class BucketRows:
         t = b.t
         y = self.page.para(
             top,
-            "each bucket's all-reduce, every rank on one clock (faint: waiting for the last "
-            "rank to launch it; solid: the all-reduce)",
+            "buckets on one clock · faint: waiting for the last rank · solid: all-reduce",
             t.muted,
             "buckets.caption",
         )
@@ -66,8 +68,11 @@ class BucketRows:
         left_w, right_w = sum(widths[:3]), sum(widths[3:])
         chart = self.page.room - left_w - right_w - f.px
         x0 = b.pad + left_w
-        room_rows = int((b.ctx.height - y - lh * 2.2) // lh)  # the heads and the axis too
-        shown = buckets[: max(0, min(self.max_rows, room_rows))]
+        # the heads, the axis and the "more" line, and what comes after the buckets
+        room_rows = int((b.ctx.height - self.reserve - y - lh * 3.2) // lh)
+        if room_rows >= len(buckets) - 1:  # no "more" line needed: its room is a row's
+            room_rows += 1
+        shown = buckets[: max(1, min(self.max_rows, room_rows))]
         if not shown:
             return y
         self._row(y, heads, widths, chart, t.muted, "buckets.head")
