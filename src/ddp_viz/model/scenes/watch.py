@@ -61,7 +61,7 @@ class _Builder(StepFrameBuilder):
             return self.frame
         y = self.waits(y + self.pad * 0.3)
         # the gradients' verdict and a few rows keep their room below the buckets
-        y = BucketRows(self, self, MAX_BUCKETS, self.lh * 6).draw(y + self.pad * 0.3)
+        y = BucketRows(self, self, MAX_BUCKETS, self.lh * 4.5).draw(y + self.pad * 0.3)
         self.gradients(y + self.pad * 0.5)
         return self.frame
 

@@ -72,9 +72,11 @@ class BucketRows:
         room_rows = int((b.ctx.height - self.reserve - y - lh * 3.2) // lh)
         if room_rows >= len(buckets) - 1:  # no "more" line needed: its room is a row's
             room_rows += 1
-        shown = buckets[: max(1, min(self.max_rows, room_rows))]
-        if not shown:
-            return y
+        shown = buckets[: max(0, min(self.max_rows, room_rows))]
+        if not shown:  # a short stage: what comes below keeps its room
+            return self.page.para(
+                y, f"{len(buckets)} bucket(s) this step: see the Run tab", t.muted, "buckets.more"
+            )
         self._row(y, heads, widths, chart, t.muted, "buckets.head")
         y += lh
         t0 = min(min(bt.launched.values()) for bt in buckets)
