@@ -162,10 +162,27 @@ def test_a_watched_run_plots_each_ranks_step_times_and_its_full_captures(make_wi
         assert list(xs) == [1, 2, 3, 4]
         want = [(arrivals(st)[r] - min(arrivals(st).values())) * 1e3 for st in rec.steps]
         assert list(ys) == pytest.approx(want)
+        # one gradient norm per rank (the whole model's local gradient) at each step
+        # captured in full, however many tensors: no gap per timings-only step
         px, ws = plots._curves[f"p0:{r}"].getData()
-        full = [st.step + 1 for st in rec.steps if st.ranks[r].params]
-        assert list(px)[1:] == full and np.isfinite(ws[1:]).all()  # no gap per timings step
+        full = [st for st in rec.steps if st.ranks[r].local]
+        assert list(px) == [st.step + 1 for st in full] and np.isfinite(ws).all()
+        want = [sum(tensor_norm(v) ** 2 for v in st.ranks[r].local.values()) for st in full]
+        assert list(ws) == pytest.approx([w**0.5 for w in want])
     # the loss surface is for the lessons' one-weight model: no surface, and no excuse for it
     assert plots.surface_plot.isHidden() and plots.surface_note.text() == ""
     window.file_actions.open_run(DATA / "default-run.jsonl")
     assert "Loss per rank" in window.plots.loss_plot.getPlotItem().titleLabel.text
+
+
+def test_the_pure_layer_keeps_no_cache_of_its_own() -> None:
+    """What was read of a growing record is held by the record (its caller's object), not in
+    a module's dict keyed by ids (issue 26, 7)."""
+    from ddp_viz.model import watched
+
+    mutable = dict | list | set
+    held = [n for n, v in vars(watched).items() if isinstance(v, mutable) and n[:2] != "__"]
+    assert held == []
+    rec = record(load_recording(WATCHED))
+    assert sorted(watched.places(rec)) == [0, 1]
+    assert watched.PLACES in rec.parts  # the record folds the rest as it grows

@@ -147,6 +147,7 @@ def start_live_watch(window, args, result):  # type: ignore[no-untyped-def]
     from ddp_viz._qt.watch_live import LiveWatch
     from ddp_viz.model.assets import asset
     from ddp_viz.model.lesson import load_lesson_folder
+    from ddp_viz.model.scenes.watch import WAITING
     from ddp_viz.watch.listener import RUN
 
     live = LiveWatch(args.watch_cmd, args.record, args.budget, args.listen)
@@ -154,11 +155,21 @@ def start_live_watch(window, args, result):  # type: ignore[no-untyped-def]
     window.session.expect_run(RUN)
     live.deliver = window.session.on_transport_event
     live.ended.connect(lambda code: result.update(code=code))
-    live.ended.connect(
-        lambda code: window.status.setText(f"The watched command exited with {code}.")
-    )
+    live.ended.connect(lambda code: window.status.setText(ended_text(window, code)))
+    # until its ranks join and report: not "Press Run", the page runs nothing of its own
+    window.stage.set_message(WAITING)
     live.start()
     return live
+
+
+def ended_text(window, code: int) -> str:  # type: ignore[no-untyped-def]
+    """The status line once a watched command exited: the run's own line, if it ran, then
+    the command's status."""
+    from ddp_viz.model.session import status_text
+
+    rec = window.session.record
+    ran = f"{status_text(rec)} " if rec.run is not None and rec.done else ""
+    return f"{ran}The watched command exited with {code}."
 
 
 def open_recording_arg(window, args, result, done) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ddp_viz._qt.watch_tables import show_run_tab
 from ddp_viz.model.lesson import Lesson
+from ddp_viz.model.scenes import whole_steps
 
 
 def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
@@ -26,6 +28,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.session.set_questions(list(lesson.questions))
     # the stage and plots showed the previous lesson's run: start clean
     window.player.pause()
+    window.player.whole_steps = whole_steps(lesson.scene)  # a watched step: one press of Right
     window.session.forget_run()  # File ▸ Export exported it over an empty stage
     window.player.set_record(None)  # the toolbar's step and slider too
     window.stage.set_record(None)
@@ -40,6 +43,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     back = kept is not None and kept != defaults
     if back:  # a visit back finds the learner's own settings ("Lesson values" resets them)
         window.form.set_scenario(kept)
+    show_run_tab(window, lesson.scene == "watch")  # every bucket and tensor, sortable
     window.tabs.setCurrentWidget(window.lesson_view)
     in_course = lesson.id in window.course.ids
     # a watched run's page has nothing to try: the run is the user's own script

@@ -6,7 +6,10 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ddp_viz.model.cursor import PHASES
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
+
+LAST = len(PHASES) - 1
 
 
 class Player(QObject):
@@ -30,6 +33,9 @@ class Player(QObject):
         self.progress = 0.0
         self.playing = False
         self.follow_latest = False
+        # one position per step, its last phase (a watched run's page: its step has no
+        # animated phases, and Right moves a whole step)
+        self.whole_steps = False
         self._last = time.monotonic()
         self._timer = QTimer(self)
         self._timer.setInterval(16)
@@ -84,7 +90,7 @@ class Player(QObject):
             self.progress = 1.0
             self._emit()
             return
-        nxt = self.cursor.next(self.available_steps())
+        nxt = self._next()
         if nxt != self.cursor:
             self.cursor, self.progress = nxt, 1.0
             self._emit(entered=True)
@@ -92,6 +98,8 @@ class Player(QObject):
     def step_back(self) -> None:
         self.pause()
         prev = self.cursor.prev()
+        if self.whole_steps:
+            prev = Cursor(max(0, self.cursor.step - 1), LAST)
         self.cursor, self.progress = prev, 1.0
         self._emit(entered=True)
 
@@ -125,7 +133,7 @@ class Player(QObject):
             self._emit()
             return
         self.progress = 1.0
-        nxt = self.cursor.next(self.available_steps())
+        nxt = self._next()
         if nxt == self.cursor:
             planned = (self.record.steps_planned or len(self.record.steps)) if self.record else 1
             if self.cursor.step + 1 >= max(1, planned):
@@ -135,7 +143,15 @@ class Player(QObject):
         self.cursor, self.progress = nxt, (1.0 if duration <= 0 else 0.0)
         self._emit(entered=True)
 
+    def _next(self) -> Cursor:
+        n = self.available_steps()
+        if not self.whole_steps:
+            return self.cursor.next(n)
+        return Cursor(self.cursor.step + 1, LAST) if self.cursor.step + 1 < n else self.cursor
+
     def _emit(self, entered: bool = False) -> None:
+        if self.whole_steps and self.cursor.phase != LAST:  # Home, a new record: a whole step
+            self.cursor = Cursor(self.cursor.step, LAST)
         self.position_changed.emit(self.cursor, self.progress)
         if entered:
             self.phase_entered.emit(self.cursor.phase_name)

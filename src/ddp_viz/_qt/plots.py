@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from ddp_viz._qt import plot_watched
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_hold import HoldMixin
@@ -29,7 +30,7 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-from ddp_viz.model.watched import after_first_ms, is_watched
+from ddp_viz.model.watched import is_watched
 
 LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
 
@@ -200,7 +201,8 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         self._turn = -1
         lw = t.line_px
         sym = max(5, t.font_px * 0.5)
-        legend = self._param_legend(record)
+        # a watched run: one curve per rank, named by the ranks' colours, as the loss plot's
+        legend = self._drop_param_legend() if watched else self._param_legend(record)
         # markers tell ranks apart without colour; on long runs they would hide the lines
         markers = not long_run
         for r in range(record.world_size):
@@ -209,7 +211,7 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
             curves = [("loss", self.loss_plot, 0, None)] + [
                 (f"p{i}:", self.param_plot, i, p.name if p.numel == 1 else f"‖{p.name}‖")
-                for i, p in enumerate(record.params)
+                for i, p in enumerate(record.params[: 1 if watched else None])
             ]
             for key, plot, dash, label in curves:
                 self._curves[f"{key}{r}"] = plot.plot(
@@ -243,7 +245,7 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
             axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
         self._x_shown = 0
         self._show_steps(x_extent(record, 0, MARKERS_UP_TO))
-        self._set_title(self.param_plot, param_title(record))
+        self._set_title(self.param_plot, (plot_watched.title if watched else param_title)(record))
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
         if watched:
@@ -255,16 +257,22 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         # a long run: not every step has values
         if record.steps_planned > EVERY_STEP_BELOW and not values_at_every_step(record.scenario):
             styles.append(values_policy())
-        if watched:
-            styles.append("Values at the steps captured in full (ddp-viz watch --budget).")
-        self.param_plot.setToolTip("\n".join(styles))
+        tip = plot_watched.tooltip(record) if watched else "\n".join(styles)
+        self.param_plot.setToolTip(tip)
         init = record.initial_params()
         names = record.param_names
         for r in range(record.world_size):
             self._series[f"loss{r}"] = ([], [])
             for i, n in enumerate(names):
-                self._series[f"p{i}:{r}"] = ([0.0], [display_value(init.get(n))])
+                self._series[f"p{i}:{r}"] = (
+                    ([], []) if watched else ([0.0], [display_value(init.get(n))])
+                )
         self._series["full"] = ([], [])
+        if watched:  # the averaged gradient's norm, dashed and muted as the full batch's loss
+            self._series[plot_watched.AVERAGE] = ([], [])
+            self._curves[plot_watched.AVERAGE] = self.param_plot.plot(
+                [], [], pen=_pen(t.muted, lw + 1, dash=True), antialias=False
+            )
         self._series["path"] = self._path_point(record, init, [], [])
         self._path_x = [0.0] * len(self._series["path"][0])  # the step of each path point
         self._build_surface(record)
@@ -343,16 +351,14 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
-            if self._watched:  # how long after the first rank each reached the all-reduce
-                for r, ms in after_first_ms(st).items():
-                    self._append(f"loss{r}", st.step + 1, ms)
+            if self._watched:  # arrivals at the all-reduce, gradient norms
+                for name, y in plot_watched.points(st):
+                    self._append(name, st.step + 1, y)
+                continue
             for r, rs in st.ranks.items():
-                if not self._watched:
-                    loss = rs.loss if rs.loss is not None else np.nan
-                    self._append(f"loss{r}", st.step + 1, loss)
-                # a long run's step without values, a watched step not captured in full: the
-                # curve goes on past it
-                if not rs.values or (self._watched and not rs.params):
+                loss = rs.loss if rs.loss is not None else np.nan
+                self._append(f"loss{r}", st.step + 1, loss)
+                if not rs.values:  # a long run's step without values: the curve goes on
                     continue
                 for i, n in enumerate(record.param_names):
                     value = display_value(rs.params.get(n)) if rs.params else np.nan

@@ -22,7 +22,7 @@ from ddp_viz.model.report import rows_label
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import RunRecord, RunStatus
-from ddp_viz.model.watched import is_watched, places
+from ddp_viz.model.watched import is_watched, places, ranks_ended
 
 MAX_LOG_BLOCKS = 5000
 
@@ -166,8 +166,8 @@ class ProcessView(QWidget):
             return "cancelled"
         if r not in rec.pids:
             return "starting"
-        if rec.status is RunStatus.FINISHED:
-            return "done"
+        if rec.status is RunStatus.FINISHED or r in ranks_ended(rec):
+            return "done"  # a watched rank's last word: its training is over
         return "training"
 
     def _refresh(self) -> None:

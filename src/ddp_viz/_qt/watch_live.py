@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ddp_viz.model import protocol
 from ddp_viz.watch.command import stop_command, watch_live
+from ddp_viz.watch.relay import Relay
 
 DRAIN_EVERY_MS = 16
 DRAIN_BUDGET_S = 0.006  # per timer tick: painting keeps its share of the thread
@@ -38,6 +39,7 @@ class LiveWatch(QObject):
         self.pid: int | None = None
         self.code: int | None = None
         self.deliver: Callable[[protocol.Event], None] = lambda _e: None
+        self.relay = Relay()  # the command's output, dropped once the window stops it
         self._events: deque[protocol.Event] = deque()
         self._thread = threading.Thread(target=self._run, name="ddp-viz-watch", daemon=True)
         self._timer = QTimer(self)
@@ -52,7 +54,7 @@ class LiveWatch(QObject):
         try:
             code = watch_live(
                 self.command, self.record, self.listen, self.budget, self._events.append,
-                self._started,
+                self._started, relay=self.relay,
             )  # fmt: skip
         except Exception as exc:  # a thread's error must reach the user, not vanish
             print(f"ddp-viz watch: {exc}")
@@ -74,6 +76,7 @@ class LiveWatch(QObject):
         """Stop the command (if still running) and wait for the watch to wind down."""
         self._timer.stop()
         if self.pid is not None and self.code is None:
+            self.relay.mute()  # its tracebacks answer our Ctrl-C: one line says it instead
             with contextlib.suppress(OSError):
                 stop_command(self.pid)
         if self._thread.is_alive():

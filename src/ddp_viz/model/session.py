@@ -18,6 +18,8 @@ from ddp_viz.model.cursor import shown
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
+from ddp_viz.model.watched import is_watched
+from ddp_viz.model.watched_steps import watched_elapsed
 
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
 
@@ -375,6 +377,8 @@ def _status_text(rec: RunRecord) -> str:
             else ", ✗ average ≠ full batch (see the stage for why)"
         )
         elapsed = f" in {rec.elapsed_s:.3f} s" if rec.elapsed_s is not None else ""
+        if is_watched(rec):  # its elapsed time is the launcher's too: say which is which
+            elapsed = watched_elapsed(rec)
         return (
             f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
             f"{agree}{full}."

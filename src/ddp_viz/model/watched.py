@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ddp_viz.model.event_base import Event
 from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
+from ddp_viz.model.watch_events import WatchDropped, WatchedRank
 
 
 @dataclass(frozen=True)
@@ -24,29 +26,46 @@ class RankPlace:
     clock_offset_s: float
 
 
-# per event list (a record's, one run's): how far it was read, and the places found so far.
-# Views ask at display rate while the list grows; reading it whole every time made a long
-# run's every frame slower than the last.
-_SCANNED: dict[int, tuple[list, int, dict[int, RankPlace]]] = {}
-_KEEP = 4
+PLACES = "watched.places"  # the record's part that holds them
+
+
+class Places:
+    """The watched ranks' places, folded as the record's events arrive: a part of the record
+    (``RunRecord.parts``), so the caller's record holds what was read, and views asking at
+    display rate while the run grows never read its events twice."""
+
+    def __init__(self) -> None:
+        self.found: dict[int, RankPlace] = {}
+        self.ended: set[int] = set()  # ranks that sent their last word (their process exits)
+
+    def apply(self, e: Event) -> None:
+        if isinstance(e, WatchedRank):
+            self.found[e.rank] = RankPlace(e.rank, e.host, e.pid, e.local_rank, e.clock_offset_s)
+        elif isinstance(e, WatchDropped):
+            self.ended.add(e.rank)
 
 
 def places(rec: RunRecord) -> dict[int, RankPlace]:
     """Each watched rank's host, pid, local rank and clock offset (none for our own runs)."""
     if not is_watched(rec):
         return {}
-    events = rec.events
-    held, upto, found = _SCANNED.get(id(events), (None, 0, {}))
-    if held is not events:  # a list not seen before (an id can be reused once one is freed)
-        upto, found = 0, {}
-    for e in events[upto:]:
-        if e.kind == "watched_rank":
-            found[e.rank] = RankPlace(e.rank, e.host, e.pid, e.local_rank, e.clock_offset_s)
-    _SCANNED.pop(id(events), None)
-    _SCANNED[id(events)] = (events, len(events), found)  # the list is held: its id stays its own
-    while len(_SCANNED) > _KEEP:
-        del _SCANNED[next(iter(_SCANNED))]
-    return dict(found)
+    return dict(_places(rec).found)
+
+
+def ranks_ended(rec: RunRecord) -> set[int]:
+    """The watched ranks whose training is over: each sent its last word as its process
+    exits, while the launcher may still be winding down (the run is not over yet)."""
+    return set(_places(rec).ended) if is_watched(rec) else set()
+
+
+def _places(rec: RunRecord) -> Places:
+    part = rec.parts.get(PLACES)
+    if not isinstance(part, Places):  # first asked: read what came so far, then fold the rest
+        part = Places()
+        for e in rec.events:
+            part.apply(e)
+        rec.parts[PLACES] = part
+    return part
 
 
 def is_watched(rec: RunRecord) -> bool:

@@ -25,6 +25,7 @@ from ddp_viz.model.recording_format import WATCHED, header
 from ddp_viz.model.timeline import RunRecord
 from ddp_viz.model.watch_events import WatchSummary
 from ddp_viz.watch.listener import RUN, Listener, Sink
+from ddp_viz.watch.relay import Relay
 
 BOOT = Path(__file__).parent / "boot"
 DRAIN_S = 5.0  # after the command ends: how long the last connections may take to close
@@ -167,13 +168,15 @@ def watch_live(
     forward: Sink,
     started: Callable[[int], None],
     out: TextIO | None = None,
+    relay: Relay | None = None,
 ) -> int:
     """:func:`watch` for a window: every event also goes to ``forward`` as it arrives, and
-    ``started`` gets the command's process id (its process group: what stopping stops). Runs
-    in any thread."""
+    ``started`` gets the command's process id (its process group: what stopping stops). The
+    command's output goes through ``relay``: once it is muted (the window closed), one line
+    says so instead of what the stopping command prints. Runs in any thread."""
     out = out or sys.stderr
     host, port = parse_address(listen)
-    return asyncio.run(_watch(command, record, host, port, out, budget, forward, started))
+    return asyncio.run(_watch(command, record, host, port, out, budget, forward, started, relay))
 
 
 async def _watch(
@@ -185,6 +188,7 @@ async def _watch(
     budget: float | None,
     forward: Sink | None = None,
     started: Callable[[int], None] | None = None,
+    relay: Relay | None = None,
 ) -> int:
     recorder = Recorder(record, forward)
     opened = await _open_listener(recorder, host, port, out, "watch")
@@ -193,13 +197,25 @@ async def _watch(
     listener, bound, port = opened
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
     env = watched_env(f"{bound}:{port}", listener.token, budget)
-    code = await _run_command(command, env, out, started)
+    code = await _run_command(command, env, out, started, relay)
     with contextlib.suppress(TimeoutError):  # the last connections may take a moment to close
         await asyncio.wait_for(listener.idle.wait(), DRAIN_S)
     await listener.close()
     recorder.finish(listener, code)
-    print(summary(recorder.rec, listener, code, record), file=out)
+    if relay is not None and relay.muted:  # the window closed: what the stop printed is gone
+        print(closed_line(recorder.rec, record), file=out, flush=True)
+    else:
+        print(summary(recorder.rec, listener, code, record), file=out)
     return code
+
+
+def closed_line(rec: RunRecord, record: str | None) -> str:
+    """The one line a window closed during its watched run leaves in the terminal."""
+    saved = f"; recorded to {record}" if record else ""
+    return (
+        f"ddp-viz watch: the window was closed: stopped the command and its "
+        f"{len(rec.pids)} rank(s) after {len(rec.complete_steps())} step(s){saved}"
+    )
 
 
 async def _open_listener(
@@ -220,12 +236,19 @@ async def _run_command(
     env: dict[str, str],
     out: TextIO,
     started: Callable[[int], None] | None = None,
+    relay: Relay | None = None,
 ) -> int:
+    streams = relay.open() if relay is not None else {}
     try:
-        proc = await asyncio.create_subprocess_exec(*command, env=env, start_new_session=True)
+        proc = await asyncio.create_subprocess_exec(
+            *command, env=env, start_new_session=True, **streams
+        )
     except OSError as exc:
         print(f"ddp-viz watch: cannot start {command[0]}: {exc}", file=out)
         return 127
+    finally:
+        if relay is not None:
+            relay.started()
     if started is not None:
         started(proc.pid)
     loop = asyncio.get_running_loop()
@@ -233,6 +256,8 @@ async def _run_command(
         for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C stops the whole tree, then us
             loop.add_signal_handler(sig, _pass_on, proc.pid, sig)
     code = await proc.wait()
+    if relay is not None:
+        await asyncio.to_thread(relay.join)  # its last lines, before ours
     return 128 - code if code < 0 else code  # killed by a signal: the shell's convention
 
 

@@ -35,7 +35,10 @@ CORE_PHASE_WORDS: dict[str, tuple[str, ...]] = {
     "buckets": ("buckets", "ready", "all-reduce", "overlap"),
     "data_split": ("rows", "gradient", "average", "step"),
     "accumulate": ("micro-batches", "backward", "synchronised", "step"),
+    "watch": ("as reported",) * 4,  # one position per step (whole_steps)
 }
+# the scenes that show a step whole, as the ranks reported it: no phases to step through
+WHOLE_STEP_SCENES = frozenset({"watch"})
 
 
 def scenes() -> dict[str, SceneBuilder]:
@@ -59,6 +62,11 @@ def phase_words(scene: str) -> tuple[str, ...]:
     return CORE_PHASE_WORDS.get(scene, DDP_WORDS)
 
 
+def whole_steps(scene: str) -> bool:
+    """Whether the player moves ``scene`` a whole step at a time (Right: the next step)."""
+    return scene in WHOLE_STEP_SCENES
+
+
 def stage_frame(
     record: RunRecord | None,
     cursor: Cursor,
@@ -72,4 +80,4 @@ def stage_frame(
     return scenes()[scene](record, cursor, progress, context)
 
 
-__all__ = ["SceneContext", "phase_words", "phases_of", "scenes", "stage_frame"]
+__all__ = ["SceneContext", "phase_words", "phases_of", "scenes", "stage_frame", "whole_steps"]

@@ -8,10 +8,10 @@ average, with whether the averages are identical on every rank. Every number is 
 
 from __future__ import annotations
 
-from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.frame import Align, Font, StageFrame, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.tensors import tensor_norm
+from ddp_viz.model.scenes.watch_buckets import BucketRows
 from ddp_viz.model.timeline import Cursor, RunRecord
 from ddp_viz.model.watched import (
     arrivals,
@@ -20,11 +20,18 @@ from ddp_viz.model.watched import (
     latest_full,
     places,
     seen_steps,
-    step_time,
-    stragglers,
+)
+from ddp_viz.model.watched_steps import (
+    latest_step_time,
+    mean_step_time,
+    most_telling,
+    stragglers_with_waits,
+    tensor_rows,
 )
 
-MAX_PARAMS = 8  # rows of the gradient table; a bigger model shows its first ones and a count
+MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
+MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
+WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
 
 
 def _ms(seconds: float | None) -> str:
@@ -49,8 +56,12 @@ class _Builder(StepFrameBuilder):
             self.emit(line, y)
             y += line.height
         y = self.ranks_table(y + self.pad * 0.3)
+        if not seen:  # the ranks joined; their first step has not come yet
+            self.para(y + self.pad * 0.3, WAITING, self.t.muted, "waiting")
+            return self.frame
         y = self.waits(y + self.pad * 0.3)
-        y = self.buckets(y + self.pad * 0.3)
+        # the gradients' verdict and a few rows keep their room below the buckets
+        y = BucketRows(self, self, MAX_BUCKETS, self.lh * 4.5).draw(y + self.pad * 0.3)
         self.gradients(y + self.pad * 0.5)
         return self.frame
 
@@ -68,7 +79,7 @@ class _Builder(StepFrameBuilder):
     # --- who runs where, and how fast -------------------------------------------------------
     def ranks_table(self, top: float) -> float:
         t, f, s = self.t, self.small, self.cursor.step
-        heads = ["rank", "host", "pid", "step time", "reached all-reduce"]
+        heads = ["rank", "host", "pid", "step time", "mean step", "reached all-reduce"]
         rows = []
         st = self.step
         got = arrivals(st) if st is not None else {}
@@ -78,14 +89,15 @@ class _Builder(StepFrameBuilder):
             arrived = f"+{_ms(got[r] - first)}" if r in got and first is not None else "—"
             rows.append(
                 [f"rank {r}", place.host if place else "—", str(place.pid) if place else "—",
-                 _ms(step_time(self.rec, s, r)), arrived]
+                 _ms(latest_step_time(self.rec, s, r)), _ms(mean_step_time(self.rec, s, r)),
+                 arrived]
             )  # fmt: skip
         widths = [
             max(self.width(row[i], f) for row in [heads, *rows]) + f.px * 1.2
             for i in range(len(heads))
         ]
         if sum(widths) > self.room:  # narrow stage: host and pid go first
-            keep = [0, 3, 4]
+            keep = [0, 3, 4, 5]
             heads, rows = [heads[i] for i in keep], [[row[i] for i in keep] for row in rows]
             widths = [widths[i] for i in keep]
         y = top
@@ -115,55 +127,19 @@ class _Builder(StepFrameBuilder):
                 "straggler",
                 late,
             )
-        counts = stragglers(self.rec, self.cursor.step)
-        if counts:
-            n = sum(counts.values())
-            parts = ", ".join(f"rank {r} × {c}" for r, c in counts.most_common())
+        found_all = stragglers_with_waits(self.rec, self.cursor.step)
+        if found_all:
+            n = sum(x.count for x in found_all)
+            parts = "; ".join(
+                f"rank {x.rank} × {x.count}, mean wait {_ms(x.mean_wait_s)}" for x in found_all
+            )
             y = self.para(
                 y,
-                f"last to the all-reduce in steps 1–{self.cursor.step + 1}: {parts} (of {n})",
+                f"last to the all-reduce in steps 1–{self.cursor.step + 1} ({n}): {parts}",
                 t.muted,
                 "stragglers",
+                found_all[0].mean_wait_s,
             )
-        return y
-
-    # --- the buckets' all-reduces, every rank on one clock ----------------------------------
-    def buckets(self, top: float) -> float:
-        st, t, f = self.step, self.t, self.small
-        if st is None:
-            return top
-        spans = {
-            r: [(b["launched"], b["finished"], b["index"]) for b in rs.bucket_spans
-                if b.get("launched") is not None and b.get("finished") is not None]
-            for r, rs in st.ranks.items()
-        }  # fmt: skip
-        starts = [a for v in spans.values() for a, _, _ in v]
-        if not starts or top + self.lh * (len(spans) + 2) > self.ctx.height:
-            return top
-        t0, t1 = min(starts), max(b for v in spans.values() for _, b, _ in v)
-        width = max(t1 - t0, 1e-6)
-        y = self.para(
-            top,
-            f"each bucket's all-reduce, one clock for every rank ({_ms(t1 - t0)} from the "
-            "first to the last)",
-            t.muted,
-        )
-        label_w = self.width("rank 00", f) + f.px
-        room = self.room - label_w
-        for r in sorted(spans):
-            self.text(self.pad, y, f"rank {r}", f, t.rank_color(r))
-            for a, b, index in spans[r]:
-                x = self.pad + label_w + room * (a - t0) / width
-                w = max(2.0, room * (b - a) / width)
-                box = Rect(x, y + self.lh * 0.2, w, self.lh * 0.6)
-                self.shape(
-                    kind="rect",
-                    box=box,
-                    fill=t.rank_color(r),
-                    fill_alpha=160,
-                    key=f"bucket.{r}.{index}",
-                )
-            y += self.lh
         return y
 
     # --- gradients of the latest step captured in full ---------------------------------------
@@ -184,32 +160,39 @@ class _Builder(StepFrameBuilder):
         )
         y = self.para(top, f"step {st.step + 1}, captured in full:", t.text, bold=True)
         y = self.para(y, verdict, t.ok if same else t.bad, "averages.identical", bold=True)
-        names = self.rec.param_names
+        every = tensor_rows(self.rec, st)
+        line = max(self.lh, f.px * self.line)  # a row's step, and its text box's height
+        room = int((self.ctx.height - y - (line - self.lh)) // self.lh) - 1  # the heads' line
+        many = len(every) > min(MAX_PARAMS, room)
+        shown = min(MAX_PARAMS, room - 1 if many else room)
+        if shown < 1:
+            return
+        rows = most_telling(every, shown)
         ranks = sorted(st.ranks)
-        heads = ["‖gradient‖", *[f"rank {r}" for r in ranks], "averaged"]
-        name_w = (
-            max([self.width(n, f) for n in names[:MAX_PARAMS]] + [self.width(heads[0], f)]) + f.px
-        )
+        heads = ["‖gradient‖", *[f"rank {r}" for r in ranks], "averaged", "spread"]
+        name_w = max([self.width(r.name, f) for r in rows] + [self.width(heads[0], f)]) + f.px
         col_w = self.width("0.00000e+00", f) + f.px * 0.6
-        if name_w + col_w * (len(heads) - 1) > self.room or y + self.lh > self.ctx.height:
+        if not rows or name_w + col_w * (len(heads) - 1) > self.room:
             return
         x = self.pad + name_w
         self.text(self.pad, y, heads[0], f, t.muted)
         for i, h in enumerate(heads[1:]):
             self.text(x + (i + 1) * col_w, y, h, f, t.muted, Align.RIGHT)
         y += self.lh
-        for name in names[:MAX_PARAMS]:
-            if y + self.lh > self.ctx.height:
-                return
-            self.text(self.pad, y, name, f, t.text)
-            cells = [(f"rank{r}.local.{name}", st.ranks[r].local.get(name)) for r in ranks]
-            cells.append((f"averaged.{name}", st.ranks[ranks[0]].averaged.get(name)))
-            for i, (key, value) in enumerate(cells):
-                norm = tensor_norm(value) if value is not None else None
+        for row in rows:
+            self.text(self.pad, y, row.name, f, t.text if row.identical is not False else t.bad)
+            cells = [(f"rank{r}.local.{row.name}", row.local[r]) for r in ranks]
+            cells += [(f"averaged.{row.name}", row.averaged), (f"spread.{row.name}", row.spread)]
+            for i, (key, norm) in enumerate(cells):
                 self.text(x + (i + 1) * col_w, y, fmt(norm), f, t.text, Align.RIGHT, key, norm)
             y += self.lh
-        if len(names) > MAX_PARAMS:
-            self.para(y, f"… and {len(names) - MAX_PARAMS} more parameters", t.muted)
+        if many:
+            self.para(
+                y,
+                f"{len(rows)} of {len(every)} tensors, widest spread first · all in the Run tab",
+                t.muted,
+                "tensors.more",
+            )
 
 
 def build(

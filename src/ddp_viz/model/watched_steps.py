@@ -1,0 +1,209 @@
+"""A watched step read closely (pure): each bucket's all-reduce on its own, who waited how long
+on average, each rank's step times, every tensor's gradient norms, and how long the training
+itself took. What the watched page and its tables show; every number is a recorded one.
+
+Times are the listener's clock (see :mod:`ddp_viz.model.watched`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddp_viz.model.tensors import is_summary, tensor_norm
+from ddp_viz.model.timeline import RunRecord, StepRecord
+from ddp_viz.model.watched import last_to_arrive
+
+
+@dataclass(frozen=True)
+class BucketTime:
+    """One bucket's all-reduce in one step, on every rank that reported it."""
+
+    index: int
+    params: tuple[str, ...]
+    bytes: int
+    launched: dict[int, float]  # rank -> when the bucket reached its comm hook
+    finished: dict[int, float]  # rank -> when the rank read its average
+
+    @property
+    def last(self) -> int:
+        """The rank that launched this bucket last: the all-reduce began when it did."""
+        return max(self.launched, key=lambda r: (self.launched[r], r))
+
+    @property
+    def waited_s(self) -> float:
+        """How long the first rank to launch it waited for the last one."""
+        return max(self.launched.values()) - min(self.launched.values())
+
+    @property
+    def own_s(self) -> float:
+        """The all-reduce itself, waiting left out: on the rank that launched it last (it
+        waited for no one), from its launch to its average."""
+        r = self.last
+        return self.finished[r] - self.launched[r]
+
+
+def bucket_times(st: StepRecord) -> list[BucketTime]:
+    """The step's buckets by index, each with every rank's launch and finish."""
+    found: dict[int, BucketTime] = {}
+    for r, rs in sorted(st.ranks.items()):
+        for b in rs.bucket_spans:
+            if b.get("launched") is None or b.get("finished") is None:
+                continue
+            i = int(b["index"])
+            bt = found.get(i)
+            if bt is None:
+                bt = found[i] = BucketTime(i, tuple(b.get("params", ())), int(b["bytes"]), {}, {})
+            bt.launched[r], bt.finished[r] = b["launched"], b["finished"]
+    return [found[i] for i in sorted(found)]
+
+
+def size_text(n: int) -> str:
+    """Bytes as a person reads them: 216 B, 1.5 KiB, 25.0 MiB."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024**2:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 1024**2:.1f} MiB"
+
+
+@dataclass(frozen=True)
+class Straggler:
+    """How often a rank was the last to reach the all-reduce, and how long the others waited
+    for it then, on average: a rank last 277 times by 0.2 ms is noise, by 25 ms a straggler."""
+
+    rank: int
+    count: int
+    mean_wait_s: float
+
+
+def stragglers_with_waits(rec: RunRecord, upto: int) -> list[Straggler]:
+    """Each rank that was last in steps 0..upto, most often first."""
+    waits: dict[int, list[float]] = {}
+    for st in rec.steps[: upto + 1]:
+        found = last_to_arrive(st)
+        if found is not None:
+            waits.setdefault(found[0], []).append(found[1])
+    out = [Straggler(r, len(w), sum(w) / len(w)) for r, w in waits.items()]
+    return sorted(out, key=lambda s: (-s.count, s.rank))
+
+
+def _forward_at(rec: RunRecord, step: int, rank: int) -> float | None:
+    if not 0 <= step < len(rec.steps):
+        return None
+    rs = rec.steps[step].ranks.get(rank)
+    spans = rs.spans.get("forward") if rs else None
+    return spans[0][0] if spans else None
+
+
+def latest_step_time(rec: RunRecord, step: int, rank: int) -> float | None:
+    """The rank's latest whole step as of ``step``: from this step's forward to the next's,
+    or, for the newest step (no next forward yet), the one before it."""
+    for s in (step, step - 1):
+        a, b = _forward_at(rec, s, rank), _forward_at(rec, s + 1, rank)
+        if a is not None and b is not None:
+            return b - a
+    return None
+
+
+def mean_step_time(rec: RunRecord, step: int, rank: int) -> float | None:
+    """The rank's mean step time from its first forward to its latest one up to ``step + 1``."""
+    last = min(step + 1, len(rec.steps) - 1)
+    while last > 0 and _forward_at(rec, last, rank) is None:
+        last -= 1
+    a, b = _forward_at(rec, 0, rank), _forward_at(rec, last, rank)
+    return None if a is None or b is None or last == 0 else (b - a) / last
+
+
+def training_span(rec: RunRecord) -> float | None:
+    """From the first forward of any rank to the last all-reduce: the training the watch saw,
+    without the launcher's start-up (torchrun, imports, process groups) nor its teardown."""
+    starts, ends = [], []
+    for st in rec.steps:
+        for rs in st.ranks.values():
+            starts += [s[0] for s in rs.spans.get("forward", [])]
+            ends += [b["finished"] for b in rs.bucket_spans if b.get("finished") is not None]
+    if not starts or not ends:
+        return None
+    return max(ends) - min(starts)
+
+
+@dataclass(frozen=True)
+class TensorRow:
+    """One tensor of a step captured in full: its local gradient's norm on every rank, the
+    average's, how far the ranks' norms spread, and whether the average is the same on all."""
+
+    name: str
+    shape: tuple[int, ...]
+    bucket: int | None
+    local: dict[int, float]
+    averaged: float
+    spread: float  # max - min of the ranks' local norms
+    identical: bool | None
+
+
+def _same(values: list[object]) -> bool | None:
+    if any(v is None for v in values):
+        return None
+    first = values[0]
+    for v in values[1:]:
+        if is_summary(first) or is_summary(v):
+            a = first.get("digest") if is_summary(first) else None  # type: ignore[union-attr]
+            b = v.get("digest") if is_summary(v) else None  # type: ignore[union-attr]
+            if a is None or a != b:
+                return False
+        elif v != first:
+            return False
+    return True
+
+
+def tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
+    """Every parameter's row at a step captured in full, in the model's order."""
+    ranks = sorted(st.ranks)
+    where = {n: bt.index for bt in bucket_times(st) for n in bt.params}
+    shapes = {p.name: tuple(p.shape) for p in rec.params}
+    rows = []
+    for name in rec.param_names:
+        local = {r: tensor_norm((st.ranks[r].local or {}).get(name)) for r in ranks}
+        avgs = [(st.ranks[r].averaged or {}).get(name) for r in ranks]
+        finite = [v for v in local.values() if math.isfinite(v)]
+        spread = max(finite) - min(finite) if finite else math.nan
+        rows.append(
+            TensorRow(name, shapes.get(name, ()), where.get(name), local,
+                      tensor_norm(avgs[0]) if avgs else math.nan, spread, _same(avgs))
+        )  # fmt: skip
+    return rows
+
+
+def most_telling(rows: list[TensorRow], n: int) -> list[TensorRow]:
+    """The ``n`` rows that matter most: averages that differ between ranks first, then the
+    widest spread of the ranks' local norms (where the ranks' data pulled apart most)."""
+
+    def key(row: TensorRow) -> tuple[bool, float]:
+        spread = row.spread if math.isfinite(row.spread) else -1.0
+        return (row.identical is not False, -spread)
+
+    return sorted(rows, key=key)[:n]
+
+
+def gradient_norms(st: StepRecord) -> tuple[dict[int, float], float | None]:
+    """The whole model's gradient norm on each rank (local) and of the average: one number
+    per rank for a step captured in full, however many tensors the model has."""
+    local = {}
+    for r, rs in st.ranks.items():
+        if rs.local:
+            local[r] = math.sqrt(sum(tensor_norm(v) ** 2 for v in rs.local.values()))
+    avg = next((rs.averaged for rs in st.ranks.values() if rs.averaged), None)
+    total = math.sqrt(sum(tensor_norm(v) ** 2 for v in avg.values())) if avg else None
+    return local, total
+
+
+def watched_elapsed(rec: RunRecord) -> str:
+    """How long a watched run took, for its status line: the training the ranks reported,
+    and the whole command's time (the launcher's start-up and teardown too) named as such."""
+    span = training_span(rec)
+    whole = rec.elapsed_s
+    if span is None:
+        return f" in {whole:.3f} s (the whole command)" if whole is not None else ""
+    with_launch = f" ({whole:.2f} s with the launcher's start-up)" if whole is not None else ""
+    return f" in {span:.3f} s of training{with_launch}"

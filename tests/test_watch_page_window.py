@@ -1,0 +1,70 @@
+"""The watched page in the window, fed the recorded run of 120 tensors in 7 buckets (issue 33,
+16–17): a Run tab that lists every bucket and tensor, sortable; one gradient norm per rank in
+the plot; Right moves a whole watched step; a rank that ended says so before the launcher."""
+
+from __future__ import annotations
+
+from ddp_viz.model.timeline import Cursor
+from tests.conftest import DATA, load_recording
+from tests.test_watch_page import MANY, timings
+
+
+def test_the_run_tab_lists_every_tensor_and_bucket_sortably(make_window) -> None:
+    from PySide6.QtCore import Qt
+
+    window = make_window()
+    window.file_actions.open_run(DATA / MANY)
+    tab = window.run_tab.tables
+    assert window.tabs.indexOf(tab) >= 0 and window.tabs.tabText(window.tabs.indexOf(tab)) == "Run"
+    window.tabs.setCurrentWidget(tab)
+    assert tab.tensors.rowCount() == 120 and tab.buckets.rowCount() == 7
+    heads = [tab.tensors.horizontalHeaderItem(c).text() for c in range(tab.tensors.columnCount())]
+    col = heads.index("spread")
+    tab.tensors.sortByColumn(col, Qt.SortOrder.DescendingOrder)
+    values = [float(t.replace("−", "-")) for t in tab.tensors.column(col)]
+    assert values == sorted(values, reverse=True)
+    # the buckets: hover one for its tensors
+    got = timings(3)
+    first = tab.buckets.item(0, 0)
+    index = int(first.text().removeprefix("#"))
+    names = next(b["params"] for b in got[0] if b["index"] == index)
+    assert first.toolTip().endswith(", ".join(names))
+    # a lesson has no Run tab
+    window.set_lesson("ddp-pattern")
+    assert window.tabs.indexOf(tab) < 0
+
+
+def test_the_gradient_plot_draws_one_norm_per_rank_not_one_curve_per_tensor(make_window) -> None:
+    window = make_window()
+    window.file_actions.open_run(DATA / MANY)
+    plots = window.plots
+    drawn = [c for c in plots.param_plot.getPlotItem().listDataItems() if len(c.getData()[0])]
+    assert len(drawn) == 3  # rank 0, rank 1 and the average
+    assert "per rank" in plots.param_plot.getPlotItem().titleLabel.text
+
+
+def test_right_moves_a_whole_watched_step(make_window) -> None:
+    window = make_window()
+    window.file_actions.open_run(DATA / MANY)
+    window.player.seek_step(0)
+    window._on_forward()
+    assert window.player.cursor.step == 1
+    window._on_back()
+    assert window.player.cursor.step == 0
+    window._on_first()
+    assert window.player.cursor == Cursor(0, 3)  # a whole step: every plot point of it shown
+    window.set_lesson("ddp-pattern")  # a lesson's step still has its four phases
+    assert not window.player.whole_steps
+
+
+def test_a_rank_that_sent_its_last_word_is_done_before_the_launcher_ends(make_window) -> None:
+    window = make_window()
+    events = load_recording(MANY)
+    end = next(i for i, e in enumerate(events) if e.kind == "watch_summary")
+    assert sorted(e.rank for e in events[:end] if e.kind == "watch_dropped") == [0, 1]
+    window.session.expect_run(1)
+    for e in events[:end]:  # the ranks ended; torchrun still winding down
+        window.session.on_transport_event(e)
+    window.process_view.set_record(window.session.record)
+    states = [row[2] for row in window.process_view.rows()]
+    assert states == ["done", "done"]
