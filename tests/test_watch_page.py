@@ -112,7 +112,7 @@ def test_the_stage_shows_the_tensors_whose_ranks_spread_most_and_says_where_the_
 def test_before_the_first_step_the_page_says_it_is_waiting() -> None:
     events = [e for e in load_recording(MANY) if e.kind in ("run_started", "watched_rank")]
     _, f = frame(0, events=events)
-    assert "Waiting for your script's first step" in f.text_with_key("waiting").text
+    assert "Waiting for your script's first step" in f.text_with_key("before_first_step").text
     assert "Press Run" not in f.all_text()
 
 

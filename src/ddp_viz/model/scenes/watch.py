@@ -57,7 +57,7 @@ class _Builder(StepFrameBuilder):
             y += line.height
         y = self.ranks_table(y + self.pad * 0.3)
         if not seen:  # the ranks joined; their first step has not come yet
-            self.para(y + self.pad * 0.3, WAITING, self.t.muted, "waiting")
+            self.para(y + self.pad * 0.3, WAITING, self.t.muted, "before_first_step")
             return self.frame
         y = self.waits(y + self.pad * 0.3)
         # the gradients' verdict and a few rows keep their room below the buckets
