@@ -22,6 +22,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 
 NUM_GROW = 1.6  # the numbers reach this many times the stage's type when there is room
 LABEL_FLOOR = 7.0  # labels never shrink below this (the numbers' floor is the theme's)
+LABEL_SHARE = 0.62  # labels shrink to this share of the numbers before the numbers shrink
 ARROW_EMS = 1.6  # room for the arrow from a parameter's old value to its new one
 SHARES = ((2, 0.3), (3, 0.1), (4, 0.3), (5, 0.1), (1, 0.2))  # of the spare width, by column
 
@@ -46,7 +47,11 @@ class _Layout:
     @property
     def pad(self) -> float:
         """Room between a number and its column's (or the lane's) right edge."""
-        return max(4.0, self.row * 0.4)
+        return number_pad(self.row)
+
+
+def number_pad(num: float) -> float:
+    return max(4.0, num * 0.3)
 
 
 @dataclass
@@ -146,9 +151,11 @@ class LanesLayout(FrameBuilder):
 
     def fit_width(self, num: float, shown: list[ParamInfo], table: bool, header: bool) -> _Fit:
         """The largest type up to ``num`` whose columns (and the data table) fit the width.
-        Labels and numbers shrink together down to the numbers' floor (the theme's smallest
-        type, a projector's 24 px), then the labels alone, and the numbers last."""
+        The labels shrink first, to :data:`LABEL_SHARE` of the numbers; then both, the labels
+        no smaller than two thirds of the theme's floor, the numbers down to the floor (a
+        projector's 24 px); then the labels alone; the numbers last."""
         num_floor = min(self.ctx.min_px, num)
+        keep = max(LABEL_FLOOR, self.ctx.min_px * 0.67)
         f = min(self.base, num)
         fit = self._try(f, num, shown, table, header)
         for _ in range(12):  # widths grow in proportion to the type: one guess, then a check
@@ -156,12 +163,15 @@ class LanesLayout(FrameBuilder):
                 break
             room = self.ctx.width - 2 * self.pad - (self.pad if fit.data_w else 0)
             need = sum(fit.widths) + fit.data_w
-            if num > num_floor + 0.01:
+            fixed = sum(self.number_widths(num)) if num > f else 0.0  # they do not shrink
+            alone = f * (room - fixed) / max(1.0, need - fixed) * 0.99
+            if f > max(keep, num * LABEL_SHARE) + 0.01:
+                f = max(keep, num * LABEL_SHARE, alone)
+            elif num > num_floor + 0.01:
                 k = max(num_floor / num, room / max(1.0, need) * 0.99)
-                f, num = max(LABEL_FLOOR, f * k), num * k
+                f, num = max(min(f, keep), f * k), num * k
             elif f > LABEL_FLOOR + 0.01:
-                fixed = sum(self.number_widths(num)) if num > f else 0.0  # they do not shrink
-                f = max(LABEL_FLOOR, f * (room - fixed) / max(1.0, need - fixed) * 0.99)
+                f = max(LABEL_FLOOR, alone)
             else:  # nothing else gives: the numbers go under their floor
                 num = num_floor = max(LABEL_FLOOR, num * room / max(1.0, need) * 0.99)
             fit = self._try(f, num, shown, table, header)
@@ -204,7 +214,8 @@ class LanesLayout(FrameBuilder):
     def columns(self, f: float, shown: list[ParamInfo], num: float, header: bool) -> list[float]:
         small = Font(f)
         num_w = self.number_widths(num)[0]
-        inner = f * 0.3 + max(4.0, max(f, num) * 0.4)  # padding inside each column
+        inner = f * 0.6  # padding inside each column; the numbers' columns keep a pad too
+        pad = number_pad(max(f, num)) - f * 0.3
         label = max([self.width(grad_label(p), small) for p in shown] + [f])
         grads = label + f * 0.5 + f * 1.5 + f * 0.5 + num_w
         hub = max(f * 3.2, self.width("then Σ", Font(f, bold=True)) * 1.5 + f)
@@ -220,10 +231,18 @@ class LanesLayout(FrameBuilder):
         if header:  # rank and pid over the local column, rows and loss over the averaged one
             left = max(grads, f * 2.3 + rank_w + pid_w)
             right = max(grads, chip_w + f * 1.5 + loss_w)
-            return [0.0, 0.0, *(w + inner for w in (left, hub, right, after))]
+            return [
+                0.0,
+                0.0,
+                left + inner + pad,
+                hub + inner,
+                right + inner + pad,
+                after + inner + pad,
+            ]
         who = f * 1.4 + max(rank_w, pid_w)
         shard = max(chip_w + f * 0.6, loss_w) + f
-        return [w + inner for w in (who, shard, grads, hub, grads, after)]
+        widths = [w + inner for w in (who, shard, grads, hub, grads, after)]
+        return [w + (pad if i in (2, 4, 5) else 0.0) for i, w in enumerate(widths)]
 
     def data_width(self, f: float) -> float:
         texts = self.row_cells(f)
