@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGroupBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
+
+TABS_LEAST = 0.58  # of the lesson column's height the lesson and quiz keep, however long the form
 
 
 def _group(title: str, widget: QWidget) -> QGroupBox:
@@ -21,7 +23,14 @@ def lay_out(self: Any) -> None:
     """Build the splitters of ``self`` (the main window) and set the central widget."""
     left = QSplitter(Qt.Orientation.Vertical)
     left.addWidget(self.tabs)
-    left.addWidget(_group("Try it yourself", self.form))
+    # a kind's form can be long (uneven, accumulation): past its share it scrolls, so the
+    # lesson and the quiz's Check button keep their room
+    self.form_scroll = QScrollArea()
+    self.form_scroll.setWidgetResizable(True)
+    self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+    self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    self.form_scroll.setWidget(_group("Try it yourself", self.form))
+    left.addWidget(self.form_scroll)
     bottom = QSplitter(Qt.Orientation.Horizontal)
     bottom.addWidget(_group("Code each rank runs (the line running now)", self.code_view))
     self.process_box = _group("Processes", self.process_view)
@@ -57,4 +66,13 @@ def apply_split_proportions(self: Any) -> None:
     cw = max(1, self.splitters["bottom"].width())
     self.splitters["bottom"].setSizes([round(cw * 0.6), round(cw * 0.4)])
     self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
-    self.splitters["left"].setSizes([round(h * 0.64), round(h * 0.36)])
+    left_h = max(1, self.splitters["left"].height())
+    need = self.form_scroll.widget().sizeHint().height() + 2
+    self.splitters["left"].setSizes(list(left_split(left_h, need)))
+
+
+def left_split(height: int, form_need: int) -> tuple[int, int]:
+    """(lesson and quiz tabs, form) heights for a lesson column ``height`` tall: the form gets
+    what it needs while the tabs keep :data:`TABS_LEAST` of the column, then it scrolls."""
+    form = min(form_need, round(height * (1 - TABS_LEAST)))
+    return height - form, form
