@@ -31,7 +31,7 @@ from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView, learner_of
 from ddp_viz._qt.refresh_turns import RefreshTurns
 from ddp_viz._qt.scenario_form import ScenarioForm
-from ddp_viz._qt.stage import StageWidget
+from ddp_viz._qt.stage import StageWidget, waiting_words
 from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
@@ -172,6 +172,8 @@ class MainWindow(QMainWindow):
     # --- SessionView: what the session controller tells the window ----------------------------
     def show_engine_state(self, state: EngineState) -> None:
         self.process_view.set_engine_state(state)
+        if self.player.record is None:  # an empty stage says whether Run can start yet
+            self.stage.set_message(waiting_words(state))
         if state is EngineState.READY:
             self._on_warm_timer_timeout()
         self._update_actions()

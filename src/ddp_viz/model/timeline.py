@@ -175,6 +175,7 @@ class RunRecord:
     # line (first when it matters more, a recording of a newer schema)
     note: str = ""
     note_first: bool = False
+    replayed: bool = False  # opened from a file, not run on this machine just now
     failed_rank: int | None = None
     elapsed_s: float | None = None
     bad_lines: int = 0

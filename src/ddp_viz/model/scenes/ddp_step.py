@@ -112,7 +112,7 @@ class _Builder(TableAndHub):
         left = f"Step {self.cursor.step + 1} of {total}  ·  {PHASE_TITLES[PHASES[self.phase]]}"
         status = {
             RunStatus.RUNNING: "live run",
-            RunStatus.FINISHED: "recorded run",
+            RunStatus.FINISHED: "recorded run" if rec.replayed else "run finished",
             RunStatus.FAILED: "run failed",
             RunStatus.CANCELLED: "run cancelled",
         }.get(rec.status, "")
