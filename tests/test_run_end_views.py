@@ -4,6 +4,8 @@ table and the engine log within the window."""
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QApplication
+
 from ddp_viz.model.session import EngineState
 from tests.conftest import load_recording
 from tests.qt_helpers import feed
@@ -37,3 +39,47 @@ def test_a_run_made_here_is_not_called_a_recording(qtbot, make_window) -> None:
     window.session.replay(load_recording("default-run.jsonl"))  # File ▸ Open
     window.player.seek_step(0)
     assert "recorded run" in window.stage.frame().all_text()
+
+
+def test_splitter_sizes_follow_a_grown_minimum_from_the_roomiest_panel() -> None:
+    from ddp_viz._qt.window_layout import bottom_split, fit_sizes
+
+    assert fit_sizes([356, 585, 331], [522, 420, 86], 1272) == [522, 420, 330]
+    assert fit_sizes([300, 500, 300], [100, 100, 100], 1100) == [300, 500, 300]
+    assert fit_sizes([300, 500, 300], [100, 100, 100], 1200) == [300, 600, 300]
+    assert bottom_split(500, 120) == (300, 200)
+    assert bottom_split(500, 230) == (270, 230)
+    assert bottom_split(500, 400) == (250, 250)
+
+
+def _inside(window, widget) -> bool:
+    right = widget.mapTo(window, widget.rect().topRight()).x()
+    return right < window.width()
+
+
+def test_the_process_table_and_the_plots_stay_whole(qtbot, make_window, tmp_path) -> None:
+    from ddp_viz._qt.recording import open_recording
+    from tests.conftest import DATA
+
+    window = make_window((1280, 800), lesson_id="not-averaged")  # its form is wide
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        open_recording(window, DATA / "not-averaged.jsonl")
+    table = window.process_view.table
+
+    def whole() -> bool:
+        cols = [table.columnWidth(c) >= table.sizeHintForColumn(c) - 1 for c in range(4)]
+        return all(cols) and not table.horizontalScrollBar().isVisible()
+
+    qtbot.waitUntil(whole, timeout=2000)
+    plots = window.plots_panel
+    assert _inside(window, plots) and plots.width() >= 250
+    before = window.splitters["main"].sizes()
+    window.process_view.log_toggle.setChecked(True)
+    window.process_view.append_log("x" * 400)  # a long line of the engine's stderr
+    qtbot.waitUntil(lambda: window.process_view.log.isVisible(), timeout=2000)
+    QApplication.processEvents()
+    assert _inside(window, plots) and plots.width() >= 250
+    window.process_view.log_toggle.setChecked(False)
+    QApplication.processEvents()
+    assert window.splitters["main"].sizes() == before
+    assert _inside(window, plots)

@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.form.scenario_changed.connect(self._on_form_scenario_changed)
         self.form.submitted.connect(self.start_run)
         self.process_view.restart.clicked.connect(self.session.restart_engine)
+        self.process_view.log_toggle.toggled.connect(lambda _: apply_split_proportions(self))
         self.presentation.changed.connect(self._on_presentation_changed)
         self.course_view.lesson_chosen.connect(self.set_lesson)
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
