@@ -7,7 +7,7 @@ The run's life (engine, run, cancel, follow mode, status, the prediction) is dec
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, QTimer, Signal
+from PySide6.QtCore import QEvent, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -35,7 +35,7 @@ from ddp_viz._qt.stage import StageWidget, waiting_words
 from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
-from ddp_viz._qt.window_layout import apply_split_proportions, lay_out
+from ddp_viz._qt.window_layout import apply_presentation, apply_split_proportions, lay_out
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
 from ddp_viz.model.lesson import Lesson
@@ -338,21 +338,13 @@ class MainWindow(QMainWindow):
         apply_split_proportions(self)
 
     def _on_presentation_changed(self, theme: Theme, projector: bool) -> None:
-        for act, checked in ((self.projector_action, projector), (self.side_action, not projector)):
-            act.blockSignals(True)
-            act.setChecked(checked)
-            act.blockSignals(False)
-        self.set_theme(theme)
-        # secondary panels fold away on a projector: the stage, code and plots get the room
-        self.splitters["left"].setVisible(not projector)
-        self.process_box.setVisible(not projector)
-        self.speed_label_action.setVisible(not projector)
-        self.speed_action.setVisible(not projector)  # room for the keys a lecturer uses
-        self.plots_panel.set_compact(projector)
-        self.follow.setText("Follow" if projector else "Follow latest step")
-        apply_split_proportions(self)
-        # again once the new type has set the panels' minimum sizes (leaving projector mode)
-        QTimer.singleShot(0, lambda: apply_split_proportions(self))
+        apply_presentation(self, theme, projector)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.WindowStateChange:  # the button says what it will do
+            full = self.isFullScreen()
+            self.fullscreen_action.setText("Leave full screen" if full else "Full screen")
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme

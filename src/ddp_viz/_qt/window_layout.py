@@ -156,3 +156,22 @@ class SplitKeeper(QObject):
         for i, size in zip(shown, fitted, strict=True):
             want[i] = size
         sp.setSizes(want)
+
+
+def apply_presentation(self: Any, theme: Any, projector: bool) -> None:
+    """Projector mode on or off for ``self`` (the main window): its theme, and secondary
+    panels folded away on a projector so the stage, code and plots get the room."""
+    for act, checked in ((self.projector_action, projector), (self.side_action, not projector)):
+        act.blockSignals(True)
+        act.setChecked(checked)
+        act.blockSignals(False)
+    self.set_theme(theme)
+    self.splitters["left"].setVisible(not projector)
+    self.process_box.setVisible(not projector)
+    self.speed_label_action.setVisible(not projector)
+    self.speed_action.setVisible(not projector)  # room for the keys a lecturer uses
+    self.plots_panel.set_compact(projector)
+    self.follow.setText("Follow" if projector else "Follow latest step")
+    apply_split_proportions(self)
+    # again once the new type has set the panels' minimum sizes (leaving projector mode)
+    QTimer.singleShot(0, lambda: apply_split_proportions(self))
