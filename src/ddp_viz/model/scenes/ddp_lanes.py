@@ -164,11 +164,16 @@ class LanesBuilder(LanesLayout):
         t, f, n = self.t, lay.f, lay.row
         left, right = lay.cols[col] + f * 0.3, lay.cols[col + 1] - lay.pad
         label_w, num_w = self.grad_widths(lay)
-        bar_l, bar_r = left + label_w + f * 0.4, right - num_w - f * 0.4
+        # with a header row the columns are tight: the averaged rows share the local rows'
+        # labels (they are on the same lines), their bars start at the column's left
+        labelled = col == 2 or not lay.header
+        bar_l = left + (label_w + f * 0.4 if labelled else 0.0)
+        bar_r = right - num_w - f * 0.4
         for i, p in enumerate(lay.shown):  # the bars grow; the digits are whole at once
             y = top + i * n * self.line
             v = display_value(grads.get(p.name))
-            self.text(left, y + baseline(f, n), grad_label(p), Font(f), t.muted)
+            if labelled:
+                self.text(left, y + baseline(f, n), grad_label(p), Font(f), t.muted)
             frac = min(1.0, abs(v) / scale) if math.isfinite(v) else 0.0
             bar_w = max(1.0, (bar_r - bar_l) * frac * grow)
             self.shape(
@@ -206,7 +211,7 @@ class LanesBuilder(LanesLayout):
             head = self.text(
                 left,
                 y + baseline(f, n),
-                f"{param_label(p)} {fmt(b)}",
+                fmt(b) if lay.header else f"{param_label(p)} {fmt(b)}",
                 Font(f),
                 t.muted,
                 key=f"rank{r}.before.{p.name}",

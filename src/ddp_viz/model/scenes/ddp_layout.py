@@ -23,6 +23,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 NUM_GROW = 1.6  # the numbers reach this many times the stage's type when there is room
 LABEL_FLOOR = 7.0  # labels never shrink below this (the numbers' floor is the theme's)
 LABEL_SHARE = 0.62  # labels shrink to this share of the numbers before the numbers shrink
+LABEL_KEEP = 16.0  # ...but not under the theme's floor (a projector's: this) while they do
 ARROW_EMS = 1.6  # room for the arrow from a parameter's old value to its new one
 SHARES = ((2, 0.3), (3, 0.1), (4, 0.3), (5, 0.1), (1, 0.2))  # of the spare width, by column
 
@@ -95,6 +96,8 @@ class LanesLayout(FrameBuilder):
         best: tuple[_Fit, list[ParamInfo], bool] | None = None
         for header in (False, True):
             shown, num_h = self.rows_that_fit(size_h, header)
+            if header and best is not None and num_h < self.ctx.min_px:
+                break  # the header's row would take the numbers under the floor
             fit = self.fit(num_h, shown, header)
             if best is None or fit.num > best[0].num * 1.05:
                 best = (fit, shown, header)
@@ -152,10 +155,10 @@ class LanesLayout(FrameBuilder):
     def fit_width(self, num: float, shown: list[ParamInfo], table: bool, header: bool) -> _Fit:
         """The largest type up to ``num`` whose columns (and the data table) fit the width.
         The labels shrink first, to :data:`LABEL_SHARE` of the numbers; then both, the labels
-        no smaller than two thirds of the theme's floor, the numbers down to the floor (a
-        projector's 24 px); then the labels alone; the numbers last."""
+        no smaller than the theme's floor (16 px on a projector), the numbers down to theirs
+        (a projector's 24 px); then the labels alone; the numbers last."""
         num_floor = min(self.ctx.min_px, num)
-        keep = max(LABEL_FLOOR, self.ctx.min_px * 0.67)
+        keep = max(LABEL_FLOOR, min(self.ctx.min_px, LABEL_KEEP))
         f = min(self.base, num)
         fit = self._try(f, num, shown, table, header)
         for _ in range(12):  # widths grow in proportion to the type: one guess, then a check
@@ -221,6 +224,8 @@ class LanesLayout(FrameBuilder):
         hub = max(f * 3.2, self.width("then Σ", Font(f, bold=True)) * 1.5 + f)
         value = self.widest_number()
         before = max([self.width(f"{param_label(p)} {value}", small) for p in shown] + [f])
+        if header:  # the rows' labels are on the local column's side: not said again
+            before = self.width(value, small)
         after = before + f * ARROW_EMS + num_w
         bold = Font(f, bold=True)
         pids = [f"pid {p}" for p in self.rec.pids.values()] or ["pid 999999"]
@@ -230,7 +235,7 @@ class LanesLayout(FrameBuilder):
         loss_w = self.width(f"loss {value}", small)
         if header:  # rank and pid over the local column, rows and loss over the averaged one
             left = max(grads, f * 2.3 + rank_w + pid_w)
-            right = max(grads, chip_w + f * 1.5 + loss_w)
+            right = max(grads - label - f * 0.5, chip_w + f * 1.5 + loss_w)
             return [
                 0.0,
                 0.0,
