@@ -11,7 +11,6 @@ from PySide6.QtCore import QEvent, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QMainWindow,
     QTabWidget,
     QWidget,
@@ -33,6 +32,7 @@ from ddp_viz._qt.refresh_turns import RefreshTurns
 from ddp_viz._qt.scenario_form import ScenarioForm
 from ddp_viz._qt.stage import StageWidget, waiting_words
 from ddp_viz._qt.startup import AfterFirstPaint
+from ddp_viz._qt.status_line import StatusLine
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
 from ddp_viz._qt.window_layout import apply_presentation, apply_split_proportions, lay_out
@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         self.file_actions = FileActions(self)
         self.toolbar = build_toolbar(self)
         build_menus(self)
-        self.status = QLabel("")
+        self.status = StatusLine()
         self.statusBar().addWidget(self.status, 1)
 
         # --- wiring --------------------------------------------------------------------------
