@@ -42,12 +42,14 @@ def test_a_run_made_here_is_not_called_a_recording(qtbot, make_window) -> None:
 
 
 def test_splitter_sizes_follow_a_grown_minimum_from_the_roomiest_panel() -> None:
-    from ddp_viz._qt.window_layout import bottom_split, fit_sizes
+    from ddp_viz._qt.window_layout import bottom_split, fit_sizes, main_split
 
     assert fit_sizes([356, 585, 331], [522, 420, 86], 1272) == [522, 420, 330]
     assert fit_sizes([300, 500, 300], [100, 100, 100], 1100) == [300, 500, 300]
     assert fit_sizes([300, 500, 300], [100, 100, 100], 1200) == [300, 600, 300]
-    assert bottom_split(500, 120) == (300, 200)
+    assert bottom_split(500, 120) == (350, 150)
+    assert main_split(1000, 280) == (280, 460, 260)
+    assert main_split(1000, 400) == (400, 400, 200)  # a wide form takes from the plots
     assert bottom_split(500, 230) == (270, 230)
     assert bottom_split(500, 400) == (250, 250)
 
@@ -72,13 +74,13 @@ def test_the_process_table_and_the_plots_stay_whole(qtbot, make_window, tmp_path
 
     qtbot.waitUntil(whole, timeout=2000)
     plots = window.plots_panel
-    assert _inside(window, plots) and plots.width() >= 250
+    assert _inside(window, plots) and plots.width() >= 240
     before = window.splitters["main"].sizes()
     window.process_view.log_toggle.setChecked(True)
     window.process_view.append_log("x" * 400)  # a long line of the engine's stderr
     qtbot.waitUntil(lambda: window.process_view.log.isVisible(), timeout=2000)
     QApplication.processEvents()
-    assert _inside(window, plots) and plots.width() >= 250
+    assert _inside(window, plots) and plots.width() >= 240
     window.process_view.log_toggle.setChecked(False)
     QApplication.processEvents()
     assert window.splitters["main"].sizes() == before

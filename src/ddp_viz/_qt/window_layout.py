@@ -12,14 +12,14 @@ TABS_LEAST = 0.58  # of the lesson column's height the lesson and quiz keep, how
 
 
 class FormScroll(QScrollArea):
-    """Scrolls a long form up and down, never sideways: as wide as the form needs."""
+    """Scrolls a long form up and down: as wide as the form needs (when its scroll bar
+    shows, the few pixels it takes scroll sideways rather than cut the form)."""
 
     def minimumSizeHint(self) -> QSize:
         inner = self.widget()
         if inner is None:
             return super().minimumSizeHint()
-        bar = self.verticalScrollBar().sizeHint().width()
-        width = inner.minimumSizeHint().width() + bar + 2 * self.frameWidth()
+        width = inner.minimumSizeHint().width() + 2 * self.frameWidth()
         return QSize(width, super().minimumSizeHint().height())
 
 
@@ -40,7 +40,6 @@ def lay_out(self: Any) -> None:
     self.form_scroll = FormScroll()
     self.form_scroll.setWidgetResizable(True)
     self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
-    self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     self.form_scroll.setWidget(_group("Try it yourself", self.form))
     left.addWidget(self.form_scroll)
     bottom = QSplitter(Qt.Orientation.Horizontal)
@@ -79,7 +78,8 @@ def apply_split_proportions(self: Any) -> None:
         share = 0.72 if projector else 0.68
         self.splitters["center"].setSizes([round(h * share), round(h * (1 - share))])
         return
-    self.splitters["main"].setSizes([round(w * 0.28), round(w * 0.46), round(w * 0.26)])
+    left_w = max(round(w * 0.28), self.splitters["left"].minimumSizeHint().width())
+    self.splitters["main"].setSizes(list(main_split(w, left_w)))
     cw = max(1, self.splitters["bottom"].width())
     self.splitters["bottom"].setSizes(list(bottom_split(cw, self.process_view.needed_width())))
     self.splitters["center"].setSizes([round(h * 0.68), round(h * 0.32)])
@@ -96,9 +96,10 @@ def left_split(height: int, form_need: int) -> tuple[int, int]:
 
 
 def bottom_split(width: int, processes_need: int) -> tuple[int, int]:
-    """(code, processes) widths: the processes 40%, more when their table needs it (up to
-    half), so their columns are never cut behind a scroll bar."""
-    processes = min(round(width * 0.5), max(round(width * 0.4), processes_need))
+    """(code, processes) widths: the processes what their table needs (up to half), so its
+    columns are never cut behind a scroll bar, and at least 30%; the code the rest, so its
+    statements do not wrap."""
+    processes = min(round(width * 0.5), max(round(width * 0.3), processes_need))
     return width - processes, processes
 
 
@@ -175,3 +176,11 @@ def apply_presentation(self: Any, theme: Any, projector: bool) -> None:
     apply_split_proportions(self)
     # again once the new type has set the panels' minimum sizes (leaving projector mode)
     QTimer.singleShot(0, lambda: apply_split_proportions(self))
+
+
+def main_split(width: int, left: int) -> tuple[int, int, int]:
+    """(lesson column, centre, plots) widths with the lesson column ``left`` wide: 28%, 46%
+    and 26%; a lesson column wider than its share (a long form) takes from the plots first,
+    down to 20%, so the code under the stage keeps its width."""
+    plots = max(round(width * 0.2), round(width * 0.26) - max(0, left - round(width * 0.28)))
+    return left, width - left - plots, plots
