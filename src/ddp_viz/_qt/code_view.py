@@ -35,6 +35,7 @@ class CodeView(QTextEdit):
         self.code = lesson.code_with(None)
         self.current_lines: list[int] = []
         self.phase = ""  # the phase whose lines are marked
+        self.section = ""  # the part of the listing the stage shows running ("": all)
         self.setReadOnly(True)
         self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.setAccessibleName("Training loop code")
@@ -58,7 +59,7 @@ class CodeView(QTextEdit):
         if code != self.code:
             self.code = code
             if self.phase:  # a ${choose:…} text of another length moves the marked lines
-                self.current_lines = self.lesson.lines_for(self.phase, self.scenario)
+                self.current_lines = self.lesson.lines_for(self.phase, self.scenario, self.section)
             self._render()
 
     def set_theme(self, theme: Theme) -> None:
@@ -129,7 +130,14 @@ class CodeView(QTextEdit):
 
     def highlight_phase(self, phase: str) -> None:
         self.phase = phase
-        self.highlight_phase_lines(self.lesson.lines_for(phase, self.scenario))
+        lines = self.lesson.lines_for(phase, self.scenario, self.section)
+        self.highlight_phase_lines(lines)
+
+    def set_section(self, section: str) -> None:
+        """The part of the listing the stage shows running (the ring's two loops)."""
+        if section != self.section:
+            self.section = section
+            self.highlight_phase(self.phase)
 
     def highlight_phase_lines(self, lines: list[int], force: bool = False) -> None:
         if list(lines) == self.current_lines and not force:

@@ -300,6 +300,7 @@ class MainWindow(QMainWindow):
 
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
         self.stage.set_position(cursor, progress)
+        self.code_view.set_section(self.stage.frame().section)
         rec = self.player.record
         total = rec.steps_total() if rec else 0
         self.position_label.setText(
