@@ -13,6 +13,7 @@ from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QProgressDialog, QWidget
 
 from ddp_viz._qt import export
+from ddp_viz._qt.form_labels import field_message
 from ddp_viz.model.exports import chrome_trace_json, events_jsonl
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenario import Scenario, ScenarioError
@@ -154,7 +155,8 @@ class FileActions:
         try:
             result = action(*args)
         except (OSError, ValueError) as exc:  # ScenarioError is a ValueError
-            QMessageBox.warning(self.window, "ddp-viz", str(exc))
+            text = field_message(exc.field, exc.message) if isinstance(exc, ScenarioError) else ""
+            QMessageBox.warning(self.window, "ddp-viz", text or str(exc))
             return
         if isinstance(result, Path):
             self.window.status.setText(f"Saved {result}")
