@@ -19,6 +19,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextEdit, QWidget
 
+from ddp_viz._qt.hanging import hang
 from ddp_viz.model.lesson import Lesson, highlight_python
 from ddp_viz.model.theme import Theme
 
@@ -112,6 +113,8 @@ class CodeView(QTextEdit):
                     QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
                 )
                 cursor.mergeCharFormat(dim)
+        doc = self.document()
+        hang([doc.findBlockByNumber(n) for n in range(len(self.code.splitlines()))], font)
         # blank lines after the code let it scroll by whole lines down to the last one
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
