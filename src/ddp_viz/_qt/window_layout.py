@@ -8,19 +8,31 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-TABS_LEAST = 0.58  # of the lesson column's height the lesson and quiz keep, however long the form
+TABS_LEAST = 0.55  # of the lesson column's height the lesson and quiz keep, however long the form
 
 
 class FormScroll(QScrollArea):
-    """Scrolls a long form up and down: as wide as the form needs (when its scroll bar
-    shows, the few pixels it takes scroll sideways rather than cut the form)."""
+    """Scrolls a long form up and down, never sideways: as wide as the form needs, and its
+    scroll bar's width more while the form is taller than its pane."""
 
     def minimumSizeHint(self) -> QSize:
         inner = self.widget()
         if inner is None:
             return super().minimumSizeHint()
         width = inner.minimumSizeHint().width() + 2 * self.frameWidth()
+        if self._scrolls():
+            width += self.verticalScrollBar().sizeHint().width()
         return QSize(width, super().minimumSizeHint().height())
+
+    def _scrolls(self) -> bool:
+        inner = self.widget()
+        return inner is not None and inner.minimumSizeHint().height() > self.viewport().height()
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if self._scrolls() != getattr(self, "_scrolled", None):  # the bar came or went
+            self._scrolled = self._scrolls()
+            self.updateGeometry()
 
 
 def _group(title: str, widget: QWidget) -> QGroupBox:
@@ -40,6 +52,7 @@ def lay_out(self: Any) -> None:
     self.form_scroll = FormScroll()
     self.form_scroll.setWidgetResizable(True)
     self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+    self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     self.form_scroll.setWidget(_group("Try it yourself", self.form))
     left.addWidget(self.form_scroll)
     bottom = QSplitter(Qt.Orientation.Horizontal)
