@@ -19,6 +19,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextEdit, QWidget
 
+from ddp_viz._qt.hanging import hang
 from ddp_viz.model.lesson import Lesson, highlight_python
 from ddp_viz.model.theme import Theme
 
@@ -35,6 +36,7 @@ class CodeView(QTextEdit):
         self.code = lesson.code_with(None)
         self.current_lines: list[int] = []
         self.phase = ""  # the phase whose lines are marked
+        self.section = ""  # the part of the listing the stage shows running ("": all)
         self.setReadOnly(True)
         self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
         self.setAccessibleName("Training loop code")
@@ -58,7 +60,7 @@ class CodeView(QTextEdit):
         if code != self.code:
             self.code = code
             if self.phase:  # a ${choose:…} text of another length moves the marked lines
-                self.current_lines = self.lesson.lines_for(self.phase, self.scenario)
+                self.current_lines = self.lesson.lines_for(self.phase, self.scenario, self.section)
             self._render()
 
     def set_theme(self, theme: Theme) -> None:
@@ -111,6 +113,8 @@ class CodeView(QTextEdit):
                     QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
                 )
                 cursor.mergeCharFormat(dim)
+        doc = self.document()
+        hang([doc.findBlockByNumber(n) for n in range(len(self.code.splitlines()))], font)
         # blank lines after the code let it scroll by whole lines down to the last one
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
@@ -129,7 +133,14 @@ class CodeView(QTextEdit):
 
     def highlight_phase(self, phase: str) -> None:
         self.phase = phase
-        self.highlight_phase_lines(self.lesson.lines_for(phase, self.scenario))
+        lines = self.lesson.lines_for(phase, self.scenario, self.section)
+        self.highlight_phase_lines(lines)
+
+    def set_section(self, section: str) -> None:
+        """The part of the listing the stage shows running (the ring's two loops)."""
+        if section != self.section:
+            self.section = section
+            self.highlight_phase(self.phase)
 
     def highlight_phase_lines(self, lines: list[int], force: bool = False) -> None:
         if list(lines) == self.current_lines and not force:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PIL import Image
@@ -15,6 +16,11 @@ from ddp_viz.model.timeline import Cursor, RunRecord, walk
 
 PHASE_HOLD_MS = 1400  # one frame per phase: how long each stays on screen
 MAX_GIF_STEPS = 12  # a GIF of a long run shows its first steps (the rest are alike)
+Progress = Callable[[int, int], bool]  # (done, total) -> go on?
+
+
+class ExportCancelled(Exception):
+    """The user cancelled an export: nothing was written."""
 
 
 def save_png(widget: QWidget, path: str | Path) -> Path:
@@ -40,8 +46,11 @@ def stage_frames(
     fps: float | None = None,
     phase_ms: int = 1100,
     max_steps: int = MAX_GIF_STEPS,
+    progress: Progress | None = None,
 ) -> list[Image.Image]:
-    """Render the stage for every phase of the recorded run (or at ``fps`` through them)."""
+    """Render the stage for every phase of the recorded run (or at ``fps`` through them).
+    ``progress(done, total)`` is told after each frame (one more unit is left for saving);
+    when it returns False the export stops (:class:`ExportCancelled`)."""
     steps = min(record.complete_prefix(), max_steps)
     if steps == 0:
         raise ValueError("the run has no complete step to draw")
@@ -50,11 +59,17 @@ def stage_frames(
     stage.set_record(record)
     frames: list[Image.Image] = []
     per_phase = max(1, round(phase_ms / 1000 * fps)) if fps else 1
-    for cursor in walk(steps):
-        for k in range(1, per_phase + 1):
-            stage.set_position(Cursor(cursor.step, cursor.phase), k / per_phase)
-            frames.append(_to_pil(stage.grab().toImage()))
-    stage.deleteLater()
+    cursors = list(walk(steps))
+    total = len(cursors) * per_phase + 1
+    try:
+        for cursor in cursors:
+            for k in range(1, per_phase + 1):
+                stage.set_position(Cursor(cursor.step, cursor.phase), k / per_phase)
+                frames.append(_to_pil(stage.grab().toImage()))
+                if progress is not None and not progress(len(frames), total):
+                    raise ExportCancelled
+    finally:
+        stage.deleteLater()
     return frames
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QSettings, QStandardPaths
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
+from PySide6.QtCore import QSettings, QStandardPaths, Qt
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QProgressDialog, QWidget
 
 from ddp_viz._qt import export
+from ddp_viz._qt.form_labels import field_message
 from ddp_viz.model.exports import chrome_trace_json, events_jsonl
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenario import Scenario, ScenarioError
@@ -78,9 +79,36 @@ class FileActions:
     def export_stage_png(self, path: str | Path) -> Path:
         return export.save_png(self.window.stage, path)
 
-    def export_gif(self, path: str | Path, fps: float | None = None) -> Path:
-        frames = export.stage_frames(self._record(), self.window.theme, self.window.lesson, fps=fps)
+    def export_gif(
+        self, path: str | Path, fps: float | None = None, progress: export.Progress | None = None
+    ) -> Path:
+        rec, theme, lesson = self._record(), self.window.theme, self.window.lesson
+        frames = export.stage_frames(rec, theme, lesson, fps=fps, progress=progress)
         return export.save_gif(frames, path, fps)
+
+    def export_gif_shown(self, path: str | Path) -> Path | str:
+        """Export a GIF with a progress dialog (shown when it takes over a second) whose
+        Cancel stops it: drawing the frames and encoding them takes a few seconds."""
+        dialog = QProgressDialog("Drawing the stage's frames…", "Cancel", 0, 1, self.window)
+        dialog.setWindowTitle("Export the run as a GIF")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(1000)
+        self.progress_dialog = dialog  # tests look at it
+
+        def step(done: int, total: int) -> bool:
+            dialog.setMaximum(total)
+            dialog.setValue(done)  # a modal dialog's setValue lets the window repaint
+            if done == total - 1:
+                dialog.setLabelText("Writing the GIF…")
+            return not dialog.wasCanceled()
+
+        try:
+            return self.export_gif(path, progress=step)
+        except export.ExportCancelled:
+            return "GIF export cancelled: nothing was written."
+        finally:
+            dialog.reset()
+            dialog.close()
 
     def export_events(self, path: str | Path) -> Path:
         rec = self.window.session.record
@@ -127,11 +155,14 @@ class FileActions:
         try:
             result = action(*args)
         except (OSError, ValueError) as exc:  # ScenarioError is a ValueError
-            QMessageBox.warning(self.window, "ddp-viz", str(exc))
+            text = field_message(exc.field, exc.message) if isinstance(exc, ScenarioError) else ""
+            QMessageBox.warning(self.window, "ddp-viz", text or str(exc))
             return
         if isinstance(result, Path):
             self.window.status.setText(f"Saved {result}")
-        elif not isinstance(result, str):  # open_run leaves its own status line
+        elif isinstance(result, str):  # what happened (open_run's own line, a cancel)
+            self.window.status.setText(result)
+        else:
             self.window.status.setText("Loaded.")
 
     def open_run(self, path: str | Path) -> str:
@@ -146,9 +177,11 @@ class FileActions:
         """Ask for a path, then do ``name`` (a key of :data:`DIALOGS`), reporting any error."""
         kind, title, default = DIALOGS[name]
         if path := self._ask(kind, title, save=name not in OPENS, name=default):
-            self._run(getattr(self, name), path)
+            self._run(getattr(self, SHOWN.get(name, name)), path)
 
 
+# actions that show their progress when asked for from a dialog
+SHOWN = {"export_gif": "export_gif_shown"}
 # action -> (file kind, dialog title, suggested name)
 OPENS = ("load_scenario", "open_run")
 DIALOGS = {

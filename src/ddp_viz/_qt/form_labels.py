@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QAbstractSpinBox, QTableWidgetItem
+from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtGui import QColor, QKeyEvent, QPalette
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QTableWidgetItem, QToolTip, QWidget
 
 from ddp_viz.model import registry
 
@@ -56,8 +57,47 @@ def float_or_text(text: str) -> float | str:
         return text
 
 
+NUMBER_KEYS = set("0123456789.,-−+eE ")
+
+
+def say_at(field: QWidget, text: str) -> None:
+    """A message right under ``field`` (a tooltip: the form does not move)."""
+    QToolTip.showText(field.mapToGlobal(QPoint(0, field.height())), text, field)
+
+
+class RejectedKeys(QObject):
+    """Says so when a spin box drops a key that is not part of a number (a letter simply
+    vanished): the field's name, the key, and what the field takes."""
+
+    def __init__(self, names: dict[QWidget, str], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.names = names
+        self.said = ""  # the last message (tests read it; a tooltip is gone in a moment)
+        for spin in names:
+            spin.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and isinstance(watched, QAbstractSpinBox):
+            text = QKeyEvent(event).text() if isinstance(event, QKeyEvent) else ""
+            if text and text.isprintable() and not set(text) <= NUMBER_KEYS:
+                name = self.names.get(watched, "This field")  # type: ignore[call-overload]
+                self.said = f"{name} takes a number: “{text}” is not part of one."
+                say_at(watched, self.said)
+                QApplication.beep()
+                return True
+        return False
+
+
+def field_message(field: str, message: str) -> str:
+    """A scenario error as a person reads it: the field's label, and its key when the two
+    differ (a scenario file names the key)."""
+    name = label(field)
+    return f"{name}: {message}" if name == field else f"{name} ({field}): {message}"
+
+
 def show_field_errors(form: Any) -> None:
-    """Mark every bad field in place with its reason, and list the reasons under the form."""
+    """Mark every bad field in place with its reason, and list the reasons under the form;
+    the field being edited says its own reason right under it."""
     bad = f"border: 2px solid {form.theme.bad};"
     for name, w in form._fields().items():
         msg = form.errors.get(name)
@@ -87,6 +127,10 @@ def show_field_errors(form: Any) -> None:
     form.table.blockSignals(False)
     form.table.setStyleSheet(bad if ("x" in form.errors or "y" in form.errors) else "")
     text = "\n".join(f"{label(k)}: {v}" for k, v in form.errors.items())
+    focus = QApplication.focusWidget()
+    for name, w in form._fields().items():
+        if name in form.errors and (w is focus or w.isAncestorOf(focus)):
+            say_at(w, f"{label(name)}: {form.errors[name]}")
     form.error_label.setText(text)
     form.error_label.setStyleSheet(f"color: {form.theme.bad};")
     form.error_label.setVisible(bool(text))

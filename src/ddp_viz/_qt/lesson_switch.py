@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ddp_viz._qt.watch_tables import show_run_tab
+from ddp_viz._qt.window_layout import apply_split_proportions
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import whole_steps
 
@@ -47,8 +48,9 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.tabs.setCurrentWidget(window.lesson_view)
     in_course = lesson.id in window.course.ids
     # a watched run's page has nothing to try: the run is the user's own script
-    window.form.parentWidget().setVisible(in_course)
+    window.form_scroll.setVisible(in_course)
     window._update_actions()
+    apply_split_proportions(window)  # this lesson's form may be longer or shorter
     if in_course:
         window.course_view.set_current(lesson.id)
         if window.settings is not None:

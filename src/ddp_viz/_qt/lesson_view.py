@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from ddp_viz._qt.hanging import code_blocks, hang
 from ddp_viz.model.lesson import Lesson, markdown_to_html
 from ddp_viz.model.theme import Theme
 
@@ -42,3 +44,6 @@ class LessonView(QTextBrowser):
             f" code {{ background: {code_bg}; }} blockquote {{ color: {theme.text}; }}"
         )
         self.setHtml(markdown_to_html(self.lesson.markdown, style, code_bg))
+        mono = QFont(["DejaVu Sans Mono", "monospace"])
+        mono.setPixelSize(self.font().pixelSize() if self.font().pixelSize() > 0 else 13)
+        hang(code_blocks(self.document()), mono)  # wrapped code keeps its indentation

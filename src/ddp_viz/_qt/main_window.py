@@ -7,11 +7,10 @@ The run's life (engine, run, cancel, follow mode, status, the prediction) is dec
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, QTimer, Signal
+from PySide6.QtCore import QEvent, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QMainWindow,
     QTabWidget,
     QWidget,
@@ -31,11 +30,12 @@ from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView, learner_of
 from ddp_viz._qt.refresh_turns import RefreshTurns
 from ddp_viz._qt.scenario_form import ScenarioForm
-from ddp_viz._qt.stage import StageWidget
+from ddp_viz._qt.stage import StageWidget, waiting_words
 from ddp_viz._qt.startup import AfterFirstPaint
+from ddp_viz._qt.status_line import StatusLine
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
-from ddp_viz._qt.window_layout import apply_split_proportions, lay_out
+from ddp_viz._qt.window_layout import apply_presentation, apply_split_proportions, lay_out
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
 from ddp_viz.model.lesson import Lesson
@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         self.file_actions = FileActions(self)
         self.toolbar = build_toolbar(self)
         build_menus(self)
-        self.status = QLabel("")
+        self.status = StatusLine()
         self.statusBar().addWidget(self.status, 1)
 
         # --- wiring --------------------------------------------------------------------------
@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.form.scenario_changed.connect(self._on_form_scenario_changed)
         self.form.submitted.connect(self.start_run)
         self.process_view.restart.clicked.connect(self.session.restart_engine)
+        self.process_view.log_toggle.toggled.connect(lambda _: apply_split_proportions(self))
         self.presentation.changed.connect(self._on_presentation_changed)
         self.course_view.lesson_chosen.connect(self.set_lesson)
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
@@ -172,6 +173,8 @@ class MainWindow(QMainWindow):
     # --- SessionView: what the session controller tells the window ----------------------------
     def show_engine_state(self, state: EngineState) -> None:
         self.process_view.set_engine_state(state)
+        if self.player.record is None:  # an empty stage says whether Run can start yet
+            self.stage.set_message(waiting_words(state))
         if state is EngineState.READY:
             self._on_warm_timer_timeout()
         self._update_actions()
@@ -297,6 +300,7 @@ class MainWindow(QMainWindow):
 
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
         self.stage.set_position(cursor, progress)
+        self.code_view.set_section(self.stage.frame().section)
         rec = self.player.record
         total = rec.steps_total() if rec else 0
         self.position_label.setText(
@@ -335,21 +339,13 @@ class MainWindow(QMainWindow):
         apply_split_proportions(self)
 
     def _on_presentation_changed(self, theme: Theme, projector: bool) -> None:
-        for act, checked in ((self.projector_action, projector), (self.side_action, not projector)):
-            act.blockSignals(True)
-            act.setChecked(checked)
-            act.blockSignals(False)
-        self.set_theme(theme)
-        # secondary panels fold away on a projector: the stage, code and plots get the room
-        self.splitters["left"].setVisible(not projector)
-        self.process_box.setVisible(not projector)
-        self.speed_label_action.setVisible(not projector)
-        self.speed_action.setVisible(not projector)  # room for the keys a lecturer uses
-        self.plots_panel.set_compact(projector)
-        self.follow.setText("Follow" if projector else "Follow latest step")
-        apply_split_proportions(self)
-        # again once the new type has set the panels' minimum sizes (leaving projector mode)
-        QTimer.singleShot(0, lambda: apply_split_proportions(self))
+        apply_presentation(self, theme, projector)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.WindowStateChange:  # the button says what it will do
+            full = self.isFullScreen()
+            self.fullscreen_action.setText("Leave full screen" if full else "Full screen")
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme

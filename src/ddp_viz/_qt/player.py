@@ -136,8 +136,9 @@ class Player(QObject):
         nxt = self._next()
         if nxt == self.cursor:
             planned = (self.record.steps_planned or len(self.record.steps)) if self.record else 1
-            if self.cursor.step + 1 >= max(1, planned):
-                self.pause()  # the whole run has been shown
+            if self.cursor.step + 1 >= max(1, planned) or not self._more_coming():
+                # the whole run has been shown, or all of a run that stalled or failed
+                self.pause()
             self._emit()
             return
         self.cursor, self.progress = nxt, (1.0 if duration <= 0 else 0.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -43,6 +44,9 @@ class ProcessView(QWidget):
         header.setStretchLastSection(True)
         self.table.setColumnCount(4)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)  # elided, not scrolled
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setHorizontalHeaderLabels(["#", "pid", "state", "rows"])
         self.table.horizontalHeaderItem(0).setToolTip("rank")
         self.table.verticalHeader().setVisible(False)
@@ -59,6 +63,9 @@ class ProcessView(QWidget):
         mono.setPixelSize(max(10, theme.font_px - 2))
         self.log.setFont(mono)
         self.log.setVisible(False)
+        # an open log never widens the panel (it pushed the plots past the window's edge)
+        self.log.setMinimumWidth(40)
+        self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         head = QHBoxLayout()
         head.addWidget(self.engine_label, 1)
         head.addWidget(self.restart)
@@ -73,6 +80,18 @@ class ProcessView(QWidget):
         self._record: RunRecord | None = None
         self._pending = 0  # ranks a requested run is waiting for
         self._lines = 0
+
+    def needed_width(self) -> int:
+        """Width that shows every column whole: the rows column as wide as its widest text."""
+        t = self.table
+        cols = sum(
+            max(t.sizeHintForColumn(c), t.horizontalHeader().sectionSizeHint(c)) for c in range(4)
+        )
+        margins = self.layout().contentsMargins()
+        return cols + 2 * t.frameWidth() + margins.left() + margins.right() + 8
+
+    def minimumSizeHint(self) -> QSize:  # the splitter keeps the table's columns whole
+        return QSize(self.needed_width(), super().minimumSizeHint().height())
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -201,3 +220,4 @@ class ProcessView(QWidget):
                 if c == 0 and text.isdigit():
                     item.setForeground(QColor(self.theme.rank_color(int(text))))
                 self.table.setItem(i, c, item)
+        self.updateGeometry()  # a longer rows column may need more width

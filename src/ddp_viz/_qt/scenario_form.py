@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz._qt.form_labels import float_or_text, next_row, set_help, show_field_errors
+from ddp_viz._qt.form_labels import (
+    RejectedKeys,
+    float_or_text,
+    label,
+    next_row,
+    set_help,
+    show_field_errors,
+)
 from ddp_viz._qt.kind_forms import kind_fields
 from ddp_viz._qt.train_fields import TrainFields
 from ddp_viz.model.dataspec import MAX_EPOCHS
@@ -76,6 +83,8 @@ class ScenarioForm(QWidget):
         self.model_label = QLabel("")
         self.model_label.setWordWrap(True)
         self.model_label.setObjectName("model_label")
+        spins = {w: label(n) for n, w in self._fields().items() if isinstance(w, QAbstractSpinBox)}
+        self.rejected_keys = RejectedKeys(spins, self)  # a letter no longer vanishes unsaid
         for name, w in self._fields().items():
             w.setObjectName(name)
             w.setAccessibleName(name)

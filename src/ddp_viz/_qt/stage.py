@@ -16,11 +16,22 @@ from ddp_viz._qt.theme import qcolor
 from ddp_viz.model.frame import Font, Shape, StageFrame, Text
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord
 
 MONO = ["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"]
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+PRESS_RUN = "Press Run to start real DDP ranks on this machine."
+
+
+def waiting_words(state: EngineState) -> str:
+    """What an empty stage says while the engine is in ``state``."""
+    if state is EngineState.STARTING:
+        return "Starting the engine (importing torch once for all ranks)…"
+    if state is EngineState.CRASHED:
+        return "The engine stopped: Restart engine (under Processes) to run again."
+    return PRESS_RUN
 
 
 class FontBook:
@@ -64,7 +75,7 @@ class StageWidget(QWidget):
         self.record: RunRecord | None = None
         self.cursor = Cursor()
         self.progress = 1.0
-        self.message = "Press Run to start real DDP ranks on this machine."
+        self.message = PRESS_RUN
         self.fonts = FontBook(self.font())
         self.painted_px: list[int] = []  # pixel size of every text of the last paint
         self._frame_key: tuple | None = None

@@ -129,6 +129,9 @@ class StageFrame:
     background: str
     shapes: list[Shape] = field(default_factory=list)
     texts: list[Text] = field(default_factory=list)
+    # the part of the lesson's listing this frame shows running (a key of its
+    # ``[code] sections``: the ring's reduce-scatter or all-gather loop); "" for all of it
+    section: str = ""
 
     # --- reading a frame (tests, exports) -----------------------------------------------------
     def numbers(self) -> dict[str, float]:

@@ -63,6 +63,9 @@ class Lesson:
     # per phase: listing line numbers as written, or texts (every shown line holding one)
     highlight: dict[str, list[int | str]] = field(default_factory=dict)
     dim: tuple[int, ...] = ()  # listing lines that are ddp-viz's instrumentation, not the lesson
+    # parts of the listing a stage frame can say it shows: name -> the text on the part's
+    # first line (the part runs to the next part's first line)
+    sections: dict[str, str] = field(default_factory=dict)
     phase_text: dict[str, str] = field(default_factory=dict)
     questions: tuple[Question, ...] = ()
     # ``${choose:key}`` in the listing: scenario key -> the key's value -> text to put in
@@ -84,17 +87,33 @@ class Lesson:
         kind = registry.get(self.kind) if self.kind else None
         return kind.plots if kind is not None else True
 
-    def lines_for(self, phase: str, scenario: Mapping[str, Any] | None = None) -> list[int]:
+    def lines_for(
+        self, phase: str, scenario: Mapping[str, Any] | None = None, section: str = ""
+    ) -> list[int]:
         """1-based code lines to highlight while ``phase`` plays, in the listing as shown for
         ``scenario``: a ``${choose:…}`` line highlights every line its text fills, and a text
-        (``"loss.backward()"``) every line that holds it, whichever text was chosen."""
+        (``"loss.backward()"``) every line that holds it, whichever text was chosen; within
+        ``section`` (a key of :attr:`sections`) when the stage names one."""
         marks = self.highlight.get(phase, [])
         lines = self._mapped([m for m in marks if isinstance(m, int)], scenario)
         texts = [m for m in marks if isinstance(m, str)]
+        shown = self.code_with(scenario).splitlines()
         if texts:
-            shown = self.code_with(scenario).splitlines()
             lines += [i for i, line in enumerate(shown, 1) if any(t in line for t in texts)]
-        return sorted(set(lines))
+        span = self._section_span(shown, section)
+        return sorted({n for n in lines if span[0] <= n < span[1]})
+
+    def _section_span(self, shown: list[str], section: str) -> tuple[int, int]:
+        """[first, end) lines of ``section`` in the listing ``shown``; all of it for none."""
+        starts = {
+            name: next((i for i, line in enumerate(shown, 1) if text in line), 0)
+            for name, text in self.sections.items()
+        }
+        first = starts.get(section, 0)
+        if not first:
+            return 1, len(shown) + 1
+        later = [n for n in starts.values() if n > first]
+        return first, min(later, default=len(shown) + 1)
 
     def dim_lines(self, scenario: Mapping[str, Any] | None = None) -> list[int]:
         return self._mapped(list(self.dim), scenario)
@@ -207,6 +226,7 @@ def load_lesson_folder(folder: Path) -> Lesson:
         scenario_file=scenario_file,
         highlight=highlight,
         dim=tuple(int(n) for n in code.get("dim", ())),
+        sections={str(k): str(v) for k, v in code.get("sections", {}).items()},
         phase_text=dict(meta.get("phase_text", {})),
         questions=tuple(questions),
         choose=_choose(code.get("choose", {}), code.get("listing", ""), where),

@@ -250,6 +250,7 @@ class SessionController:
             self.on_transport_event(event)
             if isinstance(event, protocol.RunStarted):
                 self.record.note, self.record.note_first = note, note_first
+                self.record.replayed = True
         if self.busy:  # the file ends before the run did
             self.record.status = RunStatus.FAILED
             self.record.reason = "the recording ends before the run did"

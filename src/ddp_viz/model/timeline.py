@@ -175,6 +175,7 @@ class RunRecord:
     # line (first when it matters more, a recording of a newer schema)
     note: str = ""
     note_first: bool = False
+    replayed: bool = False  # opened from a file, not run on this machine just now
     failed_rank: int | None = None
     elapsed_s: float | None = None
     bad_lines: int = 0
@@ -185,6 +186,10 @@ class RunRecord:
     launch: dict[int, LaunchEnv] = field(default_factory=dict)
     # rank -> what DDP's overlapped all-reduces cost its backward ([train] overlap_cost)
     backward_cost: dict[int, BackwardCost] = field(default_factory=dict)
+    # the most characters a recorded loss, gradient or parameter takes in the stage's four
+    # significant digits: the stage sizes its columns for these on every step, so its type
+    # does not change from one step to the next
+    value_chars: int = 0
     _kinds: list[registry.RunKind] = field(default_factory=list)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
 
@@ -242,6 +247,7 @@ class RunRecord:
                 self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
                 self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
+        self.value_chars = max(self.value_chars, _value_chars(event))
         for part in self.parts.values():
             part.apply(event)
         return True
@@ -357,6 +363,18 @@ def _param_infos(event: protocol.RunStarted) -> list[ParamInfo]:
     """From ``run_started`` (an older recording's are filled in by its upgrade step,
     :mod:`ddp_viz.model.recordings`)."""
     return [ParamInfo(str(p["name"]), tuple(int(d) for d in p["shape"])) for p in event.params]
+
+
+def _value_chars(event: protocol.Event) -> int:
+    """The characters of the widest number ``event`` brings to the stage (``fmt``'s 4 digits)."""
+    values: list[float] = []
+    if isinstance(event, protocol.LocalGrad) and event.values:
+        values = [event.loss, *(display_value(v) for v in event.grads.values())]
+    elif isinstance(event, protocol.AveragedGrad):
+        values = [display_value(v) for v in event.grads.values()]
+    elif isinstance(event, (protocol.Params, protocol.InitialParams)):
+        values = [display_value(v) for v in event.params.values()]
+    return max((len(f"{v:.4g}") for v in values if v is not None), default=0)
 
 
 def record(events: Iterable[protocol.Event]) -> RunRecord:

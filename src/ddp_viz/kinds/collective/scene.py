@@ -54,6 +54,7 @@ class _Builder(FrameBuilder):
         moves = self.col.steps.get(step, {})
         phase = next(iter(moves.values())).phase if moves else ""
         half = "reduce-scatter" if phase != ALL_GATHER else "all-gather"
+        self.frame.section = half if moves else ""  # the code view lights that loop only
         left = f"Ring step {step + 1} of {ring_steps(self.world)} · {half}"
         titles = [
             f"{left} · {PHASE_TITLES[self.phase]}",

@@ -99,6 +99,16 @@ def _bytes(b: Any, area: Rect) -> None:
             y += lh
 
 
+def round_ticks(top: float, most: int) -> list[float]:
+    """0 and round values (1, 2 or 5 × a power of ten apart) up to ``top``, at most ``most``."""
+    if top <= 0 or most < 2:
+        return [0.0]
+    raw = top / (most - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [k * step for k in range(int(top / step + 1e-9) + 1)]
+
+
 def _times(b: Any, area: Rect) -> None:
     f = b.small
     lh = f.px * LINE
@@ -128,9 +138,16 @@ def _times(b: Any, area: Rect) -> None:
         kind="line", points=((plot.x, plot.bottom), (plot.right, plot.bottom)), stroke=b.t.muted
     )
     b.shape(kind="line", points=((plot.x, plot.y), (plot.x, plot.bottom)), stroke=b.t.muted)
-    # the axis' two numbers sit inside its height: above the corner, below the title
-    b.text(plot.x - 3, plot.y, fmt(slowest, 3), f, b.t.muted, Align.RIGHT)
-    b.text(plot.x - 3, plot.bottom - lh, "0", f, b.t.muted, Align.RIGHT)
+    # the axis' numbers sit inside its height: the slowest below the title, round values
+    # between it and 0 above the corner, as many as fit a line apart
+    b.text(plot.x - 3, plot.y, fmt(slowest, 3), f, b.t.muted, Align.RIGHT, key="time.axis")
+    for v in round_ticks(slowest, max(2, min(6, int(plot.h / (lh * 1.4))))):
+        y = plot.bottom - plot.h * v / slowest
+        if y - lh / 2 < plot.y + lh * 1.1 and v > 0:
+            continue  # too close to the slowest's label
+        top = min(plot.bottom - lh, y - lh / 2)
+        b.text(plot.x - 3, top, fmt(v, 3), f, b.t.muted, Align.RIGHT, key="time.axis")
+        b.shape(kind="line", points=((plot.x - 3, y), (plot.x, y)), stroke=b.t.muted)
     low, high = math.log10(lengths[0]), math.log10(lengths[-1])
 
     def x_of(n: int) -> float:

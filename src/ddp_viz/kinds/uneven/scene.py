@@ -9,6 +9,8 @@ of the window's); when the timeout ends the wait, gloo's error is shown word for
 
 from __future__ import annotations
 
+import re
+
 from ddp_viz.kinds.uneven.record import KIND, UnevenRecord, ended_by, found, missing_ranks
 from ddp_viz.model.cursor import shown
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
@@ -285,15 +287,45 @@ class _Builder(StepFrameBuilder):
                         diff,
                     )
                 )
-        y = top
         room = self.ctx.width - 2 * self.pad
-        for text, font, color, key, value in lines:
-            for i, line in enumerate(self.wrap(text, font, room)):
-                if y + font.px * LINE > self.ctx.height:
-                    return
+        wrapped = [self.wrap(short_sources(text), font, room) for text, font, *_ in lines]
+        heights = [line[1].px * LINE for line in lines]
+        fit_lines(wrapped, heights, self.ctx.height - top)
+        y = top
+        for (_, font, color, key, value), parts in zip(lines, wrapped, strict=True):
+            for i, line in enumerate(parts):
                 k = key if i == 0 else ""
                 self.text(self.pad, y, line, font, color, key=k, value=value if k else None)
                 y += font.px * LINE
+
+
+SOURCE = re.compile(r"\[(/[^\]\s]*/)([^/\]\s]+)\]")
+
+
+def short_sources(text: str) -> str:
+    """gloo's source paths without their build folders: ``[…/unbound_buffer.cc:78]`` (the
+    whole path is one word too long for a line, and says nothing to a learner)."""
+    return SOURCE.sub(r"[…/\2]", text)
+
+
+def fit_lines(wrapped: list[list[str]], heights: list[float], room: float) -> None:
+    """Shorten the longest entries (in place) until they fit ``room``: each keeps its first
+    line, a shortened one ends in "…"; entries that still do not fit are left out."""
+
+    def used() -> float:
+        return sum(len(parts) * h for parts, h in zip(wrapped, heights, strict=True))
+
+    while used() > room:
+        longest = max(range(len(wrapped)), key=lambda i: len(wrapped[i]))
+        if len(wrapped[longest]) <= 1:
+            break
+        kept = wrapped[longest][:-1]
+        head, _, _ = kept[-1].rpartition(" ")  # a word gives way to the "…"
+        wrapped[longest] = [*kept[:-1], (head or kept[-1]) + " …"]
+    for i in range(len(wrapped) - 1, -1, -1):  # still too long: the last entries go
+        if used() <= room:
+            break
+        wrapped[i] = []
 
 
 def build(

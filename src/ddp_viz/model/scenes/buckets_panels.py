@@ -55,8 +55,8 @@ class Panels(FrameBuilder):
         text = "grey: backward · tick: a gradient ready · b0, b1…: a bucket's all-reduce"
         if self.compact:
             text += ", one thin bar each in one lane, b0 at the top"
-        if phase == 3:
-            text += " · dark: hidden"
+        if phase == 3:  # what this phase adds first: a short stage cuts the legend's end
+            text = "black line: backward's last gradient · dark: hidden · " + text
         hidden = sorted(r for r in (self.step.ranks if self.step else ()) if r not in ranks)
         if hidden:
             who = f"rank {hidden[0]}" if len(hidden) == 1 else f"ranks {hidden[0]}–{hidden[-1]}"

@@ -40,15 +40,42 @@ class _Builder(TableAndHub):
         self.step: StepRecord | None = (
             rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
         )
+        self.start_sizes = (self.base, self.line, self.lane_pad)
 
     # --- the whole frame -------------------------------------------------------------------
     def build(self) -> StageFrame:
+        # the lanes' type is sized for the tightest of the step's phases, so it does not change
+        # as the checks and captions come and go (the lanes are placed in this phase's room)
+        now = self.phase, self.progress
+        rooms = [self.plan(phase, 1.0)[2] for phase in (1, 2, 3)] if self.step else []
+        upper, footer, room = self.plan(*now)
+        y = self.pad * 0.6
+        for line in upper:
+            self.emit(line, y)
+            y += line.height
+        bottom = self.ctx.height - self.pad * 0.6 - sum(line.height for line in footer)
+        fy = bottom
+        for line in footer:
+            self.emit(line, fy)
+            fy += line.height
+        lay = self.layout(y + self.pad * 0.5, bottom - self.pad * 0.5, min([room, *rooms]))
+        self.data_table(lay)
+        for r in range(self.rec.world_size):
+            self.lane(lay, r)
+        if self.step is not None:
+            self.hub(lay)
+        return self.frame
+
+    def plan(self, phase: int, progress: float) -> tuple[list[Line], list[Line], float]:
+        """(title and caption, footer, the lanes' height) at ``phase``: the lanes' numbers come
+        first. When they do not fit at the smallest allowed type: drop the caption, then the
+        checks' details (the reason last), shrink the headings, tighten the lanes' rows.
+        Leaves the type and row sizes it settled on."""
+        self.phase, self.progress = phase, progress
+        self.base, self.line, self.lane_pad = self.start_sizes
         title = self.plan_title()
         caption = self.plan_caption()
         head, detail = self.plan_footer()
-        # The lanes' numbers come first. When they do not fit at the smallest allowed type:
-        # drop the caption, then the checks' details (the reason last), shrink the headings,
-        # tighten the lanes' rows.
         while self.used(title, caption, head, detail) + self.lanes_need() > self.ctx.height:
             if caption:
                 caption = caption[:-1]
@@ -66,23 +93,9 @@ class _Builder(TableAndHub):
                 detail = detail[:-1]
             else:
                 break
-        y = self.pad * 0.6
-        for line in title + caption:
-            self.emit(line, y)
-            y += line.height
-        footer = head + detail
-        bottom = self.ctx.height - self.pad * 0.6 - sum(line.height for line in footer)
-        fy = bottom
-        for line in footer:
-            self.emit(line, fy)
-            fy += line.height
-        lay = self.layout(y + self.pad * 0.5, bottom - self.pad * 0.5)
-        self.data_table(lay)
-        for r in range(self.rec.world_size):
-            self.lane(lay, r)
-        if self.step is not None:
-            self.hub(lay)
-        return self.frame
+        upper, footer = title + caption, head + detail
+        room = self.ctx.height - self.used(upper, footer)
+        return upper, footer, room
 
     def used(self, *groups: list[Line]) -> float:
         return sum(line.height for g in groups for line in g) + self.pad * 2.2
@@ -99,7 +112,7 @@ class _Builder(TableAndHub):
         left = f"Step {self.cursor.step + 1} of {total}  ·  {PHASE_TITLES[PHASES[self.phase]]}"
         status = {
             RunStatus.RUNNING: "live run",
-            RunStatus.FINISHED: "recorded run",
+            RunStatus.FINISHED: "recorded run" if rec.replayed else "run finished",
             RunStatus.FAILED: "run failed",
             RunStatus.CANCELLED: "run cancelled",
         }.get(rec.status, "")

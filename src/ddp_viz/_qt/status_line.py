@@ -1,0 +1,60 @@
+"""The status bar's line: wraps onto a second line rather than run past the window's edge
+(a stall's explanation with a recording's version note is ~200 characters), never more."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import QLabel, QWidget
+
+WRAP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextWordWrap
+
+MOST_LINES = 2
+
+
+class StatusLine(QLabel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("", parent)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+    def _most(self) -> int:
+        return self.fontMetrics().lineSpacing() * MOST_LINES + 4
+
+    def heightForWidth(self, width: int) -> int:
+        return min(super().heightForWidth(width), self._most())
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(hint.width(), min(hint.height(), self._most()))
+
+    def minimumSizeHint(self) -> QSize:  # narrow enough for any window; two lines at most
+        return QSize(80, min(super().minimumSizeHint().height(), self._most()))
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text)  # all of it, should two lines not hold it
+
+    def shown_text(self, width: int | None = None) -> str:
+        """The text as drawn: whole if two lines at ``width`` hold it, else cut at a word
+        with "…" (the tooltip has it all)."""
+        width = self.contentsRect().width() if width is None else width
+        fm, most, text = self.fontMetrics(), self._most(), self.text()
+
+        def fits(t: str) -> bool:
+            return fm.boundingRect(QRect(0, 0, max(1, width), 100_000), WRAP, t).height() <= most
+
+        if fits(text):
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(text[:mid] + " …") else (lo, mid - 1)
+        head = text[:lo]
+        return (head.rpartition(" ")[0] or head).rstrip(" ,;:") + " …"
+
+    def paintEvent(self, _event: object) -> None:
+        p = QPainter(self)
+        p.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        p.drawText(self.contentsRect(), WRAP, self.shown_text())
+        p.end()

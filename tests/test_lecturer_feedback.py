@@ -1,0 +1,58 @@
+"""What a lecturer sees while exporting and in full screen (issue 33, item 12): a GIF export
+froze the window for ~4.4 s with no progress; the toolbar said "Full screen" in full screen."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QProgressDialog
+
+from ddp_viz._qt.export import ExportCancelled
+from tests.conftest import load_recording
+from tests.qt_helpers import feed
+
+
+def _with_run(qtbot, make_window):
+    window = make_window()
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording("default-run.jsonl"))
+    return window
+
+
+def test_a_gif_export_reports_progress_and_can_be_cancelled(qtbot, make_window, tmp_path) -> None:
+    window = _with_run(qtbot, make_window)
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> bool:
+        seen.append((done, total))
+        return len(seen) < 3  # cancel on the third frame
+
+    fa = window.file_actions
+    path = tmp_path / "cancelled.gif"
+    with pytest.raises(ExportCancelled):
+        fa.export_gif(path, progress=progress)
+    assert not path.exists() and [d for d, _ in seen] == [1, 2, 3]
+    assert all(total == seen[0][1] > 3 for _, total in seen)
+
+
+def test_the_dialogs_gif_export_shows_a_cancellable_progress(
+    qtbot, make_window, tmp_path, monkeypatch
+) -> None:
+    window = _with_run(qtbot, make_window)
+    fa = window.file_actions
+    result = fa.export_gif_shown(tmp_path / "shown.gif")
+    dialog = fa.progress_dialog
+    assert isinstance(dialog, QProgressDialog) and dialog.minimumDuration() <= 1000
+    assert result == tmp_path / "shown.gif" and result.exists()
+    monkeypatch.setattr(QProgressDialog, "wasCanceled", lambda self: True)  # Cancel pressed
+    result = fa.export_gif_shown(tmp_path / "stopped.gif")
+    assert "cancelled" in result and not (tmp_path / "stopped.gif").exists()
+
+
+def test_the_full_screen_button_says_how_to_leave(qtbot, make_window) -> None:
+    window = make_window()
+    assert window.fullscreen_action.text() == "Full screen"
+    window.toggle_fullscreen()
+    qtbot.waitUntil(window.isFullScreen, timeout=2000)
+    qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Leave full screen", timeout=2000)
+    window.toggle_fullscreen()
+    qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Full screen", timeout=2000)
