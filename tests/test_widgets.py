@@ -420,7 +420,7 @@ def test_a_many_parameter_plot_names_its_line_styles(qtbot, window):
 def test_a_legend_for_many_parameters_would_squeeze_the_plot_so_there_is_none(qtbot, window):
     from types import SimpleNamespace
 
-    from ddp_viz._qt.plots import LEGEND_UP_TO
+    from ddp_viz._qt.plot_legend import LEGEND_UP_TO
 
     plots = window.plots
     assert plots._param_legend(SimpleNamespace(params=[None] * LEGEND_UP_TO)) is not None

@@ -17,6 +17,7 @@ from ddp_viz._qt import plot_watched
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_hold import HoldMixin
+from ddp_viz._qt.plot_legend import LegendMixin
 from ddp_viz._qt.plot_math import (
     DASH_NAMES,
     SYMLOG_ABOVE,
@@ -32,10 +33,8 @@ from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 from ddp_viz.model.watched import is_watched
 
-LEGEND_UP_TO = 12  # parameters: six rows of two names at most under the plot
 
-
-class Plots(HoldMixin, SurfaceMixin, QWidget):
+class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=True, background=theme.panel, foreground=theme.text)
@@ -138,40 +137,6 @@ class Plots(HoldMixin, SurfaceMixin, QWidget):
             w.addItem(text)
             w.setXRange(0, 1)
             w.setYRange(0, 1)
-
-    def _drop_param_legend(self) -> None:
-        """Take the legend's row out of the plot's layout, so the plot gets its height back."""
-        item = self.param_plot.getPlotItem()
-        old = item.legend
-        if old is not None:
-            old.clear()
-            item.layout.removeItem(old)
-            old.setParentItem(None)
-            if old.scene() is not None:
-                old.scene().removeItem(old)
-            item.legend = None
-
-    def _param_legend(self, record: RunRecord) -> pg.LegendItem | None:
-        """A few parameters: a legend naming each line style, in its own row below the plot,
-        so it never covers the lines (inside the plot it hid the biggest norms). None for one
-        or two, which the title names, and for more than ``LEGEND_UP_TO``, whose rows would
-        squeeze the plot away (a watched ResNet has 62): the title counts them and the tooltip
-        names them."""
-        self._drop_param_legend()
-        # projector type: two rows of names at most, or the legend takes half the plot
-        up_to = 4 if self.theme.name == "projector" else LEGEND_UP_TO
-        if not 2 < len(record.params) <= up_to:
-            return None
-        item = self.param_plot.getPlotItem()
-        legend = pg.LegendItem(
-            labelTextColor=self.theme.text,
-            labelTextSize=f"{self.text_px}px",
-            colCount=2,  # fewer rows: the plot keeps its height
-            frame=False,
-        )
-        item.layout.addItem(legend, 4, 1)  # below the bottom axis and its label
-        item.legend = legend  # curves plotted with a name join it
-        return legend
 
     def set_record(self, record: RunRecord) -> None:
         """A new run: create its curves once."""
