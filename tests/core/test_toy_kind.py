@@ -273,7 +273,7 @@ def test_the_toy_kind_runs_headless(toy: Path) -> None:
 @pytest.mark.gloo
 @pytest.mark.timeout(180)
 def test_the_toy_kind_runs_in_the_window(toy: Path, window, qtbot) -> None:
-    from tests.test_window_e2e import click_run, lock_guess, start_engine
+    from tests.qt.test_window_e2e import click_run, lock_guess, start_engine
 
     window.set_lesson("toy-sum")  # in the course: DDP_VIZ_LESSONS_PATH
     fields = window.form.kind_fields["toy"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ddp_viz.kinds.collective.model import ring_steps
 from ddp_viz.model.course import load_lesson
 from tests.conftest import load_recording
+from tests.kinds.collective.test_ring_scene import FOUR, frame
 from tests.qt_helpers import feed
-from tests.test_ring_scene import FOUR, frame
 
 
 def _loop_of(lesson, line: int) -> str:

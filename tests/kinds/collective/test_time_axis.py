@@ -8,7 +8,7 @@ import pytest
 from ddp_viz.kinds.collective.model import ring_steps
 from ddp_viz.kinds.collective.scene_charts import round_ticks
 from tests.frames import assert_inside_and_apart
-from tests.test_ring_scene import FOUR, frame
+from tests.kinds.collective.test_ring_scene import FOUR, frame
 
 
 def test_round_ticks_are_round_and_within_the_top() -> None:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gloo
 
 @pytest.mark.timeout(180)
 def test_the_padding_guess_is_graded_when_the_shares_appear(qtbot, window) -> None:
-    from tests.test_window_e2e import click_run, lock_guess, start_engine
+    from tests.qt.test_window_e2e import click_run, lock_guess, start_engine
 
     window.set_lesson("evaluation")
     assert not window.plots_panel.isVisible()  # the stage draws the run's own numbers

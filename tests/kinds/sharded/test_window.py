@@ -10,7 +10,7 @@ pytestmark = pytest.mark.gloo
 
 @pytest.mark.timeout(240)
 def test_the_zero_state_guess_is_graded_by_a_live_run(qtbot, window) -> None:
-    from tests.test_window_e2e import click_run, lock_guess, start_engine
+    from tests.qt.test_window_e2e import click_run, lock_guess, start_engine
 
     window.set_lesson("sharded")
     assert not window.plots_panel.isVisible()  # the stage draws the run's own numbers

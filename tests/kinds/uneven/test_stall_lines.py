@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ddp_viz.kinds.uneven.scene import fit_lines, short_sources
 from tests.frames import assert_inside_and_apart
-from tests.test_uneven_scene import STALL, frame
+from tests.kinds.uneven.test_uneven_scene import STALL, frame
 
 PROJECTOR_STAGE = (893, 495)  # the stage in a 1280×800 window in projector mode
 

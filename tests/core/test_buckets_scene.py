@@ -154,7 +154,8 @@ def test_the_bucket_count_question_reads_the_run_and_only_a_run_with_its_cap() -
 
 def light_step(events: list, step: int) -> list:
     """The recording as a long run's step without values would have sent ``step``: its loss,
-    buckets and timings, no gradients or parameters (tests/test_engine.py checks the engine)."""
+    buckets and timings, no gradients or parameters (tests/engine/test_engine.py checks the
+    engine)."""
     out = []
     for e in events:
         if getattr(e, "step", None) == step:

@@ -14,9 +14,9 @@ from ddp_viz.model.recording_format import header
 from ddp_viz.model.scenario import Scenario, ScenarioError
 from ddp_viz.model.timeline import Cursor
 from tests.conftest import load_recording
+from tests.core.test_exports import check_trace
 from tests.frames import assert_inside_and_apart
 from tests.qt_helpers import feed
-from tests.test_exports import check_trace
 
 pytestmark = pytest.mark.usefixtures("qapp")
 

@@ -147,7 +147,7 @@ def test_run_exports_a_gif_a_trace_and_events(tmp_path) -> None:
     from PIL import Image
 
     from ddp_viz.model.timeline import record
-    from tests.test_exports import check_trace
+    from tests.core.test_exports import check_trace
 
     gif, trace, events = tmp_path / "run.gif", tmp_path / "trace.json", tmp_path / "run.jsonl"
     res = cli(

@@ -14,7 +14,7 @@ import pytest
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.watch.listener import Listener
-from tests.test_watch_listener import TOKEN, connect, hello, step_events
+from tests.watch.test_watch_listener import TOKEN, connect, hello, step_events
 
 
 def forged(auth: str, rank: int = 1) -> str:

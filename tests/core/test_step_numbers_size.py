@@ -13,7 +13,7 @@ from ddp_viz.model.scenes import stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, RunRecord, record
 from tests.conftest import load_recording
-from tests.test_stage_frame import ctx
+from tests.core.test_stage_frame import ctx
 
 LAPTOP_STAGE = (560, 480)  # the stage in a 1280×800 window
 NUMBER_KINDS = (".local.", ".averaged.", ".params.")

@@ -46,7 +46,7 @@ def test_a_recording_opens_on_its_lesson_with_its_settings_in_the_form(qtbot, wi
     the lesson's one step in the form."""
     from pathlib import Path
 
-    data = Path(__file__).parent / "data"
+    data = Path(__file__).parents[1] / "data"
     window.file_actions.open_run(data / "mlp-2-ranks-3-steps.jsonl")
     assert window.lesson.id == "every-parameter"
     rec = window.session.record

@@ -9,7 +9,7 @@ import pytest
 
 from ddp_viz.model.course import load_course
 
-ENGINE = Path(__file__).parent.parent / "src" / "ddp_viz" / "engine"
+ENGINE = Path(__file__).parents[2] / "src" / "ddp_viz" / "engine"
 COURSE = load_course()
 
 

@@ -14,7 +14,7 @@ from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo
 
-SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
+SCRIPT = Path(__file__).parents[1] / "data" / "watched" / "train.py"
 TORCHRUN = [str(Path(sys.executable).parent / "torchrun"), "--standalone", "--nproc-per-node", "2"]
 
 

@@ -28,7 +28,7 @@ from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo
 
-SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
+SCRIPT = Path(__file__).parents[1] / "data" / "watched" / "train.py"
 HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 HELLO = wire.Hello("intruder", 1, 1, 1, 2, 0.0, [])
 BIN = Path(sys.executable).parent
@@ -266,7 +266,7 @@ def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None
     import asyncio
     import re
 
-    from tests.test_watch_listener import answering, connect, slow_loris
+    from tests.watch.test_watch_listener import answering, connect, slow_loris
 
     async def flood(port: int) -> None:  # 100 MB for an answer, no newline
         _, writer, _ = await connect(port)

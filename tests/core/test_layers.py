@@ -6,7 +6,7 @@ from pathlib import Path
 
 import grimp
 
-SRC = Path(__file__).parent.parent / "src" / "ddp_viz"
+SRC = Path(__file__).parents[2] / "src" / "ddp_viz"
 
 
 def test_no_module_imports_itself_back() -> None:

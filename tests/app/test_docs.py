@@ -14,7 +14,7 @@ from ddp_viz.model.dataspec import DATA_KEYS, TRAIN_KEYS
 from ddp_viz.model.modelspec import DDP_KEYS, MODEL_KEYS
 from ddp_viz.model.schema_doc import markdown
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 LESSON_CODE = ROOT / "src" / "ddp_viz" / "model" / "lesson.py"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # What setuptools reads to build the wheel; copied so the build never writes into the checkout.
 PROJECT_FILES = ("pyproject.toml", "README.md", "MANIFEST.in", "setup.cfg", "setup.py")
 PROJECT_DIRS = ("src", "assets")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ddp_viz.model.scenario import default_scenario
 from ddp_viz.model.timeline import Cursor, walk
-from tests.test_session import make, play, predict_question, ready
+from tests.core.test_session import make, play, predict_question, ready
 
 
 def autoplay(s) -> list[tuple[Cursor, float]]:

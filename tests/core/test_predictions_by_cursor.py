@@ -20,7 +20,7 @@ from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record, walk
 from tests.conftest import load_recording
-from tests.test_session import FakeTransport, FakeView
+from tests.core.test_session import FakeTransport, FakeView
 
 
 def _raw_value(lesson: str, events: list[protocol.Event]) -> float:

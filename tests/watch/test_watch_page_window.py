@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ddp_viz.model.timeline import Cursor
 from tests.conftest import DATA, load_recording
-from tests.test_watch_page import MANY, timings
+from tests.watch.test_watch_page import MANY, timings
 
 
 def test_the_run_tab_lists_every_tensor_and_bucket_sortably(make_window) -> None:

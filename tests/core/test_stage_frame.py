@@ -1,6 +1,6 @@
 """The stage as a pure function: frames built from recorded runs, no Qt, no torch.
 
-Widths come from a fixed-width estimate here; tests/test_first_use.py repeats the layout
+Widths come from a fixed-width estimate here; tests/qt/test_first_use.py repeats the layout
 checks with Qt's real font metrics.
 """
 

@@ -22,7 +22,7 @@ from ddp_viz.model.timeline import record
 
 pytestmark = pytest.mark.gloo
 
-SCRIPT = Path(__file__).parent / "data" / "watched" / "train.py"
+SCRIPT = Path(__file__).parents[1] / "data" / "watched" / "train.py"
 BIN = Path(sys.executable).parent
 SKEW_S = 1000.0
 

@@ -7,7 +7,7 @@ import pytest
 
 from ddp_viz.model.timeline import Cursor, walk
 from tests.conftest import load_recording
-from tests.test_uneven_scene import JOIN, STALL, frame
+from tests.kinds.uneven.test_uneven_scene import JOIN, STALL, frame
 
 LATER = ("no batch", "stuck", "gloo said", "Join: sent", "had no batch left", "after the loop")
 
