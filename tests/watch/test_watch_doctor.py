@@ -104,3 +104,46 @@ def test_a_rank_killed_with_sigkill_is_named_with_its_last_step(tmp_path) -> Non
     # rank 1 first; torchrun then stops rank 0 with SIGTERM, which leaves no last word either
     assert (lost[0].rank, lost[0].step) == (1, 3)
     assert f"✗ rank 1 (pid {lost[0].pid}) vanished without its last word in or after step 3" in said
+
+
+def test_the_first_nan_is_named_with_its_rank_step_and_tensors(tmp_path) -> None:
+    code, events, said = doctor(tmp_path, "nan")
+    assert code == 0
+    found = doctoring(record(events)).non_finite
+    first = min(found, key=lambda e: (e.step, e.rank))
+    assert (first.step, first.rank) == (3, 1) and first.loss != first.loss  # NaN
+    assert first.tensors == ["0.bias", "0.weight", "2.bias", "2.weight"]
+    assert (
+        "✗ non-finite: at step 4 on rank 1 (the first), its loss was nan; its local gradient "
+        "was not finite in 0.bias, 0.weight, 2.bias, 2.weight"
+    ) in said
+
+
+def test_a_rank_that_is_slow_every_step_is_the_straggler(tmp_path) -> None:
+    code, _, said = doctor(tmp_path, "slow", "--steps", "12", budget="0.02")
+    assert code == 0
+    verdict = next(line for line in said.splitlines() if "straggler" in line)
+    assert verdict.startswith("  ✗ straggler: rank 1 was the last to reach the all-reduce in ")
+    waited = float(verdict.split("the others waited ")[1].split(" ms")[0])
+    assert waited >= 20  # it sleeps 30 ms a step before its forward
+
+
+def test_a_parameter_changed_on_one_rank_is_the_desync_named(tmp_path) -> None:
+    code, events, said = doctor(tmp_path, "param")
+    assert code == 0
+    desync = doctoring(record(events)).desync
+    assert desync is not None and (desync.step, desync.agreed) == (4, 3)
+    assert desync.tensors == {"0.bias": [1]}
+    assert (
+        "✗ desync: entering step 5 (after step 4), rank 1 held other bytes than rank 0 in "
+        "0.bias; identical entering step 4"
+    ) in said
+
+
+def test_batchnorm_buffers_not_broadcast_are_the_desync_named(tmp_path) -> None:
+    code, events, said = doctor(tmp_path, "bn")
+    assert code == 0
+    desync = doctoring(record(events)).desync
+    assert desync is not None and (desync.step, desync.agreed) == (1, 0)
+    assert sorted(desync.tensors) == ["1.running_mean", "1.running_var"]
+    assert "✗ desync: entering step 2 (after step 1), rank 1 held other bytes" in said
