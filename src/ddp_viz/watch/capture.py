@@ -122,7 +122,7 @@ class Watch:
         names = [self.names.get(id(p), f"param{i}") for i, p in enumerate(params)]
         buffer = bucket.buffer()
         full = self.full
-        if self.non_finite.checking:
+        if self.non_finite.wants_buckets(full):
             self.non_finite.bucket(buffer, params, names)
         local = buffer.detach().clone() if full else None
         index = bucket.index()
