@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="share of training time full captures may take (default 0.02; 1: every step)",
     )
     watch.add_argument(
+        "--hang-after",
+        metavar="SECONDS",
+        type=float,
+        help="name a hang once no rank moved for this long (default: the larger of 10 s and "
+        "20 median steps)",
+    )
+    watch.add_argument(
         "--remote",
         action="store_true",
         help="stream to the listener DDP_VIZ_ADDR names, with DDP_VIZ_TOKEN (ddp-viz listen)",
@@ -291,6 +298,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     given = getattr(args, "cmd", [])  # listen takes no command
     command = given[1:] if given[:1] == ["--"] else given
+    if getattr(args, "hang_after", None) is not None:  # the ranks and the listener read it
+        from ddp_viz.model.watch_doctor import HANG_ENV
+
+        os.environ[HANG_ENV] = repr(args.hang_after)
     if args.command == "watch" and args.remote:
         return watch_remote(command)
     window = not args.no_window

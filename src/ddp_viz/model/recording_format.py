@@ -31,7 +31,9 @@ FORMAT = "ddp-viz-events"
 # always written, enums as Literal words, tensor summaries typed
 # version 2: the events and tables of two new kinds of run (the evaluation and the sharded
 # lessons); nothing older changed
-SCHEMA_VERSION = 2
+# version 3: the watch doctor's events (watch_beat, watch_hang, watch_rank_lost,
+# watch_non_finite, watch_digests); nothing older changed
+SCHEMA_VERSION = 3
 WATCHED = "watched"  # the lesson word of a watched run (its page, not a lesson of the course)
 HEADER_KIND = "recording"
 

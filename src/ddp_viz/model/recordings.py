@@ -50,10 +50,17 @@ def _upgrade_1_to_2(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_2_to_3(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 to 3 only added the watch doctor's events: a line written in 2 is already a
+    valid line of 3 (a watched run recorded before simply has no findings)."""
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: _upgrade_0_to_1,
     1: _upgrade_1_to_2,
+    2: _upgrade_2_to_3,
 }
 
 

@@ -4,7 +4,7 @@ listener around what the ranks send. Pure model layer."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from ddp_viz.model.event_base import Event
 
@@ -47,3 +47,108 @@ class WatchDropped(Event):
     run: int
     rank: int
     dropped: int
+
+
+# --- the doctor: what a rank is doing, and what went wrong (schema 3) ----------------------
+class _CallKeys(TypedDict):
+    seq: int  # the rank's own count of the collectives it issued, from 1
+    op: str  # all_reduce, barrier, … ("all_reduce" for DDP's gradient buckets too)
+    site: str  # the script's line that issued it: file:line in function
+
+
+# total=False rather than NotRequired: postponed annotations hide NotRequired from Python 3.11
+class CommCall(_CallKeys, total=False):
+    """One collective a watched rank issued: its place in the rank's sequence, its op, the
+    shapes of its tensors, the script's call site; DDP's bucket index for a gradient bucket,
+    the step it belongs to, and how long the rank has been inside it (while it is)."""
+
+    sizes: list[list[int]]
+    bucket: int
+    step: int  # the step it belongs to, from 0
+    for_s: float
+
+
+@dataclass(frozen=True)
+class WatchBeat(Event):
+    """A rank's heartbeat (every half second, from a thread of its own): the step it is on, a
+    counter that moves whenever it starts or ends a collective or a step, the collective it is
+    inside (or none) and the last it issued; its main thread's Python stack, innermost last,
+    once it has not moved for a while. The listener reads beats and records none of them: it
+    turns them into a :class:`WatchHang` when no rank moves."""
+
+    kind: ClassVar[str] = "watch_beat"
+    run: int
+    rank: int
+    step: int  # steps begun (forwards of the watched DDP): 3 in the third step or just after
+    progress: int
+    step_s: float  # the rank's median step time lately (NaN: no step yet)
+    inside: CommCall | None = None
+    last: CommCall | None = None
+    stack: list[str] = field(default_factory=list)
+
+
+class _StuckKeys(TypedDict):
+    rank: int
+    state: str  # "inside" a collective, "outside" any, "gone" (its process vanished), "ended"
+
+
+class StuckRank(_StuckKeys, total=False):
+    """One rank in a hang: what it is in, the last collective it issued, its stack."""
+
+    step: int  # steps it had begun
+    inside: CommCall
+    last: CommCall
+    stack: list[str]
+    quiet_s: float  # how long since it last moved
+
+
+@dataclass(frozen=True)
+class WatchHang(Event):
+    """No rank moved for ``stalled_s`` (the threshold was ``threshold_s``): where each rank
+    was. :mod:`ddp_viz.model.watch_doctor` says it in words."""
+
+    kind: ClassVar[str] = "watch_hang"
+    run: int
+    stalled_s: float
+    threshold_s: float
+    ranks: list[StuckRank]
+
+
+@dataclass(frozen=True)
+class WatchRankLost(Event):
+    """A rank's connection closed without its last word: its process was killed or crashed.
+    ``step`` is the step it was on, ``inside`` the collective it was in, by its last beat."""
+
+    kind: ClassVar[str] = "watch_rank_lost"
+    run: int
+    rank: int
+    pid: int
+    step: int  # steps it had begun
+    inside: CommCall | None = None
+    last: CommCall | None = None
+
+
+@dataclass(frozen=True)
+class WatchNonFinite(Event):
+    """The first step at which this rank's loss (the scalar it called ``backward`` on) or one
+    of its local gradients held a NaN or an infinity, and which tensors did."""
+
+    kind: ClassVar[str] = "watch_non_finite"
+    run: int
+    step: int
+    rank: int
+    loss: float | None
+    tensors: list[str]
+
+
+@dataclass(frozen=True)
+class WatchDigests(Event):
+    """A CRC-32 of every parameter's and buffer's bytes on this rank as it enters ``step``
+    (after DDP's buffer broadcast, before the forward): ranks in sync hold equal digests.
+    Sent with the steps captured in full."""
+
+    kind: ClassVar[str] = "watch_digests"
+    run: int
+    step: int
+    rank: int
+    digests: dict[str, str]

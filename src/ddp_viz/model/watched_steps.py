@@ -77,10 +77,10 @@ class Straggler:
     mean_wait_s: float
 
 
-def stragglers_with_waits(rec: RunRecord, upto: int) -> list[Straggler]:
-    """Each rank that was last in steps 0..upto, most often first."""
+def stragglers_with_waits(rec: RunRecord, upto: int, first: int = 0) -> list[Straggler]:
+    """Each rank that was last in steps first..upto, most often first."""
     waits: dict[int, list[float]] = {}
-    for st in rec.steps[: upto + 1]:
+    for st in rec.steps[first : upto + 1]:
         found = last_to_arrive(st)
         if found is not None:
             waits.setdefault(found[0], []).append(found[1])

@@ -33,6 +33,9 @@ from ddp_viz.engine.tensors import encode_all
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.watch_events import WatchDropped
+from ddp_viz.watch import calls, checks
+from ddp_viz.watch.calls import CALLS, call_site
+from ddp_viz.watch.heartbeat import Heartbeat
 from ddp_viz.watch.sender import Sender
 
 RUN = 1  # a listener records one watched run
@@ -80,9 +83,17 @@ class Watch:
         self.first_cost = 0.0  # what the first of them cost, counted when the next begins
         self._reset()
         self.sender = Sender(addr, token, self._hello)
+        self.non_finite = checks.NonFinite()
+        checks.watching(self.non_finite)
+        self.heart = Heartbeat(self.rank, self._beat)
         ddp.register_forward_pre_hook(self._on_forward_started)
         ddp.register_forward_hook(self._on_forward_done)
+        module.register_forward_pre_hook(self._on_module_forward)
         atexit.register(self.close)
+
+    def _beat(self, line: str) -> None:
+        if self.sender.alive:  # a beat is never counted as dropped: the next one says more
+            self.sender.send(line)
 
     def _hello(self) -> wire.Hello:
         return wire.Hello(
@@ -100,6 +111,7 @@ class Watch:
         self.averaged: dict[str, torch.Tensor] = {}
         self.buckets: dict[int, dict[str, Any]] = {}
         self.forward: list[list[float]] = []
+        self.snapshot: dict[str, torch.Tensor] = {}  # parameters and buffers entering a step
 
     # --- the hook ------------------------------------------------------------------------
     def hook(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
@@ -110,8 +122,11 @@ class Watch:
         names = [self.names.get(id(p), f"param{i}") for i, p in enumerate(params)]
         buffer = bucket.buffer()
         full = self.full
+        if self.non_finite.wants_buckets(full):
+            self.non_finite.bucket(buffer, params, names)
         local = buffer.detach().clone() if full else None
         index = bucket.index()
+        call = CALLS.enter("all_reduce", [[buffer.numel()]], call_site(1), index)
         span = {"index": index, "params": names, "bytes": buffer.numel() * buffer.element_size()}
         span.update(launched=start, finished=None)
         self.buckets[index] = span
@@ -123,6 +138,7 @@ class Watch:
             value = f.value()
             tensor = value[0] if isinstance(value, list) else value
             span["finished"] = done = _now()
+            CALLS.leave(call)
             if local is not None:
                 self._split(self.local, local, params, names)
                 self._split(self.averaged, tensor.detach(), params, names)
@@ -147,11 +163,13 @@ class Watch:
         on its future ran two Python callbacks per bucket and step, each taking the GIL on
         gloo's thread, where the script unwatched runs DDP's C++ all-reduce and none."""
         if user_hook is not None:
-            return user_hook(user_state, bucket)
+            with calls.nested():  # its collectives are this bucket's, entered already
+                return user_hook(user_state, bucket)
         group = self._group() or dist.group.WORLD
         buffer = bucket.buffer()
         buffer.div_(group.size())
-        return dist.all_reduce(buffer, group=group, async_op=True).get_future()
+        all_reduce = calls.original("all_reduce")
+        return all_reduce(buffer, group=group, async_op=True).get_future()
 
     @staticmethod
     def _split(into: dict, flat: torch.Tensor, params: list, names: list[str]) -> None:
@@ -181,6 +199,16 @@ class Watch:
             )
         self.full = self.step % self.period == 0
         self.forward.append([now, math.nan])
+        CALLS.step = self.step
+        self.heart.stepped(now)
+
+    def _on_module_forward(self, module: Any, _args: Any) -> None:
+        """The module's own forward, after DDP's buffer broadcast: on a step captured in full,
+        what every rank should hold alike (the digests compare it across ranks)."""
+        if self.full and self.sender.alive and not self.snapshot:
+            t0 = _now()
+            self.snapshot = checks.snapshot(module)
+            self.spent += _now() - t0
 
     def account(self, seconds: float) -> None:
         self.spent += seconds
@@ -191,6 +219,9 @@ class Watch:
 
     def flush(self) -> None:
         """The last step's events, if its backward all-reduced anything."""
+        bad = self.non_finite.found(self.step, self.rank)
+        if bad is not None and self.sender.alive:
+            self.sender.send(protocol.encode(bad))
         if not self.buckets or not self.sender.alive:
             self._reset()
             return
@@ -201,13 +232,17 @@ class Watch:
         params = {n: p.detach().clone() for n, p in self.named} if full else {}
         step = Step(self.step, self.rank, self.local, self.averaged, params, self.buckets)
         step.forward, step.account = self.forward[-1:], self.account
+        step.snapshot, self.snapshot = self.snapshot, {}
         if full:
             if self.captures == 1:  # what the first capture cost, as far as counted by now
                 self.first_cost = self.spent
             self.spent += _now() - t0
             self.captures += 1
             held = [*self.local.values(), *self.averaged.values(), *params.values()]
-            self.sender.send_later(step.lines, 4, sum(t.numel() * t.element_size() for t in held))
+            held += step.snapshot.values()
+            count = 5 if step.snapshot else 4
+            nbytes = sum(t.numel() * t.element_size() for t in held)
+            self.sender.send_later(step.lines, count, nbytes)
         else:  # its timings alone: nothing held, never dropped for memory
             self.sender.send_later(step.lines, 1, 0)
         self.step += 1
@@ -215,6 +250,7 @@ class Watch:
 
     def close(self) -> None:
         self.flush()
+        self.heart.stop()
         last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
         self.sender.close(last)
 
@@ -249,6 +285,7 @@ class Step:
         self.local, self.averaged, self.params, self.buckets = local, averaged, params, buckets
         self.forward: list[list[float]] = []
         self.account: Any = None
+        self.snapshot: dict[str, torch.Tensor] = {}
 
     def lines(self) -> list[str]:
         """The step's events as lines (its timings alone when it was not captured in full);
@@ -274,10 +311,12 @@ class Step:
         local = encode_all({n: self.local[n] for n in order if n in self.local}, False)
         averaged = encode_all({n: self.averaged[n] for n in order if n in self.averaged})
         params = encode_all(self.params)
+        digests = [checks.digests_event(step, rank, self.snapshot)] if self.snapshot else []
         return [
             protocol.LocalGrad(run, step, rank, math.nan, local, [b["params"] for b in buckets]),
             protocol.AveragedGrad(run, step, rank, averaged),
             protocol.Params(run, step, rank, params),
+            *digests,
             timing,
         ]
 
@@ -297,6 +336,8 @@ def patch(module: Any) -> None:
     ddp_class = module.DistributedDataParallel
     if getattr(ddp_class, "_ddp_viz_watched", False):
         return
+    calls.install()
+    checks.patch_backward()
     addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
     init, register = ddp_class.__init__, ddp_class.register_comm_hook
     _ORIGINAL["register_comm_hook"] = register

@@ -23,13 +23,21 @@ from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.recording_format import WATCHED, header
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watch_events import WatchSummary
+from ddp_viz.model.watch_checks import findings, straggler_text
+from ddp_viz.model.watch_events import (
+    WatchDigests,
+    WatchHang,
+    WatchNonFinite,
+    WatchRankLost,
+    WatchSummary,
+)
 from ddp_viz.watch.listener import RUN, Listener, Sink
 from ddp_viz.watch.relay import Relay
 
 BOOT = Path(__file__).parent / "boot"
 DRAIN_S = 5.0  # after the command ends: how long the last connections may take to close
 STOP_S = 10.0  # after Ctrl-C is passed on: how long the command may take to stop
+DOCTOR_KINDS = {k.kind for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests)}
 
 
 def parse_address(text: str, flag: str = "--listen") -> tuple[str, int]:
@@ -56,8 +64,12 @@ def watched_env(addr: str, token: str, budget: float | None = None) -> dict[str,
 class Recorder:
     """Folds the listener's events into a run (for the report) and writes them, if asked."""
 
-    def __init__(self, record: str | None, forward: Sink | None = None) -> None:
+    def __init__(
+        self, record: str | None, forward: Sink | None = None, out: TextIO | None = None
+    ) -> None:
         self.forward = forward  # a live window's transport: every event, as it is recorded
+        self.out = out  # where the doctor's findings are said as they come
+        self.said: set[str] = set()
         self.rec = RunRecord()
         self.path = record
         self.file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
@@ -72,6 +84,15 @@ class Recorder:
         if self.file is not None:
             self.file.write(protocol.encode(event) + "\n")
             self.file.flush()
+        if self.out is not None and event.kind in DOCTOR_KINDS:
+            self.say()
+
+    def say(self) -> None:
+        """The doctor's findings not said yet, now (a hang within a moment of its naming)."""
+        for key, lines in findings(self.rec):
+            if key not in self.said:
+                self.said.add(key)
+                print("ddp-viz watch: " + "\n".join(lines), file=self.out, flush=True)
 
     def finish(self, listener: Listener, code: int) -> None:
         done = len(self.rec.complete_steps())
@@ -190,7 +211,7 @@ async def _watch(
     started: Callable[[int], None] | None = None,
     relay: Relay | None = None,
 ) -> int:
-    recorder = Recorder(record, forward)
+    recorder = Recorder(record, forward, out)
     opened = await _open_listener(recorder, host, port, out, "watch")
     if opened is None:
         return 2
@@ -297,4 +318,18 @@ def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | 
     dropped = sum(listener.dropped.values())
     if dropped:
         lines.append(f"  {dropped} event(s) dropped by the ranks' queues")
-    return "\n".join(lines)
+    return "\n".join(lines + doctor_lines(rec))
+
+
+def doctor_lines(rec: RunRecord) -> list[str]:
+    """The doctor's findings for the report (each hang with every rank's stack), and the
+    straggler verdict."""
+    if rec.run is None:
+        return []
+    lines = ["  " + line for _, said in findings(rec) for line in said]
+    verdict = straggler_text(rec)
+    if verdict is not None:
+        lines.append("  " + verdict)
+    if not findings(rec) and rec.steps:
+        lines.append("  ✓ the doctor found no hang, no lost rank, no NaN and no desync")
+    return lines

@@ -10,6 +10,7 @@ in ``timing`` events are moved onto the listener's clock with the offset measure
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -18,9 +19,11 @@ from dataclasses import replace
 from ddp_viz.model import protocol
 from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.fieldcheck import ProtocolError
-from ddp_viz.model.watch_events import WatchDropped, WatchedRank
+from ddp_viz.model.watch_doctor import Doctor, threshold_from_env
+from ddp_viz.model.watch_events import WatchBeat, WatchDropped, WatchedRank
 
 RUN = 1
+CHECK_S = 0.25  # how often the doctor asks whether any rank moved (a hang is named within 2 s)
 Sink = Callable[[protocol.Event], None]
 
 
@@ -32,8 +35,10 @@ class Listener:
         host: str = "127.0.0.1",
         port: int = 0,
         handshake_s: float = wire.HANDSHAKE_S,
+        hang_s: float | None = None,
     ):
         self.token, self.sink, self.handshake_s = token, sink, handshake_s
+        self.doctor = Doctor(hang_s if hang_s is not None else threshold_from_env(os.environ))
         self.host, self.port = host, port
         self.refused: Counter[str] = Counter()
         self.bad_lines = 0
@@ -52,12 +57,22 @@ class Listener:
         )
         host, port = self._server.sockets[0].getsockname()[:2]
         self.port = port
+        self._watch_for_hangs = asyncio.create_task(self._check_hangs())
         return host, port
+
+    async def _check_hangs(self) -> None:
+        """Ask the doctor, a few times a second, whether the ranks stopped moving."""
+        while True:
+            await asyncio.sleep(CHECK_S)
+            hang = self.doctor.check(time.monotonic())
+            if hang is not None:
+                self.sink(hang)
 
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+            self._watch_for_hangs.cancel()
         for task in list(self._tasks):
             task.cancel()
 
@@ -76,6 +91,9 @@ class Listener:
                 try:
                     await self._read_events(reader, hello, offset)
                 finally:
+                    lost = self.doctor.lost(hello.rank)  # closed without its last word
+                    if lost is not None:
+                        self.sink(lost)
                     self.connections -= 1
                     if not self.connections:
                         self.idle.set()
@@ -129,6 +147,7 @@ class Listener:
             RUN, hello.rank, hello.host, hello.pid, hello.local_rank, hello.world_size, offset, rtt
         )
         self.ranks[hello.rank] = joined
+        self.doctor.joined(hello.rank, hello.pid, time.monotonic())
         self.sink(joined)
 
     async def _read_events(self, reader, hello: wire.Hello, offset: float) -> None:  # type: ignore[no-untyped-def]
@@ -153,8 +172,14 @@ class Listener:
             ):
                 self.bad_lines += 1  # a rank speaks for itself, in this run only
                 continue
+            if isinstance(event, WatchBeat):  # the doctor's, never recorded
+                self.doctor.beat(event, time.monotonic())
+                continue
             if isinstance(event, WatchDropped):
                 self.dropped[str(hello.rank)] = event.dropped
+                self.doctor.ended(hello.rank)
+            elif isinstance(event, protocol.Timing):
+                self.doctor.stepped(hello.rank, event.step)
             self.sink(on_listener_clock(event, offset))
 
 

@@ -13,6 +13,7 @@ from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.watch_buckets import BucketRows
 from ddp_viz.model.timeline import Cursor, RunRecord
+from ddp_viz.model.watch_checks import findings, straggler_text
 from ddp_viz.model.watched import (
     arrivals,
     averages_identical,
@@ -31,6 +32,7 @@ from ddp_viz.model.watched_steps import (
 
 MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
 MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
+MAX_DOCTOR = 6  # lines of the doctor's findings (the --no-window report has all, with stacks)
 WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
 
 
@@ -55,6 +57,7 @@ class _Builder(StepFrameBuilder):
         ):
             self.emit(line, y)
             y += line.height
+        y = self.doctor(y + self.pad * 0.2)
         y = self.ranks_table(y + self.pad * 0.3)
         if not seen:  # the ranks joined; their first step has not come yet
             self.para(y + self.pad * 0.3, WAITING, self.t.muted, "before_first_step")
@@ -74,6 +77,24 @@ class _Builder(StepFrameBuilder):
             k = key if i == 0 else ""
             self.text(self.pad, y, part, font, color, key=k, value=value if k else None)
             y += self.lh
+        return y
+
+    # --- what went wrong, first: a hang, a lost rank, a NaN, a desync, a straggler -----------
+    def doctor(self, top: float) -> float:
+        found = findings(self.rec, stacks=False)
+        verdict = straggler_text(self.rec)
+        if verdict is not None and verdict.startswith("✗"):
+            found.append(("straggler_verdict", [verdict]))
+        lines = [(key if i == 0 else "", line.strip()) for key, said in found
+                 for i, line in enumerate(said)]  # fmt: skip
+        y = top
+        for n, (key, line) in enumerate(lines):
+            if n == MAX_DOCTOR - 1 and len(lines) > MAX_DOCTOR:
+                more = f"… {len(lines) - n} more line(s) in the report (ddp-viz watch --no-window)"
+                return self.para(y, more, self.t.muted, "doctor.more")
+            bad = line.startswith("✗")
+            color = self.t.bad if bad else self.t.text
+            y = self.para(y, line, color, f"doctor.{key}" if key else "", bold=bad)
         return y
 
     # --- who runs where, and how fast -------------------------------------------------------

@@ -1,0 +1,218 @@
+"""A hang, named (pure): the listener's side of the watch doctor.
+
+Every watched rank beats every half second (:class:`WatchBeat`): its step, a counter that moves
+with each collective and step, the collective it is inside and the last it issued, and, once
+stuck, its Python stack. :class:`Doctor` keeps each rank's latest beat and when its counter last
+moved; when no rank has moved for longer than the threshold it makes one :class:`WatchHang`
+(per stall). :func:`hang_lines` says it in words: which collective each rank is in and where
+the script issued it, which ranks are missing from it, whether the ranks' collectives match,
+and each rank's stack.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ddp_viz.model.watch_events import (
+    CommCall,
+    StuckRank,
+    WatchBeat,
+    WatchHang,
+    WatchRankLost,
+)
+
+RUN = 1
+HANG_ENV = "DDP_VIZ_HANG_S"  # a fixed threshold (``watch --hang-after``), for ranks and listener
+MIN_HANG_S = 10.0  # no rank moved for this long (or STEPS_HANG steps' time, if longer): a hang
+STEPS_HANG = 20
+STACK_WAIT_S = 1.0  # past the threshold, how long a hang waits for a rank's stack to come
+
+
+def threshold_from_env(environ: Mapping[str, str]) -> float | None:
+    """The fixed threshold ``watch --hang-after`` set (None: the default's rule)."""
+    try:
+        value = float(environ.get(HANG_ENV, ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def hang_threshold(step_s: float, fixed: float | None = None) -> float:
+    """How long no rank may move before it is a hang: ``fixed`` if given, else the larger of
+    ``MIN_HANG_S`` and ``STEPS_HANG`` median steps."""
+    if fixed is not None:
+        return fixed
+    return max(MIN_HANG_S, STEPS_HANG * step_s) if math.isfinite(step_s) else MIN_HANG_S
+
+
+@dataclass
+class _Rank:
+    pid: int
+    moved_at: float
+    beat: WatchBeat | None = None
+    state: str = "running"  # or "gone", "ended"
+    begun: int = 0  # steps begun, as far as its step events tell (a beat may be older)
+
+
+class Doctor:
+    """The ranks' latest beats, as the listener receives them (its clock: ``now``)."""
+
+    def __init__(self, fixed: float | None = None) -> None:
+        self.fixed = fixed
+        self.ranks: dict[int, _Rank] = {}
+        self.reported = False  # this stall was named already
+
+    def joined(self, rank: int, pid: int, now: float) -> None:
+        self.ranks[rank] = _Rank(pid, now)
+
+    def beat(self, b: WatchBeat, now: float) -> None:
+        r = self.ranks.setdefault(b.rank, _Rank(0, now))
+        if r.beat is None or r.beat.progress != b.progress:
+            r.moved_at = now
+        r.beat = b
+
+    def stepped(self, rank: int, step: int) -> None:
+        """The rank sent step ``step``'s events: it sends them as step ``step + 1`` begins."""
+        r = self.ranks.get(rank)
+        if r is not None:
+            r.begun = max(r.begun, step + 2)
+
+    def ended(self, rank: int) -> None:
+        """The rank sent its last word: its training is over."""
+        if rank in self.ranks:
+            self.ranks[rank].state = "ended"
+
+    def lost(self, rank: int) -> WatchRankLost | None:
+        """The rank's connection closed; without its last word, it is gone."""
+        r = self.ranks.get(rank)
+        if r is None or r.state != "running":
+            return None
+        r.state = "gone"
+        b = r.beat
+        step = max(b.step if b is not None else 0, r.begun)
+        return WatchRankLost(RUN, rank, r.pid, step, b.inside if b else None, b.last if b else None)
+
+    def threshold(self) -> float:
+        steps = [r.beat.step_s for r in self.ranks.values() if r.beat is not None]
+        finite = [s for s in steps if math.isfinite(s)]
+        return hang_threshold(max(finite, default=math.nan), self.fixed)
+
+    def check(self, now: float) -> WatchHang | None:
+        """A hang once no running rank has moved for the threshold (once per stall)."""
+        running = [r for r in self.ranks.values() if r.state == "running"]
+        if not running:
+            return None
+        quiet = min(now - r.moved_at for r in running)
+        limit = self.threshold()
+        if quiet < limit:
+            self.reported = False
+            return None
+        if self.reported:
+            return None
+        stacks = all(r.beat is not None and r.beat.stack for r in running)
+        if not stacks and quiet < limit + STACK_WAIT_S:
+            return None
+        self.reported = True
+        return WatchHang(RUN, quiet, limit, [self._stuck(i, now) for i in sorted(self.ranks)])
+
+    def _stuck(self, rank: int, now: float) -> StuckRank:
+        r = self.ranks[rank]
+        state = r.state if r.state != "running" else "outside"
+        out = StuckRank(rank=rank, state=state, quiet_s=now - r.moved_at)
+        b = r.beat
+        if b is None:
+            return out
+        out["step"] = b.step
+        if b.inside is not None and r.state == "running":
+            out["state"] = "inside"
+            out["inside"] = b.inside
+        if b.last is not None:
+            out["last"] = b.last
+        if b.stack:
+            out["stack"] = list(b.stack)
+        return out
+
+
+# --- in words ---------------------------------------------------------------------------------
+def call_text(c: CommCall) -> str:
+    """``all_reduce #7 [3] at train.py:52 in main``; DDP's buckets say so."""
+    sizes = " ".join("[" + "×".join(map(str, s)) + "]" for s in c.get("sizes", []))
+    what = f"{c['op']} #{c['seq']}" + (f" {sizes}" if sizes else "")
+    if "bucket" in c:
+        what = f"DDP's gradient {what} (bucket {c['bucket']} of step {c.get('step', 0) + 1})"
+    return f"{what} at {c['site']}"
+
+
+def _key(c: CommCall) -> tuple:
+    return c["op"], tuple(tuple(s) for s in c.get("sizes", []))
+
+
+def stuck_text(s: StuckRank) -> str:
+    step = f", its latest step {s['step']}" if s.get("step") else ""
+    if s["state"] == "inside":
+        since = s["inside"].get("for_s")
+        held = f" for {since:.1f} s" if since is not None else ""
+        return f"rank {s['rank']}: inside {call_text(s['inside'])}{held}{step}"
+    where = {"gone": "gone (its process vanished)", "ended": "finished its training"}
+    if s["state"] in where:
+        return f"rank {s['rank']}: {where[s['state']]}{step}"
+    last = f"; its last communication: {call_text(s['last'])}" if "last" in s else ""
+    stack = s.get("stack") or []
+    at = f"; running {stack[-1]}" if stack else ""
+    return f"rank {s['rank']}: in no communication{step}{at}{last}"
+
+
+def mismatch(h: WatchHang) -> str:
+    """The ranks inside collectives that do not match (op or sizes), in words; "" if none."""
+    inside = [s for s in h.ranks if s["state"] == "inside"]
+    if len({_key(s["inside"]) for s in inside}) < 2:
+        return ""
+    parts = [f"rank {s['rank']} {call_text(s['inside'])}" for s in inside]
+    return "the ranks' collectives do not match: " + "; ".join(parts)
+
+
+def missing(h: WatchHang) -> tuple[CommCall | None, list[int]]:
+    """The collective most ranks are inside, and the ranks not in it."""
+    groups: dict[tuple, list[StuckRank]] = {}
+    for s in h.ranks:
+        if s["state"] == "inside":
+            groups.setdefault((*_key(s["inside"]), s["inside"]["seq"]), []).append(s)
+    if not groups:
+        return None, []
+    best = max(groups.values(), key=lambda g: (len(g), -g[0]["rank"]))
+    inside = {s["rank"] for s in best}
+    return best[0]["inside"], [s["rank"] for s in h.ranks if s["rank"] not in inside]
+
+
+def hang_lines(h: WatchHang, stacks: bool = True) -> list[str]:
+    """The hang in words: a headline, each rank's place, who is missing, what does not match,
+    and (``stacks``) each rank's Python stack, innermost last."""
+    lines = [f"✗ hang: no rank has moved for {h.stalled_s:.1f} s (threshold {h.threshold_s:.1f} s)"]
+    lines += ["  " + stuck_text(s) for s in h.ranks]
+    call, absent = missing(h)
+    if call is not None and absent:
+        who = ", ".join(f"rank {r}" for r in absent)
+        lines.append(f"  missing from {call['op']} #{call['seq']}: {who}")
+    bad = mismatch(h)
+    if bad:
+        lines.append("  ✗ " + bad)
+    if stacks:
+        for s in h.ranks:
+            if s.get("stack"):
+                lines.append(f"  rank {s['rank']}'s stack (innermost last):")
+                lines += [f"    {frame}" for frame in s["stack"]]
+    return lines
+
+
+def lost_text(e: WatchRankLost) -> str:
+    where = ""
+    if e.inside is not None:
+        where = f", inside {call_text(e.inside)}"
+    elif e.last is not None:
+        where = f"; its last communication: {call_text(e.last)}"
+    return (
+        f"✗ rank {e.rank} (pid {e.pid}) vanished without its last word in or after step "
+        f"{e.step}, its latest (killed or crashed){where}"
+    )

@@ -1,0 +1,173 @@
+"""Inside a watched script's processes: every collective the rank issues, numbered.
+
+:func:`install` wraps the public functions of ``torch.distributed`` that talk to other ranks
+(``all_reduce``, ``barrier``, ``send`` …), so a script that calls ``dist.all_reduce(t)`` is
+seen; DDP's own gradient buckets are entered by the comm hook (:mod:`.capture`). Each call
+gets the rank's next sequence number, its op, its tensors' shapes and the script's line that
+issued it (the first frame outside torch and ddp-viz). What is recorded is only where the rank
+is now (:attr:`Calls.inside`) and the last call it issued: no list grows with the run, and a
+call costs a few microseconds (a frame walk, a shape read) whatever its tensors' size.
+
+A call with ``async_op=True`` is inside only while it is being issued: its ``wait()`` is the
+script's own and is not followed (its stack still says where it waits).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from ddp_viz.model.watch_events import CommCall
+
+# every public function of torch.distributed that another rank must match
+OPS = (
+    "all_reduce", "broadcast", "barrier", "monitored_barrier", "reduce", "all_gather",
+    "all_gather_into_tensor", "all_gather_object", "gather", "gather_object", "scatter",
+    "scatter_object_list", "reduce_scatter", "reduce_scatter_tensor", "all_to_all",
+    "all_to_all_single", "broadcast_object_list", "send", "recv", "isend", "irecv",
+    "batch_isend_irecv",
+)  # fmt: skip
+MAX_SIZES = 4  # shapes kept per call (a list of 64 tensors: its first four, and its length)
+# frames of these folders are not the script's: torch's, and ddp-viz's own
+_SKIP = (
+    os.path.dirname(torch.__file__ or "") + os.sep,
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+)
+
+
+def call_site(depth: int = 2) -> str:
+    """``file:line in function`` of the first frame outside torch and ddp-viz: the script's
+    line that issued the collective (``loss.backward()`` for DDP's buckets)."""
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_SKIP):
+        f = f.f_back
+    if f is None:
+        return "?"
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
+
+
+def _shape(t: Any) -> list[int] | None:
+    return list(t.shape) if isinstance(t, torch.Tensor) else None
+
+
+def sizes_of(args: tuple) -> list[list[int]]:
+    """The shapes of a call's tensors: its first argument's (a tensor, or a list of them)."""
+    if not args:
+        return []
+    first = args[0]
+    if isinstance(first, list | tuple):
+        shapes = [s for s in map(_shape, first[:MAX_SIZES]) if s is not None]
+        return shapes + ([[len(first)]] if len(first) > MAX_SIZES else [])
+    shape = _shape(first)
+    return [] if shape is None else [shape]
+
+
+@dataclass
+class Call:
+    seq: int
+    op: str
+    site: str
+    sizes: list[list[int]]
+    started: float
+    bucket: int = -1
+    step: int = -1
+
+    def word(self, now: float | None = None) -> CommCall:
+        out = CommCall(seq=self.seq, op=self.op, site=self.site, sizes=self.sizes)
+        if self.bucket >= 0:
+            out["bucket"] = self.bucket
+        if self.step >= 0:
+            out["step"] = self.step
+        if now is not None:
+            out["for_s"] = max(0.0, now - self.started)
+        return out
+
+
+@dataclass
+class Calls:
+    """Where this process's rank is: the calls it is inside, the last it issued, and a
+    counter that moves whenever a call starts or ends (the heartbeat's sign of life)."""
+
+    seq: int = 0
+    progress: int = 0
+    last: Call | None = None
+    open: dict[int, Call] = field(default_factory=dict)  # seq -> a call not yet over
+    step: int = -1  # the step DDP is on (the capture sets it)
+
+    def enter(self, op: str, sizes: list[list[int]], site: str, bucket: int = -1) -> Call:
+        self.seq += 1
+        call = Call(self.seq, op, site, sizes, time.monotonic(), bucket, self.step)
+        self.open[call.seq] = call
+        self.last = call
+        self.progress += 1
+        return call
+
+    def leave(self, call: Call) -> None:
+        self.open.pop(call.seq, None)
+        self.progress += 1
+
+    def inside(self) -> Call | None:
+        """The oldest call not over: what the rank waits on."""
+        try:
+            return min(self.open.values(), key=lambda c: c.seq, default=None)
+        except RuntimeError:  # another thread changed the calls meanwhile: ask next beat
+            return None
+
+
+CALLS = Calls()
+_ORIGINAL: dict[str, Any] = {}
+_NESTED = threading.local()  # a call made from inside another (DDP's hook, object collectives)
+
+
+def original(op: str) -> Any:
+    """``torch.distributed``'s own function (the comm hook issues its bucket through it)."""
+    return _ORIGINAL.get(op) or getattr(dist, op)
+
+
+def _wrap(op: str, fn: Any) -> Any:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_NESTED, "on", False):
+            return fn(*args, **kwargs)
+        try:
+            call = CALLS.enter(op, sizes_of(args), call_site())
+        except Exception:  # never into the script
+            return fn(*args, **kwargs)
+        _NESTED.on = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _NESTED.on = False
+            CALLS.leave(call)
+
+    wrapper._ddp_viz_wrapped = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+class nested:
+    """Calls made in this block are part of the one already entered (DDP's hook)."""
+
+    def __enter__(self) -> None:
+        self.was = getattr(_NESTED, "on", False)
+        _NESTED.on = True
+
+    def __exit__(self, *exc: object) -> None:
+        _NESTED.on = self.was
+
+
+def install() -> None:
+    """Wrap ``torch.distributed``'s collectives, once per process."""
+    for op in OPS:
+        fn = getattr(dist, op, None)
+        if fn is None or getattr(fn, "_ddp_viz_wrapped", False):
+            continue
+        _ORIGINAL[op] = fn
+        setattr(dist, op, _wrap(op, fn))
