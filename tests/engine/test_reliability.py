@@ -37,8 +37,9 @@ def test_fifty_runs_leave_processes_fds_and_memory_flat() -> None:
 
     Measured after 60, 110 and 160 runs as the family's unique memory (USS: the un-sharing
     tail was ~7 MiB over runs 60-110 and ~4 MiB over 110-160 on this machine; PSS, which also
-    moves when other tests' processes map the same libraries, failed now and then beside them). Descriptors are compared as the worst of five samples,
-    because gloo closes its sockets asynchronously after a process group is destroyed.
+    moves when other tests' processes map the same libraries, failed now and then beside them).
+    Descriptors are compared as the worst of five samples, because gloo closes its sockets
+    asynchronously after a process group is destroyed.
     """
     scenario = default_scenario().with_changes(steps=5)
 
