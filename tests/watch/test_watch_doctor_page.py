@@ -12,7 +12,7 @@ from ddp_viz.model.lesson import load_lesson_folder
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
-from ddp_viz.model.watch_doctor import Doctor, hang_lines, hang_threshold
+from ddp_viz.model.watch_doctor import Doctor, hang_lines, hang_threshold, missing
 from ddp_viz.model.watch_events import WatchBeat
 from tests.conftest import load_recording
 from tests.frames import STAGE_SIZES, assert_fits
@@ -77,3 +77,20 @@ def test_the_threshold_is_a_few_seconds_or_many_steps() -> None:
     assert hang_threshold(0.01) == 10.0
     assert hang_threshold(2.0) == 40.0
     assert hang_threshold(2.0, fixed=1.5) == 1.5
+
+
+def test_the_ranks_missing_from_a_collective_are_those_not_inside_it() -> None:
+    """Three ranks: two wait in all_reduce #4, one is elsewhere; only that one is missing (a
+    two-rank hang has one rank on each side, so it cannot tell 'missing' from 'inside')."""
+    doc = Doctor(fixed=1.0)
+    for r in range(3):
+        doc.joined(r, 10 + r, 0.0)
+    stack = ["t.py:1 in main"]
+    doc.beat(beat(0, 5, stack, op="all_reduce", sizes=[[3]]), 0.5)
+    doc.beat(beat(1, 5, stack, op="barrier"), 0.5)
+    doc.beat(beat(2, 5, stack, op="all_reduce", sizes=[[3]]), 0.5)
+    hang = doc.check(1.8)
+    assert hang is not None
+    call, absent = missing(hang)
+    assert call is not None and (call["op"], absent) == ("all_reduce", [1])
+    assert any(line.startswith("  missing from all_reduce #4: rank 1") for line in hang_lines(hang))

@@ -75,6 +75,12 @@ def check_accuracies(p: EvalRecord) -> dict[str, float]:
     assert ranks_agree(p)
     for r, share in p.shares.items():  # each rank's float32 answers are the float64 ones
         assert share.correct == [right[i] for i in share.indices], r
+    # each way is marked equal to one process exactly when its number is: the ways that are
+    # not differ from it by less than 0.01 in these runs, so a loose tolerance would mark them
+    whole = sum(right) / len(right)
+    marked = {w.key: w.equal for w in ways(p)}
+    assert marked == {k: math.isclose(v, whole, rel_tol=0, abs_tol=1e-12) for k, v in want.items()}
+    assert not all(marked.values()), "a recording where every way agrees tells ✓ from nothing"
     return want
 
 
