@@ -89,6 +89,15 @@ def test_a_diverging_run_exits_1(json_out: bool) -> None:
         assert isinstance(events[-1], protocol.RunFailed)
 
 
+def _as_at_a_terminal() -> None:
+    """In the child, before it starts: SIGINT at its default, as for a command typed at a
+    terminal. A test run started in the background (``make test &``, some CI scripts) hands
+    its children SIGINT ignored, and Python keeps an ignored SIGINT ignored, as it should."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_long_run() -> tuple[subprocess.Popen, dict[int, int]]:
     """A 100,000-step run with --json; returns once both ranks have reported their pids."""
     proc = subprocess.Popen(
@@ -96,6 +105,7 @@ def _start_long_run() -> tuple[subprocess.Popen, dict[int, int]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_at_a_terminal,
     )
     pids: dict[int, int] = {}
     assert proc.stdout is not None
