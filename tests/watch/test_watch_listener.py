@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 
 import pytest
 
@@ -181,3 +182,28 @@ def test_bad_watch_and_listen_input_is_refused_before_anything_starts(capsys) ->
     assert "--budget: a fraction in (0, 1], got 3" in capsys.readouterr().err
     assert main(["watch", "--remote", "--", "true"]) == 2  # no DDP_VIZ_ADDR / TOKEN here
     assert "set DDP_VIZ_ADDR=HOST:PORT and DDP_VIZ_TOKEN" in capsys.readouterr().err
+
+
+def test_an_offset_inside_half_the_round_trip_is_not_applied() -> None:
+    """On one machine the ranks read the listener's own monotonic clock: the true offset is 0.
+    A rank that stamps its clock the moment the nonce arrives, then is slow to answer, makes
+    the midpoint wrong by up to half the round trip; that is noise, not an offset. A clock
+    1000 s away is measured."""
+
+    def stamping(rank: int, delay: float, skew: float):  # type: ignore[no-untyped-def]
+        async def rank_task(port: int) -> None:
+            _, writer, nonce = await connect(port)
+            clock = time.monotonic() + skew  # stamped on arrival, sent late: as a busy rank
+            await asyncio.sleep(delay)
+            writer.write((wire.answer(TOKEN, nonce, hello(rank, clock)) + "\n").encode())
+            await writer.drain()
+            writer.close()
+            await writer.wait_closed()
+
+        return rank_task
+
+    _, got = run_listener([stamping(0, 0.3, 0.0), stamping(1, 0.3, 1000.0)], handshake_s=5)
+    joined = {e.rank: e for e in got if e.kind == "watched_rank"}
+    assert joined[0].round_trip_s >= 0.3
+    assert joined[0].clock_offset_s == 0.0  # measured about -0.15 s: inside the bound
+    assert abs(joined[1].clock_offset_s - 1000.0) < joined[1].round_trip_s

@@ -126,7 +126,13 @@ class Listener:
         except wire.WireError as exc:
             self._refuse(str(exc))
             return None, 0.0
+        # The rank stamped its clock somewhere inside the round trip, so the midpoint is right
+        # to within half of it. An offset inside that bound is not measured at all: on one
+        # machine (the same monotonic clock, true offset 0) a busy rank's slow answer made one
+        # rank look 240 ms late at every all-reduce.
         offset = hello.clock - (t0 + t1) / 2
+        if abs(offset) <= (t1 - t0) / 2:
+            offset = 0.0
         self._joined(hello, offset, t1 - t0)
         return hello, offset
 
