@@ -4,6 +4,7 @@ the error names the field, as every scenario message does."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from ddp_viz.model.errors import ScenarioError
@@ -60,3 +61,23 @@ def integer(key: str, value: Any) -> int:
     if not found.is_integer():
         raise ScenarioError(key, f"must be a whole number, got {found:g}")
     return int(found)
+
+
+def wholes(
+    table: Mapping[str, Any], prefix: str, ranges: tuple[tuple[str, int, int], ...]
+) -> dict[str, int]:
+    """The whole-number keys of a table that it holds, each checked against its range
+    (``(key, low, high)``); errors name ``prefix.key``."""
+    return {
+        key: whole(f"{prefix}.{key}", table[key], low, high)
+        for key, low, high in ranges
+        if key in table
+    }
+
+
+def rate(key: str, value: Any, high: float) -> float:
+    """A learning rate: a number above 0 and at most ``high``."""
+    found = number(key, value)
+    if not 0 < found <= high:
+        raise ScenarioError(key, f"must be above 0 and at most {high:g}, got {found:g}")
+    return found

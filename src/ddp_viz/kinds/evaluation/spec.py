@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
-from ddp_viz.model.values import flag, number, whole
+from ddp_viz.model.values import flag, number, rate, wholes
 
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
@@ -60,26 +60,24 @@ class EvalSpec:
     @classmethod
     def from_mapping(cls, data: Any) -> EvalSpec:
         table = spec_table(data, KIND, KEYS)
-        v: dict[str, Any] = {}
-        for key, low, high in (
-            ("eval_rows", 2, 500),
-            ("train_steps", 1, 50),
-            ("batch", 1, 64),
-            ("hidden", 2, 64),
-            ("seed", 0, 2**31 - 1),
-        ):
-            if key in table:
-                v[key] = whole(f"{KIND}.{key}", table[key], low, high)
+        v: dict[str, Any] = wholes(
+            table,
+            KIND,
+            (
+                ("eval_rows", 2, 500),
+                ("train_steps", 1, 50),
+                ("batch", 1, 64),
+                ("hidden", 2, 64),
+                ("seed", 0, 2**31 - 1),
+            ),
+        )
         if "dropout" in table:
             p = number(f"{KIND}.dropout", table["dropout"])
             if not 0.05 <= p <= 0.95:
                 raise ScenarioError(f"{KIND}.dropout", f"must be from 0.05 to 0.95, got {p:g}")
             v["dropout"] = p
         if "lr" in table:
-            lr = number(f"{KIND}.lr", table["lr"])
-            if not 0 < lr <= 10:
-                raise ScenarioError(f"{KIND}.lr", f"must be above 0 and at most 10, got {lr:g}")
-            v["lr"] = lr
+            v["lr"] = rate(f"{KIND}.lr", table["lr"], 10)
         if "timeout_s" in table:
             t = number(f"{KIND}.timeout_s", table["timeout_s"])
             if not 1 <= t <= 30:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
-from ddp_viz.model.values import choice, flag, number, whole
+from ddp_viz.model.values import choice, flag, number, rate, whole, wholes
 
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
@@ -81,20 +81,19 @@ class HooksSpec:
     @classmethod
     def from_mapping(cls, data: Any) -> HooksSpec:
         table = spec_table(data, KIND, KEYS)
-        v: dict[str, Any] = {}
-        for key, low, high in (
-            ("steps", 1, 2000),
-            ("width", 2, 512),
-            ("batch", 1, 512),
-            ("warmup", 2, 2000),
-            ("seed", 0, 2**31 - 1),
-        ):
-            if key in table:
-                v[key] = whole(f"{KIND}.{key}", table[key], low, high)
+        v: dict[str, Any] = wholes(
+            table,
+            KIND,
+            (
+                ("steps", 1, 2000),
+                ("width", 2, 512),
+                ("batch", 1, 512),
+                ("warmup", 2, 2000),
+                ("seed", 0, 2**31 - 1),
+            ),
+        )
         if "lr" in table:
-            v["lr"] = number(f"{KIND}.lr", table["lr"])
-            if not 0 < v["lr"] <= 10:
-                raise ScenarioError(f"{KIND}.lr", f"must be above 0 and at most 10, got {v['lr']}")
+            v["lr"] = rate(f"{KIND}.lr", table["lr"], 10)
         if "bucket_cap_mb" in table:
             v["bucket_cap_mb"] = number(f"{KIND}.bucket_cap_mb", table["bucket_cap_mb"])
             if not 0 < v["bucket_cap_mb"] <= 100:

@@ -27,7 +27,7 @@ from ddp_viz.kinds.sharded.events import ShardedCollective, ShardedStep
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.event_base import Event
 from ddp_viz.model.modelspec import spec_table
-from ddp_viz.model.values import number, whole
+from ddp_viz.model.values import rate, wholes
 
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
@@ -75,19 +75,13 @@ class ShardedSpec:
     @classmethod
     def from_mapping(cls, data: Any) -> ShardedSpec:
         table = spec_table(data, KIND, KEYS)
-        v: dict[str, Any] = {}
-        for key, low, high in (
-            ("steps", 1, 200),
-            ("width", 8, 512),
-            ("batch", 1, 256),
-            ("seed", 0, 2**31 - 1),
-        ):
-            if key in table:
-                v[key] = whole(f"{KIND}.{key}", table[key], low, high)
+        v: dict[str, Any] = wholes(
+            table,
+            KIND,
+            (("steps", 1, 200), ("width", 8, 512), ("batch", 1, 256), ("seed", 0, 2**31 - 1)),
+        )
         if "lr" in table:
-            v["lr"] = number(f"{KIND}.lr", table["lr"])
-            if not 0 < v["lr"] <= 1:
-                raise ScenarioError(f"{KIND}.lr", f"must be above 0 and at most 1, got {v['lr']}")
+            v["lr"] = rate(f"{KIND}.lr", table["lr"], 1)
         return cls(**v)
 
     def to_dict(self) -> dict[str, Any]:
