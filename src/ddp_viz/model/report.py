@@ -157,12 +157,24 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
     return "\n".join(lines)
 
 
+def rank_pids(rec: RunRecord) -> str:
+    """The ranks' process ids in rank order, as every report's first line gives them."""
+    return ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+
+
+def run_outcome(rec: RunRecord) -> list[str]:
+    """A report's last lines: how long a finished run took, or how it ended otherwise."""
+    if rec.status is RunStatus.FINISHED:
+        return ["", f"finished in {rec.elapsed_s or 0:.3f} s"]
+    return ["", f"run {rec.status}: {rec.reason}"]
+
+
 def run_report(rec: RunRecord, max_steps: int = 20) -> str:
     for kind in rec.kinds():
         if kind.report is not None:  # a kind of run that is not DDP training reports itself
             return kind.report(rec)
     sc = rec.scenario
-    pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+    pids = rank_pids(rec)
     out = [
         f"DDP run {rec.run}: {rec.world_size} rank(s) over gloo, lr {sc.get('lr')}, "
         f"{rec.steps_planned} step(s), rank pids {pids}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ddp_viz.kinds.collective.model import naive_bytes_sent, ring_bytes_sent, ring_steps
+from ddp_viz.model.report import rank_pids
 from ddp_viz.model.tensors import is_summary, tensor_sample
 from ddp_viz.model.timeline import RunRecord, RunStatus
 
@@ -21,7 +22,7 @@ def collective_report(rec: RunRecord) -> str:
     col = rec.parts["collective"]
     world = rec.world_size
     length = int(rec.scenario.get("collective", {}).get("length", 0))
-    pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+    pids = rank_pids(rec)
     out = [
         f"all-reduce run {rec.run}: {world} ranks over gloo, {length} values each, "
         f"rank pids {pids}",

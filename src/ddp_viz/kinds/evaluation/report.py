@@ -17,6 +17,7 @@ from ddp_viz.kinds.evaluation.record import (
     stalled,
     ways,
 )
+from ddp_viz.model.report import rank_pids, run_outcome
 from ddp_viz.model.timeline import RunRecord, RunStatus
 
 
@@ -80,7 +81,7 @@ def hang_lines(p: EvalRecord, world: int, timeout: float) -> list[str]:
 def evaluation_report(rec: RunRecord) -> str:
     p = part(rec)
     spec = spec_of(rec)
-    pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+    pids = rank_pids(rec)
     out = [
         f"evaluation run {rec.run}: {rec.world_size} ranks over gloo, rank pids {pids}",
         f"model: Linear(4, {spec.hidden}) → BatchNorm1d → tanh → Dropout({spec.dropout:g}) → "
@@ -92,10 +93,7 @@ def evaluation_report(rec: RunRecord) -> str:
         "",
         *hang_lines(p, rec.world_size, spec.timeout_s),
     ]
-    if rec.status == RunStatus.FINISHED:
-        out += ["", f"finished in {rec.elapsed_s or 0:.3f} s"]
-    else:
-        out += ["", f"run {rec.status}: {rec.reason}"]
+    out += run_outcome(rec)
     return "\n".join(out)
 
 

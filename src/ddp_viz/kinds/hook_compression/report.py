@@ -10,6 +10,7 @@ from ddp_viz.kinds.hook_compression.model import (
     complete_steps,
     spec_of,
 )
+from ddp_viz.model.report import rank_pids, run_outcome
 from ddp_viz.model.timeline import RunRecord, RunStatus
 
 
@@ -45,7 +46,7 @@ def hooks_report(rec: RunRecord) -> str:
     part: HooksRecord = rec.parts[KIND]
     spec = spec_of(rec)
     n = complete_steps(rec)
-    pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+    pids = rank_pids(rec)
     out = [
         f"comm hooks run {rec.run}: {rec.world_size} ranks over gloo, rank pids {pids}",
         f"model: Linear(16, {spec.width}) → tanh → Linear({spec.width}, {spec.width}) → tanh → "
@@ -66,10 +67,7 @@ def hooks_report(rec: RunRecord) -> str:
     out.append("-" * len(head))
     for label, sent, error, loss, residual in summary_rows(rec):
         out.append(f"{label:<22} {sent:>11,} {error:>11.2e} {loss:>16.5f} {residual:>13.4g}")
-    if rec.status == RunStatus.FINISHED:
-        out += ["", f"finished in {rec.elapsed_s or 0:.3f} s"]
-    else:
-        out += ["", f"run {rec.status}: {rec.reason}"]
+    out += run_outcome(rec)
     return "\n".join(out)
 
 

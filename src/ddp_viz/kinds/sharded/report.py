@@ -15,6 +15,7 @@ from ddp_viz.kinds.sharded.model import (
     ideal_bytes,
     spec_of,
 )
+from ddp_viz.model.report import rank_pids, run_outcome
 from ddp_viz.model.timeline import RunRecord, RunStatus
 
 OPS = {"all_reduce": "AR", "broadcast": "BC", "all_gather": "AG", "reduce_scatter": "RS"}
@@ -69,7 +70,7 @@ def sharded_report(rec: RunRecord) -> str:
     part: ShardedRecord = rec.parts[KIND]
     spec = spec_of(rec)
     n = complete_steps(rec)
-    pids = ", ".join(str(rec.pids[r]) for r in sorted(rec.pids))
+    pids = rank_pids(rec)
     out = [
         f"sharded run {rec.run}: {rec.world_size} ranks over gloo, rank pids {pids}",
         f"model: Linear(16, {spec.width}) → tanh → Linear({spec.width}, {spec.width}) → tanh → "
@@ -90,10 +91,7 @@ def sharded_report(rec: RunRecord) -> str:
             f"(tolerance {PARAM_TOL:g}); gradients held within {g_diff:.1e} of DDP's averaged "
             f"rows (tolerance {GRAD_TOL:g})",
         ]
-    if rec.status == RunStatus.FINISHED:
-        out += ["", f"finished in {rec.elapsed_s or 0:.3f} s"]
-    else:
-        out += ["", f"run {rec.status}: {rec.reason}"]
+    out += run_outcome(rec)
     return "\n".join(out)
 
 
