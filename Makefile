@@ -7,9 +7,11 @@ STAMP  := $(VENV)/.ddp-viz-installed
 
 .PHONY: setup run test lint bench clean
 
+# --no-compile: pip would byte-compile every file of torch (~25 s of CPU); Python compiles
+# the modules it imports, once, when it first imports them.
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[test]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
