@@ -91,3 +91,23 @@ def test_the_prediction_reads_the_padding_from_the_ranks_shares() -> None:
     assert load_lesson("evaluation").questions[0].id == q.id  # the prediction comes first
     assert q.quantity.matches(rec) and q.quantity.read(rec) == 3.0
     assert prediction_is_right(q, 3.0, 3.0) and not prediction_is_right(q, 4.0, 3.0)
+
+
+@pytest.mark.parametrize("field", ["mean_of_ranks", "padded_sums", "kept_sums"])
+def test_a_rank_with_other_all_reduced_numbers_turns_the_agreement_line_to_a_cross(field) -> None:
+    """Derived from a real run: one rank's copy of one all-reduced number nudged by one row.
+    Any of the three differing is a disagreement; the untouched run agrees."""
+    import dataclasses
+
+    events = load_recording(RECORDINGS[0])
+    agree = "✓ every rank got the same all-reduced numbers"
+    assert agree in run_report(record(events))
+    changed = []
+    for e in events:
+        if e.kind == "eval_numbers" and e.rank == 1:
+            value = getattr(e, field)
+            nudged = value + 1 if isinstance(value, float) else [value[0] + 1, value[1]]
+            e = dataclasses.replace(e, **{field: nudged})
+        changed.append(e)
+    said = run_report(record(changed))
+    assert "✗ every rank got the same all-reduced numbers" in said and agree not in said
