@@ -68,3 +68,34 @@ def test_a_rank_that_sent_its_last_word_is_done_before_the_launcher_ends(make_wi
     window.process_view.set_record(window.session.record)
     states = [row[2] for row in window.process_view.rows()]
     assert states == ["done", "done"]
+
+
+def test_the_run_tab_is_reached_from_the_keyboard_on_a_projector(qtbot, make_window) -> None:
+    """At 1280×800 in projector mode the lesson column, and the Run tab in it, was folded away
+    with nothing to say how to reach it. Ctrl+T (View ▸ Run tables) shows the column with the
+    Run tab chosen and the keyboard in the tensors table, wider than the folded column's 22%;
+    the stage and the plots keep their room, and a lesson has nothing for Ctrl+T to show."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window((1280, 800))
+    window.presentation.set_projector(True)
+    window.file_actions.open_run(DATA / MANY)
+    QApplication.processEvents()
+    tab = window.run_tab.tables
+    assert not tab.isVisible()  # folded away with the lesson column
+    assert window.run_tables_action.isEnabled()
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    QApplication.processEvents()
+    assert tab.isVisible() and window.tabs.currentWidget() is tab
+    assert QApplication.focusWidget() is tab.tensors and tab.tensors.rowCount() == 120
+    main = window.splitters["main"]
+    left, center, plots = main.sizes()
+    assert left > 0.3 * main.width()  # room for the tables' columns
+    assert center >= window.splitters["center"].minimumSizeHint().width()
+    assert plots >= window.plots_panel.minimumSizeHint().width()
+    # on a lesson's page there is no Run tab: Ctrl+T does nothing
+    window.set_lesson("ddp-pattern")
+    assert not window.run_tables_action.isEnabled()
