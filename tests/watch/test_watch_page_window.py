@@ -99,3 +99,33 @@ def test_the_run_tab_is_reached_from_the_keyboard_on_a_projector(qtbot, make_win
     # on a lesson's page there is no Run tab: Ctrl+T does nothing
     window.set_lesson("ddp-pattern")
     assert not window.run_tables_action.isEnabled()
+
+
+def test_an_opened_watched_run_does_not_say_the_engine_is_starting(make_window) -> None:
+    """A watched run's page runs nothing of its own, yet an opened recording said "engine:
+    starting (importing torch …)" beside its ranks while the lessons' engine started, and an
+    engine state could replace the page's stage message with "Press Run". It says no engine
+    is needed; back on a lesson, the engine's state shows again."""
+    from ddp_viz.model.session import EngineState
+
+    window = make_window()
+    window.file_actions.open_run(DATA / "watched-2-ranks.jsonl")
+    label = window.process_view.engine_label
+    for state in (EngineState.STARTING, EngineState.READY, EngineState.STOPPED):
+        window.show_engine_state(state)  # what the session says as the lessons' engine starts
+        assert "no engine needed" in label.text() and "starting" not in label.text(), state
+    # `ddp-viz watch`: before its first step the page waits for the script, whatever the
+    # lessons' engine does meanwhile
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+    from ddp_viz.model.scenes.watch import WAITING
+
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    window.stage.set_message(WAITING)
+    window.show_engine_state(EngineState.READY)
+    assert window.stage.message == WAITING and "no engine needed" in label.text()
+    window.set_lesson("ddp-pattern")
+    window.show_engine_state(EngineState.STARTING)
+    assert label.text().startswith("engine: starting")
+    assert "Starting the engine" in window.stage.message
