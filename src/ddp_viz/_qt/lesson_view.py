@@ -23,16 +23,31 @@ BREAKS = re.compile(
 )
 
 
+LONG = re.compile(r"\S{17,}")  # a name in running text that may not fit a narrow column
+TABLE = re.compile(r"<table\b.*?</table>", re.S)
+
+
 def code_breaks(html: str) -> str:
     """``html`` with a zero-width space wherever a name in code may break: the lesson wraps
     at word boundaries only, and a dotted path longer than the line breaks at a dot, not
-    mid-name ("default_pg_tim/eout")."""
+    mid-name ("default_pg_tim/eout"). In running text only long names get them (a short
+    one, ``nn.Sequential``, moves to the next line whole); in code blocks and in tables
+    (whose columns are as wide as their longest word) every name."""
+    html = TABLE.sub(lambda t: CODE.sub(lambda m: _breaks_in(m, True), t.group(0)), html)
+    return CODE.sub(lambda m: _breaks_in(m, m.group(1) == "pre"), html)
 
-    def element(m: re.Match[str]) -> str:
-        parts = re.split(r"(<[^>]+>)", m.group(0))
-        return "".join(p if p.startswith("<") else BREAKS.sub(ZW, p) for p in parts)
 
-    return CODE.sub(element, html)
+def _breaks_in(m: re.Match[str], every: bool) -> str:
+    """The code element ``m`` with its break points: in every name, or in long ones."""
+    parts = re.split(r"(<[^>]+>)", m.group(0))
+    return "".join(
+        p if p.startswith("<") else BREAKS.sub(ZW, p) if every else LONG.sub(_long, p)
+        for p in parts
+    )
+
+
+def _long(m: re.Match[str]) -> str:
+    return BREAKS.sub(ZW, m.group(0))
 
 
 class LessonView(QTextBrowser):
