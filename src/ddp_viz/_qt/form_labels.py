@@ -135,12 +135,12 @@ class FieldNote(QLabel):
             " padding: 1px 4px; }"
         )
         self.setText(text)
+        seen = form.visibleRegion().boundingRect()  # the part of the form its pane shows
         left = 4
-        width = max(80, form.width() - 2 * left)
+        width = max(80, min(form.width(), seen.right() + 1) - 2 * left)
         self.setFixedWidth(width)
         height = self.heightForWidth(width)
         self.setFixedHeight(height)
-        seen = form.visibleRegion().boundingRect()  # the part of the form its pane shows
         y = where.bottom() + 2
         if y + height > seen.bottom() and where.top() - height - 2 >= seen.top():
             y = where.top() - height - 2
