@@ -209,6 +209,13 @@ class RunTab(QObject):
         self._refresh()
         apply_split_proportions(self.window)  # the Run tab's column widens for its tables
 
+    def wanted_width(self, width: int) -> int:
+        """How wide the lesson column wants to be, in a window ``width`` wide, while the Run
+        tab is the tab shown: its tables' columns whole, up to half the window; else 0."""
+        if self.window.tabs.currentWidget() is not self.tables:
+            return 0
+        return min(round(width * 0.5), self.tables.needed_width())
+
     def show_now(self) -> None:
         """View ▸ Run tables (Ctrl+T): the column shown (on a projector it is folded away),
         the Run tab chosen, the keyboard in its tensors table."""
@@ -234,12 +241,3 @@ def show_run_tables(window: Any) -> None:
     tab = getattr(window, "run_tab", None)
     if tab is not None and window.tabs.indexOf(tab.tables) >= 0:
         tab.show_now()
-
-
-def run_tab_width(window: Any, width: int) -> int:
-    """How wide the lesson column wants to be for the Run tab when it is the tab shown: its
-    tables' columns whole, up to half the window; 0 otherwise."""
-    tab = getattr(window, "run_tab", None)
-    if tab is None or window.tabs.currentWidget() is not tab.tables:
-        return 0
-    return min(round(width * 0.5), tab.tables.needed_width())

@@ -106,9 +106,9 @@ def apply_split_proportions(self: Any) -> None:
 
 
 def run_tab_width(self: Any, width: int) -> int:
-    from ddp_viz._qt.watch_tables import run_tab_width as wanted  # it imports this module
-
-    return wanted(self, width)
+    """The width a watched run's Run tab wants while it is shown (0: none, or not shown)."""
+    tab = getattr(self, "run_tab", None)  # watch_tables.RunTab, made on a watched page
+    return tab.wanted_width(width) if tab is not None else 0
 
 
 def left_split(height: int, form_need: int) -> tuple[int, int]:
