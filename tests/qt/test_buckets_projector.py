@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from ddp_viz.model.timeline import walk
+from ddp_viz.model.timeline import Cursor, walk
 from tests.conftest import load_recording
 from tests.qt_helpers import feed
 
@@ -39,4 +39,34 @@ def test_every_rank_is_on_the_projected_buckets_stage(qtbot, make_window, settin
                 }
                 assert bars == want, cursor
         if cursor.phase == 3:  # and the norms, under the timeline
-            assert any(t.startswith("‖∇‖ of each tensor") for t in texts), texts
+            assert any(t.startswith("‖∇‖") for t in texts), texts
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_every_tensor_s_norms_are_on_the_projected_stage(qtbot, make_window, settings, size):
+    """Issue 33, items 8 and 11: on a projector the norms showed "… 8 more" (1280×800) and
+    "… 5 more" (1920×1080) and their header was cut before it said what the blue bar was.
+    Every tensor's local norms and its average are drawn, and the header, whole, says which
+    bars are local and which averaged."""
+    window = make_window(size, settings=settings, lesson_id="buckets")
+    window.presentation.set_projector(True)
+    with qtbot.waitSignal(window.run_shown, timeout=5000):
+        feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
+    QApplication.processEvents()
+    rec = window.session.record
+    player = window.player
+    for step in range(1, len(rec.steps)):  # step 1's buckets are one: the norms are the same
+        player.cursor, player.progress = Cursor(step=step, phase=3), 1.0
+        player._emit(entered=True)
+        frame = window.stage.frame()
+        keys = {s.key for s in frame.shapes}
+        for p in rec.params:
+            assert f"avgnorm.{p.name}" in keys, (size, p.name)
+            for r in range(rec.world_size):
+                assert f"rank{r}.localnorm.{p.name}" in keys, (size, p.name, r)
+        assert not any(t.text.endswith("more") for t in frame.texts)
+        head = frame.text_with_key("grads.head")
+        assert head is not None and "…" not in head.text
+        assert "local" in head.text and "average" in head.text
+        inside = [s for s in frame.shapes if s.key.startswith(("avgnorm", "rank0.localnorm"))]
+        assert all(s.box.right <= frame.width + 0.5 for s in inside)

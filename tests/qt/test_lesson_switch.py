@@ -11,7 +11,7 @@ def test_another_lesson_forgets_the_last_run_everywhere(qtbot, window):
     the previous lesson's run over an empty stage."""
     feed(window, load_recording("mlp-buckets-2-ranks.jsonl"))
     assert "step" in window.position_label.text() and window.process_view.rows()[0][0] == "0"
-    assert "(8 tensors" in window.plots.param_plot.getPlotItem().titleLabel.text
+    assert "per tensor" in window.plots.param_plot.getPlotItem().titleLabel.text
     window.next_lesson()
     assert window.position_label.text() == "" and window.step_slider.maximum() == 0
     assert all(r[0] == "—" for r in window.process_view.rows())  # the pool, no ranks

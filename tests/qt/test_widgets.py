@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from ddp_viz._qt.engine_process import EngineProcess
 from ddp_viz.model import protocol
@@ -423,9 +424,14 @@ def test_a_legend_for_many_parameters_would_squeeze_the_plot_so_there_is_none(qt
     from ddp_viz._qt.plot_legend import LEGEND_UP_TO
 
     plots = window.plots
-    assert plots._param_legend(SimpleNamespace(params=[None] * LEGEND_UP_TO)) is not None
-    assert plots._param_legend(SimpleNamespace(params=[None] * (LEGEND_UP_TO + 1))) is None
-    # A real run of 8 parameters: a legend names each of their lines...
+
+    def run_of(n: int) -> SimpleNamespace:
+        params = [SimpleNamespace(name=f"{i}.weight", numel=4) for i in range(n)]
+        return SimpleNamespace(params=params, scenario={})
+
+    assert plots._param_legend(run_of(LEGEND_UP_TO)) is not None
+    assert plots._param_legend(run_of(LEGEND_UP_TO + 1)) is None
+    # A real run of 8 parameters: a legend names each of their lines
     window.set_lesson("buckets")
     feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
     item = plots.param_plot.getPlotItem()
@@ -433,11 +439,42 @@ def test_a_legend_for_many_parameters_would_squeeze_the_plot_so_there_is_none(qt
     labels = [label.text for _, label in item.legend.items]
     norms = [f"‖{layer}.{kind}‖" for layer in (0, 2, 4, 6) for kind in ("weight", "bias")]
     assert labels == [*norms[:-1], "6.bias"]  # the last bias is one number: its value
-    # ...and on a projector, where four rows of names would take half the plot, there is none
-    # while the same lines are drawn.
-    window.presentation.set_projector(True)
-    assert plots.record is not None and len(plots.record.params) == 8
-    assert item.legend is None and len(item.listDataItems()) >= 2 * 8
+
+
+def _pen_colour(item) -> str:
+    return item.opts["pen"].color().name()
+
+
+@pytest.mark.parametrize(
+    ("size", "projector"), [((1280, 800), False), ((1280, 800), True), ((1920, 1080), True)]
+)
+def test_each_tensor_s_curve_has_its_own_colour_and_the_legend_names_it(
+    qtbot, make_window, settings, size, projector
+):
+    """Issue 33, items 8 and 11: the buckets lesson's parameter plot drew its 8 tensors in the
+    ranks' colours with 4 dashes, and its legend showed 8 identical markers; on a projector it
+    had no legend at all. Each tensor now has a colour of its own, on every rank's curve, and
+    the legend (also on a projector, at 1280×800 too) shows that colour beside its name,
+    inside the plot's width."""
+    window = make_window(size, settings=settings, lesson_id="buckets")
+    window.presentation.set_projector(projector)
+    feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
+    QApplication.processEvents()
+    plots = window.plots
+    rec = plots.record
+    item = plots.param_plot.getPlotItem()
+    legend = item.legend
+    assert legend is not None and len(legend.items) == len(rec.params) == 8
+    swatches = [_pen_colour(sample.item) for sample, _ in legend.items]
+    assert len(set(swatches)) == 8, swatches  # eight colours, not eight of one marker
+    for i in range(len(rec.params)):
+        for r in range(rec.world_size):
+            assert _pen_colour(plots._curves[f"p{i}:{r}"]) == swatches[i], (i, r)
+    names = [label.text for _, label in legend.items]
+    assert names[0] in ("‖0.weight‖", "0.w") and len(set(names)) == 8
+    # the whole plot, legend and title included, fits its panel: nothing is cut at the edge
+    need = item.layout.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+    assert need <= plots.param_plot.width(), (need, plots.param_plot.width())
 
 
 def test_the_form_keeps_a_scenario_s_sampler_and_lets_epochs_set_the_length(qtbot, window):

@@ -68,3 +68,64 @@ def test_a_rank_that_sent_its_last_word_is_done_before_the_launcher_ends(make_wi
     window.process_view.set_record(window.session.record)
     states = [row[2] for row in window.process_view.rows()]
     assert states == ["done", "done"]
+
+
+def test_the_run_tab_is_reached_from_the_keyboard_on_a_projector(qtbot, make_window) -> None:
+    """At 1280×800 in projector mode the lesson column, and the Run tab in it, was folded away
+    with nothing to say how to reach it. Ctrl+T (View ▸ Run tables) shows the column with the
+    Run tab chosen and the keyboard in the tensors table, wider than the folded column's 22%;
+    the stage and the plots keep their room, and a lesson has nothing for Ctrl+T to show."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window((1280, 800))
+    window.presentation.set_projector(True)
+    window.file_actions.open_run(DATA / MANY)
+    QApplication.processEvents()
+    tab = window.run_tab.tables
+    assert not tab.isVisible()  # folded away with the lesson column
+    assert window.run_tables_action.isEnabled()
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    QApplication.processEvents()
+    assert tab.isVisible() and window.tabs.currentWidget() is tab
+    assert QApplication.focusWidget() is tab.tensors and tab.tensors.rowCount() == 120
+    main = window.splitters["main"]
+    left, center, plots = main.sizes()
+    assert left > 0.3 * main.width()  # room for the tables' columns
+    assert center >= window.splitters["center"].minimumSizeHint().width()
+    assert plots >= window.plots_panel.minimumSizeHint().width()
+    # on a lesson's page there is no Run tab: Ctrl+T does nothing
+    window.set_lesson("ddp-pattern")
+    assert not window.run_tables_action.isEnabled()
+
+
+def test_an_opened_watched_run_does_not_say_the_engine_is_starting(make_window) -> None:
+    """A watched run's page runs nothing of its own, yet an opened recording said "engine:
+    starting (importing torch …)" beside its ranks while the lessons' engine started, and an
+    engine state could replace the page's stage message with "Press Run". It says no engine
+    is needed; back on a lesson, the engine's state shows again."""
+    from ddp_viz.model.session import EngineState
+
+    window = make_window()
+    window.file_actions.open_run(DATA / "watched-2-ranks.jsonl")
+    label = window.process_view.engine_label
+    for state in (EngineState.STARTING, EngineState.READY, EngineState.STOPPED):
+        window.show_engine_state(state)  # what the session says as the lessons' engine starts
+        assert "no engine needed" in label.text() and "starting" not in label.text(), state
+    # `ddp-viz watch`: before its first step the page waits for the script, whatever the
+    # lessons' engine does meanwhile
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+    from ddp_viz.model.scenes.watch import WAITING
+
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    window.stage.set_message(WAITING)
+    window.show_engine_state(EngineState.READY)
+    assert window.stage.message == WAITING and "no engine needed" in label.text()
+    window.set_lesson("ddp-pattern")
+    window.show_engine_state(EngineState.STARTING)
+    assert label.text().startswith("engine: starting")
+    assert "Starting the engine" in window.stage.message

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QKeyEvent, QPalette
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QTableWidgetItem, QToolTip, QWidget
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolTip,
+    QWidget,
+)
 
 from ddp_viz.model import registry
 
@@ -88,6 +96,59 @@ class RejectedKeys(QObject):
         return False
 
 
+class FieldNote(QLabel):
+    """The error of the field being edited, right under it (above it at the pane's bottom),
+    over the form rather than in its layout: no field moves when it comes or goes, and it
+    stays while the error does (a tooltip went in seconds). Clicks pass through it to the
+    field it covers."""
+
+    def __init__(self, form: Any) -> None:  # form: ScenarioForm
+        super().__init__(form)
+        self.form = form
+        self.setObjectName("field_note")
+        self.setWordWrap(True)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.hide()
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # it follows the keyboard focus
+            app.focusChanged.connect(self._on_app_focus_changed)
+        form.table.currentCellChanged.connect(self._on_table_current_cell_changed)
+        form.installEventFilter(self)  # and the form's width
+
+    def _on_app_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self.isVisible() or (new is not None and self.form.isAncestorOf(new)):
+            note_the_focus(self.form)
+
+    def _on_table_current_cell_changed(self, *_: int) -> None:
+        note_the_focus(self.form)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self.isVisible():
+            note_the_focus(self.form)
+        return False
+
+    def show_at(self, where: QRect, text: str, bad: str, panel: str) -> None:
+        """Show ``text`` under ``where`` (a rectangle in the form's coordinates)."""
+        form = self.parentWidget()
+        self.setStyleSheet(
+            f"QLabel {{ color: {bad}; background: {panel}; border: 1px solid {bad};"
+            " padding: 1px 4px; }"
+        )
+        self.setText(text)
+        seen = form.visibleRegion().boundingRect()  # the part of the form its pane shows
+        left = 4
+        width = max(80, min(form.width(), seen.right() + 1) - 2 * left)
+        self.setFixedWidth(width)
+        height = self.heightForWidth(width)
+        self.setFixedHeight(height)
+        y = where.bottom() + 2
+        if y + height > seen.bottom() and where.top() - height - 2 >= seen.top():
+            y = where.top() - height - 2
+        self.move(left, y)
+        self.show()
+        self.raise_()
+
+
 def field_message(field: str, message: str) -> str:
     """A scenario error as a person reads it: the field's label, and its key when the two
     differ (a scenario file names the key)."""
@@ -97,20 +158,17 @@ def field_message(field: str, message: str) -> str:
 
 def show_field_errors(form: Any) -> None:
     """Mark every bad field in place with its reason, and list the reasons under the form;
-    the field being edited says its own reason right under it."""
-    bad = f"border: 2px solid {form.theme.bad};"
+    the field being edited says its own reason right under it (:class:`FieldNote`)."""
     for name, w in form._fields().items():
         msg = form.errors.get(name)
-        if isinstance(w, QAbstractSpinBox):
-            # a style sheet would drop the native arrows: tint the field instead
-            pal = QPalette(form.palette())
-            if msg:
-                tint = QColor(form.theme.bad)
-                tint.setAlpha(90)
-                pal.setColor(QPalette.ColorRole.Base, tint)
-            w.setPalette(pal)
-        else:
-            w.setStyleSheet(bad if msg else "")
+        # a tint, not a style sheet: a border changed the field's height and moved every
+        # field under it (and a style sheet drops a spin box's native arrows)
+        pal = QPalette(form.palette())
+        if msg:
+            tint = QColor(form.theme.bad)
+            tint.setAlpha(90)
+            pal.setColor(QPalette.ColorRole.Base, tint)
+        w.setPalette(pal)
         w.setToolTip(msg or _help(w))
     form.table.blockSignals(True)
     for r in range(form.table.rowCount()):
@@ -125,15 +183,34 @@ def show_field_errors(form: Any) -> None:
             item.setBackground(bad_bg if msg else QColor(0, 0, 0, 0))
             item.setToolTip(msg or "")
     form.table.blockSignals(False)
-    form.table.setStyleSheet(bad if ("x" in form.errors or "y" in form.errors) else "")
     text = "\n".join(f"{label(k)}: {v}" for k, v in form.errors.items())
-    focus = QApplication.focusWidget()
-    for name, w in form._fields().items():
-        if name in form.errors and (w is focus or w.isAncestorOf(focus)):
-            say_at(w, f"{label(name)}: {form.errors[name]}")
+    note_the_focus(form)
     form.error_label.setText(text)
     form.error_label.setStyleSheet(f"color: {form.theme.bad};")
     form.error_label.setVisible(bool(text))
+
+
+def note_the_focus(form: Any) -> None:
+    """The field with the keyboard focus says its error under it; no error, no note."""
+    focus = QApplication.focusWidget()
+    where, text = None, ""
+    for name, w in form._fields().items():
+        if name in form.errors and w.isVisible() and (w is focus or w.isAncestorOf(focus)):
+            where = QRect(w.mapTo(form, QPoint(0, 0)), w.size())
+            text = f"{label(name)}: {form.errors[name]}"
+    table: QTableWidget = form.table
+    if focus is not None and (focus is table or table.isAncestorOf(focus)):
+        r, c = table.currentRow(), table.currentColumn()
+        key = ("x", "y")[c] if c in (0, 1) else ""
+        msg = form.errors.get(f"{key}[{r}]") or form.errors.get(key)
+        if msg and r >= 0:
+            cell = table.visualRect(table.model().index(r, c))
+            top_left = table.viewport().mapTo(form, cell.topLeft())
+            where, text = QRect(top_left, cell.size()), f"{label(f'{key}[{r}]')}: {msg}"
+    if where is None:
+        form.field_note.hide()
+    else:
+        form.field_note.show_at(where, text, form.theme.bad, form.theme.panel)
 
 
 def next_row(pts: list[tuple[float, ...]], n: int) -> tuple[float, float]:

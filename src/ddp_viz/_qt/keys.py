@@ -33,6 +33,7 @@ SHORTCUTS = [
     ("F11", "full screen"),
     ("Ctrl+P", "projector mode on / off"),
     ("Ctrl+L", "show / hide the lesson and settings column"),
+    ("Ctrl+T", "a watched run's tables: every bucket and tensor"),
     ("Ctrl+= / Ctrl+-", "zoom in / out (Ctrl+0: actual size)"),
     ("Ctrl+O / Ctrl+S", "load / save a scenario"),
     ("F1", "this sheet"),

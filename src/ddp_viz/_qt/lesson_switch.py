@@ -49,6 +49,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     in_course = lesson.id in window.course.ids
     # a watched run's page has nothing to try: the run is the user's own script
     window.form_scroll.setVisible(in_course)
+    window.process_view.set_engine_needed(in_course)  # not "engine: starting" on it
     window._update_actions()
     apply_split_proportions(window)  # this lesson's form may be longer or shorter
     if in_course:

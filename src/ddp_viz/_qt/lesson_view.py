@@ -2,13 +2,52 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+import re
+
+from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtGui import QFont, QTextOption
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from ddp_viz._qt.hanging import code_blocks, hang
 from ddp_viz.model.lesson import Lesson, markdown_to_html
 from ddp_viz.model.theme import Theme
+
+ZW = "\u200b"  # zero-width space: a place a line may break, drawn as nothing
+CODE = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S)
+# where a name in code may break when it does not fit: before a dot, after an underscore,
+# between camel-case words (torch.distributed / .constants / .default_ / pg_ / timeout)
+BREAKS = re.compile(
+    r"(?<=[\w)\]])(?=\.[A-Za-z_])"  # before a dot
+    r"|(?<=[A-Za-z0-9]_)(?=[A-Za-z0-9])"  # after an underscore
+    r"|(?<=[a-z])(?=[A-Z])"  # between camel-case words
+)
+
+
+LONG = re.compile(r"\S{17,}")  # a name in running text that may not fit a narrow column
+TABLE = re.compile(r"<table\b.*?</table>", re.S)
+
+
+def code_breaks(html: str) -> str:
+    """``html`` with a zero-width space wherever a name in code may break: the lesson wraps
+    at word boundaries only, and a dotted path longer than the line breaks at a dot, not
+    mid-name ("default_pg_tim/eout"). In running text only long names get them (a short
+    one, ``nn.Sequential``, moves to the next line whole); in code blocks and in tables
+    (whose columns are as wide as their longest word) every name."""
+    html = TABLE.sub(lambda t: CODE.sub(lambda m: _breaks_in(m, True), t.group(0)), html)
+    return CODE.sub(lambda m: _breaks_in(m, m.group(1) == "pre"), html)
+
+
+def _breaks_in(m: re.Match[str], every: bool) -> str:
+    """The code element ``m`` with its break points: in every name, or in long ones."""
+    parts = re.split(r"(<[^>]+>)", m.group(0))
+    return "".join(
+        p if p.startswith("<") else BREAKS.sub(ZW, p) if every else LONG.sub(_long, p)
+        for p in parts
+    )
+
+
+def _long(m: re.Match[str]) -> str:
+    return BREAKS.sub(ZW, m.group(0))
 
 
 class LessonView(QTextBrowser):
@@ -17,8 +56,12 @@ class LessonView(QTextBrowser):
         self.lesson = lesson
         self.setOpenExternalLinks(True)
         self.setAccessibleName("Lesson")
-        # the text, code and tables wrap to the width; no sideways scrolling
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Lines break between words, never inside one: a table's columns are then at least
+        # as wide as their longest word ("paramete/r" was a column squeezed below it), and a
+        # name in code breaks where code_breaks allows. What still cannot fit (a table of
+        # long words in a very narrow column) scrolls sideways rather than being cut.
+        self.setWordWrapMode(QTextOption.WrapMode.WordWrap)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.theme = theme
         self.rendered = False
         self.setPlainText(f"{lesson.title}\n\nLoading the lesson…")
@@ -43,7 +86,16 @@ class LessonView(QTextBrowser):
             f" h2 {{ font-size: {round(theme.font_px * 1.25)}px; color: {theme.accent}; }}"
             f" code {{ background: {code_bg}; }} blockquote {{ color: {theme.text}; }}"
         )
-        self.setHtml(markdown_to_html(self.lesson.markdown, style, code_bg))
+        self.setHtml(code_breaks(markdown_to_html(self.lesson.markdown, style, code_bg)))
         mono = QFont(["DejaVu Sans Mono", "monospace"])
         mono.setPixelSize(self.font().pixelSize() if self.font().pixelSize() > 0 else 13)
         hang(code_blocks(self.document()), mono)  # wrapped code keeps its indentation
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        """Copied code pastes as written: without the breaks :func:`code_breaks` put in."""
+        data = super().createMimeDataFromSelection()
+        out = QMimeData()
+        out.setText(data.text().replace(ZW, ""))
+        if data.hasHtml():
+            out.setHtml(data.html().replace(ZW, ""))
+        return out

@@ -173,7 +173,8 @@ class MainWindow(QMainWindow):
     # --- SessionView: what the session controller tells the window ----------------------------
     def show_engine_state(self, state: EngineState) -> None:
         self.process_view.set_engine_state(state)
-        if self.player.record is None:  # an empty stage says whether Run can start yet
+        # an empty stage says whether Run can start yet (a watched page runs nothing)
+        if self.player.record is None and self.lesson.id in self.course.ids:
             self.stage.set_message(waiting_words(state))
         if state is EngineState.READY:
             self._on_warm_timer_timeout()

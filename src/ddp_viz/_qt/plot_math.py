@@ -47,11 +47,20 @@ def param_title(record: RunRecord) -> str:
         f"{p.name if p.numel == 1 else '‖' + p.name + '‖'} ({marks[i % 4]})"
         for i, p in enumerate(record.params)
     ]
-    if len(parts) > 2:
-        # tensors, not parameters: the lesson text counts a model's parameters as numbers
-        return f"Parameters<br>({len(parts)} tensors; ‖·‖: a norm)"
+    if by_tensor(record):
+        # tensors, not parameters: the lesson text counts a model's parameters as numbers;
+        # each tensor has its colour (the legend names them), each rank its marker
+        # (short lines: a longer title widened the plot past a projector's 1280 px)
+        return "‖·‖ per tensor (colour)<br>and per rank (marker)"
     # two lines: on one, a projector's 1280 px cut it at "weight (—), b"
     return "Parameters<br>" + ", ".join(parts) if parts else "Parameters"
+
+
+def by_tensor(record: RunRecord) -> bool:
+    """Does the parameter plot tell its curves apart by tensor (a colour each, a marker per
+    rank) rather than by rank (a rank's colour, a dash per parameter)? With more than two
+    parameters: four dashes cannot name eight tensors, and the ranks' curves coincide."""
+    return len(record.params) > 2 and not is_watched(record)
 
 
 def has_surface(record: RunRecord) -> bool:

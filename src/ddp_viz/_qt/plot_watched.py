@@ -21,7 +21,7 @@ def tooltip(record: RunRecord) -> str:
         f"Each rank's local gradient norm over the whole model ({len(record.params)} tensors, "
         "its own batch), and the "
         "averaged gradient's (dashed), at the steps captured in full (ddp-viz watch --budget). "
-        "Every tensor's norms are in the Run tab."
+        "Every tensor's norms are in the Run tab (Ctrl+T)."
     )
 
 

@@ -21,6 +21,7 @@ from ddp_viz._qt.plot_legend import LegendMixin
 from ddp_viz._qt.plot_math import (
     DASH_NAMES,
     SYMLOG_ABOVE,
+    by_tensor,
     has_surface,
     param_title,
     symlog,
@@ -167,28 +168,30 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         lw = t.line_px
         sym = max(5, t.font_px * 0.5)
         # a watched run: one curve per rank, named by the ranks' colours, as the loss plot's
-        legend = self._drop_param_legend() if watched else self._param_legend(record)
+        if watched:
+            self._drop_param_legend()
+        else:
+            self._param_legend(record)
         # markers tell ranks apart without colour; on long runs they would hide the lines
         markers = not long_run
+        tensors = by_tensor(record)  # a colour per tensor, the legend names them
         for r in range(record.world_size):
             c, m = t.rank_color(r), (t.rank_marker(r) if markers else None)
             # ranks are drawn with shrinking markers so identical curves stay visible
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
-            curves = [("loss", self.loss_plot, 0, None)] + [
-                (f"p{i}:", self.param_plot, i, p.name if p.numel == 1 else f"‖{p.name}‖")
-                for i, p in enumerate(record.params[: 1 if watched else None])
+            curves = [("loss", self.loss_plot, 0, c)] + [
+                (f"p{i}:", self.param_plot, 0 if tensors else i, t.rank_color(i) if tensors else c)
+                for i, _ in enumerate(record.params[: 1 if watched else None])
             ]
-            for key, plot, dash, label in curves:
+            for key, plot, dash, colour in curves:
                 self._curves[f"{key}{r}"] = plot.plot(
                     [],
                     [],
-                    pen=_pen(c, lw, dash=dash),
+                    pen=_pen(colour, lw, dash=dash),
                     symbol=m,
                     symbolSize=size,
-                    symbolBrush=c,
+                    symbolBrush=colour,
                     antialias=not long_run,
-                    # many parameters: a legend names each line style (rank 0's stands for all)
-                    name=label if legend is not None and r == 0 else None,
                 )
         # a symbol too, so a one-step run still shows its full-batch loss; a long run's
         # reference steps (1–20, then every 100th) are a dashed line alone: big crosses over
@@ -217,7 +220,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             title = "Arrival at the all-reduce<br>(ms after the first rank)"
         self._set_title(self.loss_plot, title)
         styles = [
-            f"{DASH_NAMES[i % 4]}: {p.name} {list(p.shape)}" for i, p in enumerate(record.params)
+            f"{'' if by_tensor(record) else DASH_NAMES[i % 4] + ': '}{p.name} {list(p.shape)}"
+            for i, p in enumerate(record.params)
         ]
         # a long run: not every step has values
         if record.steps_planned > EVERY_STEP_BELOW and not values_at_every_step(record.scenario):

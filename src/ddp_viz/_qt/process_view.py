@@ -26,6 +26,7 @@ from ddp_viz.model.timeline import RunRecord, RunStatus
 from ddp_viz.model.watched import is_watched, places, ranks_ended
 
 MAX_LOG_BLOCKS = 5000
+NOT_NEEDED = "no engine needed: these ranks are your script's"
 
 
 class ProcessView(QWidget):
@@ -80,6 +81,8 @@ class ProcessView(QWidget):
         self._record: RunRecord | None = None
         self._pending = 0  # ranks a requested run is waiting for
         self._lines = 0
+        self._engine_state = EngineState.STARTING
+        self._engine_needed = True
 
     def needed_width(self) -> int:
         """Width that shows every column whole: the rows column as wide as its widest text."""
@@ -114,7 +117,19 @@ class ProcessView(QWidget):
         self._lines += text.count("\n") + 1
         self._update_toggle()
 
+    def set_engine_needed(self, needed: bool) -> None:
+        """A watched run's page runs nothing of its own: its ranks are the user's script's,
+        so the engine's state (it may still be starting, for the lessons) is not this page's."""
+        self._engine_needed = needed
+        self.set_engine_state(self._engine_state)
+
     def set_engine_state(self, state: EngineState) -> None:
+        self._engine_state = state
+        if not self._engine_needed and state is not EngineState.CRASHED:
+            self.engine_label.setText(NOT_NEEDED)
+            self.engine_label.setStyleSheet("")
+            self.restart.setVisible(False)
+            return
         words = {
             EngineState.STARTING: "engine: starting (importing torch once for all ranks)…",
             EngineState.READY: "engine: running",

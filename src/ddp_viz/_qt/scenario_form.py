@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from ddp_viz._qt.form_labels import (
+    FieldNote,
     RejectedKeys,
     float_or_text,
     label,
@@ -173,6 +174,9 @@ class ScenarioForm(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.model_label)
         layout.addWidget(self.error_label)
+        # the list takes room from below, never from the fields above it
+        layout.addStretch(1)
+        self.field_note = FieldNote(self)  # the error of the field being edited
 
         self.world_size.valueChanged.connect(self._on_field_changed)
         self.steps.valueChanged.connect(self._on_field_changed)

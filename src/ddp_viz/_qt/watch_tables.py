@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz._qt.window_layout import apply_split_proportions
 from ddp_viz.model.frame import fmt
 from ddp_viz.model.timeline import Cursor, RunRecord
 from ddp_viz.model.watched import is_watched, latest_full
@@ -140,6 +141,15 @@ class WatchTables(QWidget):
             lay.addWidget(w, stretch)
         self._shown: tuple[Any, ...] = ()
 
+    def needed_width(self) -> int:
+        """The width that shows every column of both tables whole, with a scroll bar."""
+        margins = self.layout().contentsMargins()
+        return margins.left() + margins.right() + max(
+            t.horizontalHeader().length() + t.verticalScrollBar().sizeHint().width()
+            + 2 * t.frameWidth() + 2
+            for t in (self.buckets, self.tensors)
+        )  # fmt: skip
+
     def show_at(self, rec: RunRecord | None, cursor: Cursor) -> None:
         """Show ``rec`` at the stage's step (nothing again if that is what is shown)."""
         if rec is None or not is_watched(rec) or not rec.steps:
@@ -197,13 +207,37 @@ class RunTab(QObject):
 
     def _on_tabs_current_changed(self, _index: int) -> None:
         self._refresh()
+        apply_split_proportions(self.window)  # the Run tab's column widens for its tables
+
+    def wanted_width(self, width: int) -> int:
+        """How wide the lesson column wants to be, in a window ``width`` wide, while the Run
+        tab is the tab shown: its tables' columns whole, up to half the window; else 0."""
+        if self.window.tabs.currentWidget() is not self.tables:
+            return 0
+        return min(round(width * 0.5), self.tables.needed_width())
+
+    def show_now(self) -> None:
+        """View ▸ Run tables (Ctrl+T): the column shown (on a projector it is folded away),
+        the Run tab chosen, the keyboard in its tensors table."""
+        self.window.side_action.setChecked(True)
+        self.window.tabs.setCurrentWidget(self.tables)
+        self.tables.tensors.setFocus()
+        apply_split_proportions(self.window)
 
 
 def show_run_tab(window: Any, on: bool) -> None:
     """The watched page's Run tab on (``on``) or off, made the first time it is asked for."""
+    window.run_tables_action.setEnabled(on)
     tab = getattr(window, "run_tab", None)
     if tab is None:
         if not on:
             return
         tab = window.run_tab = RunTab(window)
     tab.set_shown(on)
+
+
+def show_run_tables(window: Any) -> None:
+    """View ▸ Run tables: the watched page's Run tab, in sight (nothing on a lesson)."""
+    tab = getattr(window, "run_tab", None)
+    if tab is not None and window.tabs.indexOf(tab.tables) >= 0:
+        tab.show_now()

@@ -83,7 +83,11 @@ def apply_split_proportions(self: Any) -> None:
     projector = self.presentation.projector
     side = self.splitters["left"].isVisibleTo(self)
     if projector and side:  # a lecturer opened the lesson column on a projector
-        self.splitters["main"].setSizes([round(w * 0.22), round(w * 0.5), round(w * 0.28)])
+        plots = round(w * 0.28)
+        # a watched run's tables, chosen (Ctrl+T): wider, taking from the stage's share
+        room = w - plots - self.splitters["center"].minimumSizeHint().width()
+        left = max(round(w * 0.22), min(run_tab_width(self, w), round(w * 0.45), room))
+        self.splitters["main"].setSizes([left, w - left - plots, plots])
         self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
         return
     if projector or not side:
@@ -99,6 +103,12 @@ def apply_split_proportions(self: Any) -> None:
     left_h = max(1, self.splitters["left"].height())
     need = self.form_scroll.widget().sizeHint().height() + 2
     self.splitters["left"].setSizes(list(left_split(left_h, need)))
+
+
+def run_tab_width(self: Any, width: int) -> int:
+    """The width a watched run's Run tab wants while it is shown (0: none, or not shown)."""
+    tab = getattr(self, "run_tab", None)  # watch_tables.RunTab, made on a watched page
+    return tab.wanted_width(width) if tab is not None else 0
 
 
 def left_split(height: int, form_need: int) -> tuple[int, int]:

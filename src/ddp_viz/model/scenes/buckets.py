@@ -65,10 +65,11 @@ class _Builder(Panels):
         common classroom one): fewer rows of norms first (down to what the layouts need; the
         rest are counted), then the caption (all of it: half a sentence helps nobody), then
         the smallest type the theme allows, then each rank's buckets in one lane, then the
-        rows under the timeline down to a title and one line, then the footer's explanation
-        (its muted lines: the lesson's text says it too), then what overlap cost backward (the
-        CLI's report says it too), and only then fewer ranks (the
-        legend says which are left out), and last no panels under the timeline."""
+        rows under the timeline down to a title and two (the norms of eight tensors, in
+        columns), then the footer's explanation (its muted lines: the lesson's text says it
+        too), then what overlap cost backward (the CLI's report says it too), then a row
+        under the timeline, and only then fewer ranks (the legend says which are left out),
+        and last no panels under the timeline."""
         self.with_cost = True
         title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
         ranks = self.ranks_with_timings()
@@ -94,13 +95,15 @@ class _Builder(Panels):
                 title, footer = self.plan_title(), self.plan_footer()
             elif not self.compact:
                 self.compact = True
-            elif lower > 2:
+            elif lower > 3:  # a title and two rows: the norms' grid holds eight tensors
                 lower -= 1
             elif any(x.color == self.t.muted for x in footer):
                 footer = [x for x in footer if x.color != self.t.muted]
             elif self.with_cost:  # the price of overlap: the CLI's report and the text say it too
                 self.with_cost = False
                 footer = [x for x in self.plan_footer() if x.color != self.t.muted]
+            elif lower > 2:
+                lower -= 1
             elif len(ranks) > 1:
                 ranks = ranks[:-1]
             elif lower:
@@ -164,6 +167,8 @@ class _Builder(Panels):
                 if o is not None:
                     parts.append(f"rank {r}: {round(o.fraction * 100)}%")
             head = "All-reduce time hidden behind backward:  " + "  ·  ".join(parts)
+            if self.width(head, font) > room:  # one line, so the norms keep a row
+                head = "Hidden behind backward:  " + "  ·  ".join(parts)
             lines.append((head, font, t.ok if self.any_hidden() else t.text))
             # the run's price for it, measured after the loop (the run's last step shows it)
             if self.with_cost and self.cursor.step + 1 >= self.rec.steps_total():

@@ -210,7 +210,8 @@ class _Builder(StepFrameBuilder):
         if many:
             self.para(
                 y,
-                f"{len(rows)} of {len(every)} tensors, widest spread first · all in the Run tab",
+                f"{len(rows)} of {len(every)} tensors, widest spread first"
+                " · all in the Run tab (Ctrl+T)",
                 t.muted,
                 "tensors.more",
             )

@@ -74,9 +74,8 @@ class BucketRows:
             room_rows += 1
         shown = buckets[: max(0, min(self.max_rows, room_rows))]
         if not shown:  # a short stage: what comes below keeps its room
-            return self.page.para(
-                y, f"{len(buckets)} bucket(s) this step: see the Run tab", t.muted, "buckets.more"
-            )
+            says = f"{len(buckets)} bucket(s) this step: see the Run tab (Ctrl+T)"
+            return self.page.para(y, says, t.muted, "buckets.more")
         self._row(y, heads, widths, chart, t.muted, "buckets.head")
         y += lh
         t0 = min(min(bt.launched.values()) for bt in buckets)
@@ -92,7 +91,7 @@ class BucketRows:
         if len(shown) < len(buckets):
             more = len(buckets) - len(shown)
             y = self.page.para(
-                y, f"… and {more} more bucket(s): all of them in the Run tab", t.muted
+                y, f"… and {more} more bucket(s): all of them in the Run tab (Ctrl+T)", t.muted
             )
         return y
 
