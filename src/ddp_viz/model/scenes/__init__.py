@@ -14,7 +14,6 @@ from ddp_viz.model.frame import StageFrame
 from ddp_viz.model.scenes.accumulate import build as build_accumulate
 from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.data_split import build as build_data_split
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
@@ -24,7 +23,6 @@ SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFr
 CORE_SCENES: dict[str, SceneBuilder] = {
     "ddp_step": build_ddp_step,
     "buckets": build_buckets,
-    "data_split": build_data_split,
     "accumulate": build_accumulate,
     "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
@@ -33,7 +31,6 @@ DDP_WORDS = ("shards", "local", "all-reduce", "step")
 CORE_PHASE_WORDS: dict[str, tuple[str, ...]] = {
     # the scenes whose phases the stage titles in words of their own (each scene's TITLES)
     "buckets": ("buckets", "ready", "all-reduce", "overlap"),
-    "data_split": ("rows", "gradient", "average", "step"),
     "accumulate": ("micro-batches", "backward", "synchronised", "step"),
     "watch": ("as reported",) * 4,  # one position per step (whole_steps)
 }
