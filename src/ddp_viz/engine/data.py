@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from ddp_viz.engine.kind_parts import kind_batches
 from ddp_viz.model.scenario import Scenario
 
+Batch = tuple[int, list[int]]  # (epoch, rows)
+
 
 def rank_batches(scenario: Scenario, rank: int) -> Iterator[tuple[int, list[int]]]:
     """(epoch, rows) for every step of ``rank``, without end."""
@@ -32,3 +34,13 @@ def first_epoch_rows(scenario: Scenario, rank: int) -> list[int]:
             break
         out += rows
     return out
+
+
+def take(batches: Iterator[Batch], k: int) -> list[Batch]:
+    """The next ``k`` batches of a rank's loader: one optimizer step's micro-batches."""
+    return [next(batches) for _ in range(k)]
+
+
+def micro_rows(micro: list[Batch]) -> list[int]:
+    """Every row of the step, micro-batch after micro-batch."""
+    return [i for _, rows in micro for i in rows]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import dataclass, field
 from datetime import timedelta
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,16 @@ Batches = Callable[["Scenario", int], Iterator[tuple[int, list[int]]]]
 Send = Callable[[dict[str, Any]], None]
 
 _PARTS: dict[str, ModuleType] = {}
+
+
+@dataclass
+class Pass:
+    """One optimizer step's forward and backward as a kind ran them: the step's loss, the
+    kind's events for them (sent with the step's) and the spans they took."""
+
+    loss: float
+    events: list[Event] = field(default_factory=list)
+    spans: dict[str, list[list[float]]] = field(default_factory=dict)
 
 
 class TrainingHooks:
@@ -81,6 +92,12 @@ class TrainingHooks:
         """DDP's forward raised: True when that ends the loop as the lesson's outcome (the
         kind reported it)."""
         return False
+
+    def forward_backward(self, trainer: Trainer, step: int, micro: list[Any]) -> Pass | None:
+        """Run the step's forward and backward over its ``micro`` batches (``(epoch, rows)``)
+        the kind's way (micro-batch by micro-batch, ``no_sync`` where it goes); None: the
+        core's one forward and backward."""
+        return None
 
     def after_step(self, trainer: Trainer, completed: int) -> None:
         """A step is over and its events are out; ``completed`` steps so far."""
@@ -133,6 +150,12 @@ class _AllHooks(TrainingHooks):
 
     def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
         return any(h.on_forward_error(trainer, step, exc) for h in self.hooks)
+
+    def forward_backward(self, trainer: Trainer, step: int, micro: list[Any]) -> Pass | None:
+        # one kind runs the step's passes: the first that does
+        return next(
+            (p for h in self.hooks if (p := h.forward_backward(trainer, step, micro))), None
+        )
 
     def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
         stack = ExitStack()

@@ -96,13 +96,8 @@ def lesson_for(scenario: dict) -> str:
     """The lesson whose stage shows what a scenario is about (``ddp-viz run --scenario F``
     without ``--lesson``): the all-reduce, uneven inputs, state DDP does not average, gradient
     accumulation, a sampler, buckets, an MLP; the DDP pattern otherwise."""
-    model, train = scenario.get("model", {}), scenario.get("train", {})
+    model = scenario.get("model", {})
     kind = registry.kind_of(scenario)
-    # gradient accumulation (not yet a kind of its own) ranks among the claiming kinds as
-    # precedence 1: above the sampler, which its lessons run on too
-    accumulating = int(train.get("accumulate", 1)) > 1 or train.get("no_sync", "none") != "none"
-    if accumulating and (kind is None or (kind.table is None and kind.precedence < 1)):
-        return "accumulate-with-no-sync"
     if kind is not None:  # the first lesson of the kind the scenario is about
         return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
     if model.get("kind") == "mlp":  # buckets smaller than DDP's default, or a wide MLP (the
