@@ -24,11 +24,6 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
     reasons = []
     train = record.scenario.get("train", {})
     k = int(train.get("accumulate", 1))
-    if k > 1 and not train.get("scale_loss", True):
-        reasons.append(
-            f"each rank added up {k} micro-batches' gradients in .grad without dividing the "
-            f"loss by {k}, so the step's gradient is {k}× what one process gets from these rows"
-        )
     if train.get("loss_reduction") == "sum":
         scaled = (
             f" (and each micro-batch's loss was ÷ {k})"
@@ -53,17 +48,9 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             "(SyncBatchNorm would share the statistics, but it needs a GPU or another "
             "accelerator: on CPU it raises)"
         )
-    for kind in record.kinds():  # the reasons a kind of run adds (the sampler's padding)
+    for kind in record.kinds():  # the reasons a kind of run adds (a sampler's repeated rows)
         if kind.differs is not None:
             reasons += kind.differs(record, st)
-    micro = sorted({len(m.rows) for rs in st.ranks.values() for m in rs.micro})
-    if len(micro) > 1 and train.get("loss_reduction", "mean") == "mean":
-        held = ", ".join(str(n) for n in micro[:-1]) + f" or {micro[-1]}"
-        reasons.append(
-            f"the micro-batches hold {held} rows (the loader's last batch of an epoch is "
-            "short), and each micro-batch's mean counts the same, so a row in a short one "
-            "weighs more"
-        )
     sizes = [len(rs.rows) for _, rs in sorted(st.ranks.items()) if rs.rows]
     if len(set(sizes)) > 1:
         reasons.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ddp_viz.kinds.accumulation.reasons import differs
 from ddp_viz.kinds.accumulation.scene import build
 from ddp_viz.model.registry import RunKind, register
 
@@ -33,5 +34,6 @@ register(
         values_every_step=True,  # the lesson is about what happens inside each step
         scenes={"accumulation": build},
         phase_words={"accumulation": ("micro-batches", "backward", "synchronised", "step")},
+        differs=differs,
     )
 )
