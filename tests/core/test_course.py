@@ -163,7 +163,7 @@ def test_only_first_answers_score_and_passing_needs_every_question_right() -> No
     assert score.passed(2) and not score.passed(3)
 
 
-@pytest.mark.parametrize("scene", ["buckets", "data_split", "accumulation"])
+@pytest.mark.parametrize("scene", ["bucket_timeline", "data_split", "accumulation"])
 def test_the_toolbar_names_each_phase_as_the_stage_titles_it(scene) -> None:
     """The toolbar said 'shards' while the buckets stage said '1 · this step's buckets'."""
     import importlib

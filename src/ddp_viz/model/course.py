@@ -11,7 +11,6 @@ from pathlib import Path
 from ddp_viz.model import registry
 from ddp_viz.model.assets import asset
 from ddp_viz.model.lesson import Lesson, LessonError, load_lesson_folder
-from ddp_viz.model.modelspec import DEFAULT_BUCKET_CAP_MB
 
 DEFAULT_LESSON = "ddp-pattern"
 
@@ -100,9 +99,6 @@ def lesson_for(scenario: dict) -> str:
     kind = registry.kind_of(scenario)
     if kind is not None:  # the first lesson of the kind the scenario is about
         return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
-    if model.get("kind") == "mlp":  # buckets smaller than DDP's default, or a wide MLP (the
-        # buckets lesson with its cap raised to 25 MB, as its quiz suggests): that lesson's
-        cap = scenario.get("ddp", {}).get("bucket_cap_mb", DEFAULT_BUCKET_CAP_MB)
-        wide = max(model.get("hidden", [0]), default=0) >= 64
-        return "buckets" if cap < DEFAULT_BUCKET_CAP_MB or wide else "every-parameter"
+    if model.get("kind") == "mlp":  # an MLP no kind claims: every parameter's gradient
+        return "every-parameter"
     return DEFAULT_LESSON

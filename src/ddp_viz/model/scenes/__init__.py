@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from ddp_viz.model import registry
 from ddp_viz.model.frame import StageFrame
-from ddp_viz.model.scenes.buckets import build as build_buckets
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.watch import build as build_watch
@@ -21,14 +20,12 @@ SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFr
 
 CORE_SCENES: dict[str, SceneBuilder] = {
     "ddp_step": build_ddp_step,
-    "buckets": build_buckets,
     "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
 DDP_WORDS = ("shards", "local", "all-reduce", "step")
 # the toolbar's word for each phase: DDP's step for the training scenes, unless a scene has its own
 CORE_PHASE_WORDS: dict[str, tuple[str, ...]] = {
     # the scenes whose phases the stage titles in words of their own (each scene's TITLES)
-    "buckets": ("buckets", "ready", "all-reduce", "overlap"),
     "watch": ("as reported",) * 4,  # one position per step (whole_steps)
 }
 # the scenes that show a step whole, as the ranks reported it: no phases to step through
