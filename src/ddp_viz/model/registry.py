@@ -89,6 +89,9 @@ class RunKind:
     # a kind without a table of its own that adds to every DDP training run (what DDP does
     # not average: buffers, the reducer's error, a checkpoint): its part folds every run
     every_run: bool = False
+    # DDP training itself, which the other kinds add to: the scene of a lesson that names none
+    # (one kind is the default)
+    default: bool = False
     # without a table: whether a scenario is about this kind (its part and engine join the
     # run, and its lesson shows it)
     claims: Callable[[Mapping[str, Any]], bool] | None = None
@@ -247,3 +250,11 @@ def kind_of(scenario: Mapping[str, Any]) -> RunKind | None:
 def tables() -> dict[str, type[TableSpec]]:
     """Every kind's scenario table by name."""
     return {k.table: k.spec for k in kinds() if k.table is not None and k.spec is not None}
+
+
+def default_scene() -> str:
+    """The scene of DDP training, the default kind's first: a lesson's when it names none."""
+    kind = next((k for k in kinds() if k.default), None)
+    if kind is None or not kind.scenes:
+        raise LookupError("no default kind of run with a scene is registered")
+    return next(iter(kind.scenes))

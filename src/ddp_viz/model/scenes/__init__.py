@@ -11,15 +11,14 @@ from collections.abc import Callable
 
 from ddp_viz.model import registry
 from ddp_viz.model.frame import StageFrame
+from ddp_viz.model.scenes.base import empty_frame
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
 
 CORE_SCENES: dict[str, SceneBuilder] = {
-    "ddp_step": build_ddp_step,
     "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
 DDP_WORDS = ("shards", "local", "all-reduce", "step")
@@ -63,12 +62,13 @@ def stage_frame(
     cursor: Cursor,
     progress: float,
     context: SceneContext,
-    scene: str = "ddp_step",
+    scene: str | None = None,
 ) -> StageFrame:
-    """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase)."""
+    """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase), in
+    ``scene`` (None: DDP training's, the default kind's)."""
     if record is None or record.world_size == 0:  # no run yet: the same message for every scene
-        return build_ddp_step(record, cursor, progress, context)
-    return scenes()[scene](record, cursor, progress, context)
+        return empty_frame(context)
+    return scenes()[scene or registry.default_scene()](record, cursor, progress, context)
 
 
 __all__ = ["SceneContext", "phase_words", "phases_of", "scenes", "stage_frame", "whole_steps"]
