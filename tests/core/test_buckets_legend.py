@@ -19,7 +19,7 @@ def test_the_black_line_is_in_the_legend(w, h, theme) -> None:
     rec = record(load_recording("buckets-lesson-2-ranks.jsonl"))
     lesson = load_lesson("buckets")
     ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
-    frame = stage_frame(rec, Cursor(2, 3), 1.0, ctx, "buckets")
+    frame = stage_frame(rec, Cursor(2, 3), 1.0, ctx, "bucket_timeline")
     text = " ".join(frame.all_text().split())
     assert "black line: backward's last gradient" in text
     assert_inside_and_apart(frame)

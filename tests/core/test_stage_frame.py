@@ -207,3 +207,17 @@ def test_the_next_step_with_values_has_no_made_up_starting_point() -> None:
     before = [t for t in frame.texts if ".before." in t.key]
     assert before and all(t.text.endswith("—") for t in before)
     assert {"local", "averaged", "params"} <= kinds_shown(frame)
+
+
+def test_texts_clash_on_one_layer_and_a_higher_layer_covers_the_lower() -> None:
+    """A chip in flight (layer 1, on its own ground) covers the data table's cells; two texts
+    on one layer in one place still clash."""
+    from ddp_viz.model.frame import Font, Rect, StageFrame, Text
+
+    cell = Text(Rect(10, 10, 60, 20), "1: 1, 3", Font(14), "#000")
+    frame = StageFrame(
+        200, 100, "#fff", texts=[cell, Text(Rect(30, 15, 60, 20), "rows", Font(14), "#000")]
+    )
+    assert len(list(frame.overlapping_texts())) == 1
+    chip = Text(Rect(30, 15, 60, 20), "rows 1–2", Font(14), "#000", layer=1)
+    assert list(StageFrame(200, 100, "#fff", texts=[cell, chip]).overlapping_texts()) == []

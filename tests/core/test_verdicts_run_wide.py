@@ -173,7 +173,7 @@ def test_accumulation_equals_one_process_within_1e_5(rel, ok) -> None:
     steps = sorted(e.step for e in events if e.kind == "reference" and e.one_process_params)
     step = steps[-1]
     rec = record(nudged_reference(events, step, "one_process_params", rel))
-    f = stage_frame(rec, Cursor(step, 3), 1.0, ctx("accumulate-with-no-sync"), "accumulate")
+    f = stage_frame(rec, Cursor(step, 3), 1.0, ctx("accumulate-with-no-sync"), "accumulation")
     text = " ".join(f.all_text().split())
     assert ("✓ the same" in text) is ok and ("✗ not the same" in text) is not ok, text
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ddp_viz.engine.accumulate import take
-from ddp_viz.engine.data import rank_batches
+from ddp_viz.engine.data import rank_batches, take
 from ddp_viz.engine.models import build_model
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.model.scenario import Scenario

@@ -40,7 +40,8 @@ def kind_ids() -> list[str]:
 
 @cache
 def recordings() -> dict[str, list[str]]:
-    """Each kind's recordings: those whose scenario is about it (its table, or its claim)."""
+    """Each kind's recordings: those whose scenario is about it (its table, or its claim) and
+    that its lesson shows."""
     out: dict[str, list[str]] = {k: [] for k in kind_ids()}
     for path in sorted(DATA.glob("*.jsonl")):
         events = load_recording(path.name)
@@ -49,9 +50,14 @@ def recordings() -> dict[str, list[str]]:
             continue
         scenario = started.scenario
         for kind in registry.kinds():
-            if kind.owns(scenario):
+            # a run of several kinds (accumulation on a sampler) is its lesson's kind's
+            if kind.owns(scenario) and lesson_for(scenario) == _lesson_id(kind.id):
                 out[kind.id].append(path.name)
     return out
+
+
+def _lesson_id(kind_id: str) -> str | None:
+    return next((lesson.id for lesson in load_course() if lesson.kind == kind_id), None)
 
 
 def lesson_of(kind_id: str):  # -> Lesson

@@ -1,51 +1,32 @@
-"""Which rows a rank trains on in each step: contiguous blocks, or a real DistributedSampler.
-
-``distributed`` is what a training script does: ``DistributedSampler(dataset, num_replicas,
-rank, shuffle, seed, drop_last)`` under a ``DataLoader``, with ``sampler.set_epoch(epoch)`` at
-the start of every epoch when the scenario says so. The dataset is the row indices, so what the
-loader hands over is exactly the rows the rank trains on; they go into the events as they are.
-"""
+"""Which rows a rank trains on in each step: contiguous blocks, unless a kind of the run deals
+them (its engine part's ``BATCHES``, see :mod:`ddp_viz.engine.kind_parts`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from torch.utils.data import DataLoader, DistributedSampler
-
+from ddp_viz.engine.kind_parts import kind_batches
 from ddp_viz.model.scenario import Scenario
+
+Batch = tuple[int, list[int]]  # (epoch, rows)
 
 
 def rank_batches(scenario: Scenario, rank: int) -> Iterator[tuple[int, list[int]]]:
     """(epoch, rows) for every step of ``rank``, without end."""
-    spec = scenario.data
-    if not spec.distributed:
-        rows = scenario.shards()[rank]
-        epoch = 0
-        while True:  # the whole block every step; each step is a pass over the block
-            yield epoch, rows
-            epoch += 1
-    sampler = DistributedSampler(
-        list(range(scenario.rows)),
-        num_replicas=scenario.world_size,
-        rank=rank,
-        shuffle=spec.shuffle,
-        seed=spec.seed,
-        drop_last=spec.drop_last,
-    )
-    size = spec.batch_size or max(1, len(sampler))
-    loader = DataLoader(list(range(scenario.rows)), batch_size=size, sampler=sampler)
+    dealt = kind_batches(scenario)
+    if dealt is not None:
+        yield from dealt(scenario, rank)
+        return
+    rows = scenario.shards()[rank]
     epoch = 0
-    while True:
-        if spec.set_epoch:
-            sampler.set_epoch(epoch)
-        for batch in loader:
-            yield epoch, [int(i) for i in batch]
+    while True:  # the whole block every step; each step is a pass over the block
+        yield epoch, rows
         epoch += 1
 
 
 def first_epoch_rows(scenario: Scenario, rank: int) -> list[int]:
     """The rows ``rank`` gets in its first epoch (all its batches), for ``rank_started``."""
-    if not scenario.data.distributed:
+    if kind_batches(scenario) is None:
         return scenario.shards()[rank]
     out: list[int] = []
     for epoch, rows in rank_batches(scenario, rank):
@@ -53,3 +34,13 @@ def first_epoch_rows(scenario: Scenario, rank: int) -> list[int]:
             break
         out += rows
     return out
+
+
+def take(batches: Iterator[Batch], k: int) -> list[Batch]:
+    """The next ``k`` batches of a rank's loader: one optimizer step's micro-batches."""
+    return [next(batches) for _ in range(k)]
+
+
+def micro_rows(micro: list[Batch]) -> list[int]:
+    """Every row of the step, micro-batch after micro-batch."""
+    return [i for _, rows in micro for i in rows]

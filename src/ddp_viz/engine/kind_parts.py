@@ -6,12 +6,16 @@ A kind's engine module gives one of:
 - ``HOOKS``: a :class:`TrainingHooks` subclass, made once per run and rank, that the core's
   DDP training loop calls at fixed points (around the run, around the loop, after each step,
   after the loop, on an error).
+- ``BATCHES(scenario, rank) -> Iterator[(epoch, rows)]``: the rows each step of a rank trains
+  on, when the kind deals them (a sampler) instead of the core's contiguous blocks. The ranks
+  and rank 0's reference both draw from it, so it must be deterministic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import dataclass, field
 from datetime import timedelta
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -25,9 +29,20 @@ if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
 
 Program = Callable[[int, int, "Scenario", "Outbox"], int]
+Batches = Callable[["Scenario", int], Iterator[tuple[int, list[int]]]]
 Send = Callable[[dict[str, Any]], None]
 
 _PARTS: dict[str, ModuleType] = {}
+
+
+@dataclass
+class Pass:
+    """One optimizer step's forward and backward as a kind ran them: the step's loss, the
+    kind's events for them (sent with the step's) and the spans they took."""
+
+    loss: float
+    events: list[Event] = field(default_factory=list)
+    spans: dict[str, list[list[float]]] = field(default_factory=dict)
 
 
 class TrainingHooks:
@@ -77,6 +92,12 @@ class TrainingHooks:
         """DDP's forward raised: True when that ends the loop as the lesson's outcome (the
         kind reported it)."""
         return False
+
+    def forward_backward(self, trainer: Trainer, step: int, micro: list[Any]) -> Pass | None:
+        """Run the step's forward and backward over its ``micro`` batches (``(epoch, rows)``)
+        the kind's way (micro-batch by micro-batch, ``no_sync`` where it goes); None: the
+        core's one forward and backward."""
+        return None
 
     def after_step(self, trainer: Trainer, completed: int) -> None:
         """A step is over and its events are out; ``completed`` steps so far."""
@@ -130,6 +151,12 @@ class _AllHooks(TrainingHooks):
     def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
         return any(h.on_forward_error(trainer, step, exc) for h in self.hooks)
 
+    def forward_backward(self, trainer: Trainer, step: int, micro: list[Any]) -> Pass | None:
+        # one kind runs the step's passes: the first that does
+        return next(
+            (p for h in self.hooks if (p := h.forward_backward(trainer, step, micro))), None
+        )
+
     def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
         stack = ExitStack()
         for h in self.hooks:
@@ -159,13 +186,18 @@ def engine_parts() -> dict[str, ModuleType]:
 def _parts_of(scenario: Scenario) -> list[ModuleType]:
     """The engine parts of the kinds a run of ``scenario`` is: those whose table it holds,
     and those that add to every DDP training run."""
-    parts, tables = engine_parts(), {name: spec.to_dict() for name, spec in scenario.kinds.items()}
-    return [parts[k.id] for k in registry.kinds() if k.id in parts and k.folds(tables)]
+    parts, mapping = engine_parts(), scenario.to_dict()
+    return [parts[k.id] for k in registry.kinds() if k.id in parts and k.folds(mapping)]
 
 
 def kind_program(scenario: Scenario) -> Program | None:
     """The program of the kind whose table ``scenario`` holds, if that kind owns the run."""
     return next((p.PROGRAM for p in _parts_of(scenario) if hasattr(p, "PROGRAM")), None)
+
+
+def kind_batches(scenario: Scenario) -> Batches | None:
+    """Where the rows of a run of ``scenario`` come from, if one of its kinds deals them."""
+    return next((p.BATCHES for p in _parts_of(scenario) if hasattr(p, "BATCHES")), None)
 
 
 def kind_hooks(run: int, rank: int, scenario: Scenario) -> TrainingHooks:

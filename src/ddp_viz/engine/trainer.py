@@ -17,9 +17,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from ddp_viz.engine.accumulate import micro_rows, run_micro_batches, take
 from ddp_viz.engine.capture import Capture, _hook
-from ddp_viz.engine.data import rank_batches
+from ddp_viz.engine.data import micro_rows, rank_batches, take
 from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
@@ -83,10 +82,7 @@ class Trainer:
         every = range(scenario.world_size) if self.oracle else ()
         self.every = [rank_batches(scenario, r) for r in every]
         self._cached: tuple[list[int], torch.Tensor, torch.Tensor] | None = None
-        self.k = scenario.train.accumulate
-        # micro-batch by micro-batch (with its events) whenever the lesson is about
-        # accumulation, one micro-batch with no_sync set included; the plain step otherwise
-        self.accumulating = self.k > 1 or scenario.train.no_sync != "none"
+        self.k = scenario.train.accumulate  # micro-batches a step (a kind runs them, if > 1)
         self.every_step = values_at_every_step(scenario.to_dict())
         self.my_steps, self.together = hooks.steps(scenario.steps)
         self.rows: list[int] = []
@@ -173,20 +169,9 @@ class Trainer:
         return ref, full
 
     def _forward_backward(self, step: int, micro: list) -> tuple[float, list, dict]:
-        if self.accumulating:
-            acc = run_micro_batches(
-                run=self.run,
-                step=step,
-                rank=self.rank,
-                scenario=self.scenario,
-                ddp=self.ddp,
-                model=self.model,
-                loss_fn=self.loss_fn,
-                tensors=self.tensors,
-                micro=micro,
-                fired=self.capture.fired,
-            )
-            return acc.loss, acc.events, acc.spans
+        done = self.hooks.forward_backward(self, step, micro)
+        if done is not None:  # a kind ran the step's passes its way
+            return done.loss, done.events, done.spans
         x, y = self.tensors(self.rows)
         t0 = time.monotonic()
         try:

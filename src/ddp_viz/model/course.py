@@ -11,7 +11,6 @@ from pathlib import Path
 from ddp_viz.model import registry
 from ddp_viz.model.assets import asset
 from ddp_viz.model.lesson import Lesson, LessonError, load_lesson_folder
-from ddp_viz.model.modelspec import DEFAULT_BUCKET_CAP_MB
 
 DEFAULT_LESSON = "ddp-pattern"
 
@@ -96,17 +95,10 @@ def lesson_for(scenario: dict) -> str:
     """The lesson whose stage shows what a scenario is about (``ddp-viz run --scenario F``
     without ``--lesson``): the all-reduce, uneven inputs, state DDP does not average, gradient
     accumulation, a sampler, buckets, an MLP; the DDP pattern otherwise."""
-    model, train = scenario.get("model", {}), scenario.get("train", {})
+    model = scenario.get("model", {})
     kind = registry.kind_of(scenario)
-    if kind is not None:  # the first lesson of the kind whose table the scenario holds
+    if kind is not None and not kind.default:  # the first lesson of the kind it is about
         return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
-    if int(train.get("accumulate", 1)) > 1 or train.get("no_sync", "none") != "none":
-        return "accumulate-with-no-sync"
-    if scenario.get("data", {}).get("sampler") == "distributed":
-        return "who-splits-the-data"
-    if model.get("kind") == "mlp":  # buckets smaller than DDP's default, or a wide MLP (the
-        # buckets lesson with its cap raised to 25 MB, as its quiz suggests): that lesson's
-        cap = scenario.get("ddp", {}).get("bucket_cap_mb", DEFAULT_BUCKET_CAP_MB)
-        wide = max(model.get("hidden", [0]), default=0) >= 64
-        return "buckets" if cap < DEFAULT_BUCKET_CAP_MB or wide else "every-parameter"
+    if model.get("kind") == "mlp":  # DDP training of an MLP: every parameter's gradient
+        return "every-parameter"
     return DEFAULT_LESSON

@@ -148,11 +148,13 @@ class StageFrame:
         return min((t.font.px for t in self.texts if t.text), default=float("inf"))
 
     def overlapping_texts(self) -> Iterator[tuple[Text, Text]]:
-        """Pairs of texts whose boxes overlap."""
+        """Pairs of texts on one layer whose boxes overlap. A text on a higher layer is drawn
+        over the lower ones on a ground of its own (a shard chip in flight over the data table),
+        so it hides them rather than clashing with them."""
         shown = [t for t in self.texts if t.text and t.box.w > 0 and t.box.h > 0]
         for i, a in enumerate(shown):
             for b in shown[i + 1 :]:
-                if a.box.overlaps(b.box):
+                if a.layer == b.layer and a.box.overlaps(b.box):
                     yield a, b
 
 

@@ -56,7 +56,7 @@ class Lesson:
     summary: str = ""
     prerequisites: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # the terms this lesson introduces to the course
-    scene: str = "ddp_step"
+    scene: str = ""  # the stage scene ("": DDP training's, registry.default_scene)
     # the kind of run the lesson shows (a folder under ddp_viz/kinds/); "" for DDP training
     kind: str = ""
     scenario_file: Path | None = None
@@ -189,7 +189,7 @@ def load_lesson_folder(folder: Path) -> Lesson:
         raise LessonError(f"{where}: missing {Path(exc.filename).name}") from None
     except tomllib.TOMLDecodeError as exc:
         raise LessonError(f"{where}: lesson.toml is not valid TOML ({exc})") from None
-    scene = meta.get("scene", "ddp_step")
+    scene = meta.get("scene") or registry.default_scene()
     known = scenes()
     if scene not in known:
         raise LessonError(f"{where}: unknown scene {scene!r}; known: {', '.join(known)}")

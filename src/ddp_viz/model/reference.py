@@ -46,14 +46,9 @@ def values_due(step: int, steps: int | None = None) -> bool:
 
 def values_at_every_step(scenario: Mapping[str, Any]) -> bool:
     """Runs that record every step's values whatever their length (the engine's rule, read
-    from a run's scenario): gradient accumulation, ``no_sync`` and a kind of run that says so
-    (``RunKind.values_every_step``), whose lessons are about what happens inside each step."""
-    train = scenario.get("train", {})
-    return (
-        int(train.get("accumulate", 1)) > 1
-        or train.get("no_sync", "none") != "none"
-        or any(k.values_every_step and k.owns(scenario) for k in registry.kinds())
-    )
+    from a run's scenario): a kind of run that says so (``RunKind.values_every_step``), whose
+    lessons are about what happens inside each step."""
+    return any(k.values_every_step and k.owns(scenario) for k in registry.kinds())
 
 
 def values_policy() -> str:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ddp_viz.model.frame import StageFrame
     from ddp_viz.model.scenario import Scenario
     from ddp_viz.model.scenes.context import SceneContext
-    from ddp_viz.model.timeline import RunRecord
+    from ddp_viz.model.timeline import RunRecord, StepRecord
 
 KINDS_PACKAGE = "ddp_viz.kinds"
 
@@ -89,8 +89,15 @@ class RunKind:
     # a kind without a table of its own that adds to every DDP training run (what DDP does
     # not average: buffers, the reducer's error, a checkpoint): its part folds every run
     every_run: bool = False
-    # without a table: whether a scenario is about this kind (which lesson shows it)
+    # DDP training itself, which the other kinds add to: the scene of a lesson that names none
+    # (one kind is the default)
+    default: bool = False
+    # without a table: whether a scenario is about this kind (its part and engine join the
+    # run, and its lesson shows it)
     claims: Callable[[Mapping[str, Any]], bool] | None = None
+    # when several kinds claim one scenario, the highest precedence's lesson shows it (the
+    # lesson about the most specific thing the scenario does)
+    precedence: int = 0
     # what the kind asks of the whole scenario, beyond its table's own check
     check_scenario: Callable[[Scenario], None] | None = None
     # the run's length in steps as the part counts them (None: the core's own count)
@@ -110,6 +117,9 @@ class RunKind:
     report_end: Callable[[RunRecord], str | None] | None = None
     # the status bar's line for a finished run of this kind (None: the core's line)
     status: Callable[[RunRecord], str | None] | None = None
+    # reasons of the kind's own why DDP's average is not one process's gradient on a step's
+    # rows (each a clause; the core joins them with its own)
+    differs: Callable[[RunRecord, StepRecord], list[str]] | None = None
     # spans for the Chrome trace beyond the training phases
     trace_spans: Callable[[RunRecord], list[dict[str, Any]]] | None = None
     quantities: Mapping[str, QuantitySource] = field(default_factory=dict)
@@ -127,8 +137,9 @@ class RunKind:
         return self.claims is not None and self.claims(scenario)
 
     def folds(self, scenario: Mapping[str, Any]) -> bool:
-        """Does the kind fold a part of a run of this scenario?"""
-        return self.every_run or (self.table is not None and self.table in scenario)
+        """Is a run of this scenario (also) of this kind: does the kind fold its part of the
+        record and add its engine part to the run?"""
+        return self.every_run or self.owns(scenario)
 
 
 class DuplicateKind(ValueError):
@@ -227,10 +238,23 @@ def get(kind_id: str) -> RunKind | None:
 
 
 def kind_of(scenario: Mapping[str, Any]) -> RunKind | None:
-    """The kind whose table the scenario holds, if any."""
-    return next((k for k in kinds() if k.owns(scenario)), None)
+    """The kind a run of ``scenario`` is about, whose lesson shows it: the kind whose table the
+    scenario holds, else the claiming kind of the highest precedence, else None (DDP training)."""
+    tabled = next((k for k in kinds() if k.table is not None and k.owns(scenario)), None)
+    if tabled is not None:
+        return tabled
+    claiming = [k for k in kinds() if k.table is None and k.owns(scenario)]
+    return max(claiming, key=lambda k: k.precedence, default=None)
 
 
 def tables() -> dict[str, type[TableSpec]]:
     """Every kind's scenario table by name."""
     return {k.table: k.spec for k in kinds() if k.table is not None and k.spec is not None}
+
+
+def default_scene() -> str:
+    """The scene of DDP training, the default kind's first: a lesson's when it names none."""
+    kind = next((k for k in kinds() if k.default), None)
+    if kind is None or not kind.scenes:
+        raise LookupError("no default kind of run with a scene is registered")
+    return next(iter(kind.scenes))

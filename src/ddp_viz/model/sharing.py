@@ -1,46 +1,10 @@
-"""Which rank trained on which row, from the rows the ranks reported (pure).
-
-DistributedSampler gives every rank the same number of rows: it repeats rows to pad the dataset
-up to a multiple of the world size, or drops the tail with ``drop_last``. Both show in what the
-ranks report, so the views find them here instead of re-running a sampler.
-"""
+"""The rows each rank trained on in a step, and why DDP's average is not one process's
+gradient on them, from what the ranks reported (pure). A kind of run adds reasons of its own
+(``RunKind.differs``)."""
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-
 from ddp_viz.model.timeline import RunRecord, StepRecord
-
-
-@dataclass
-class EpochShare:
-    """One epoch: for every dataset row, the (rank, step) pairs that trained on it."""
-
-    epoch: int
-    takers: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-    steps: list[int] = field(default_factory=list)
-
-    def repeated(self) -> list[int]:
-        return sorted(r for r, who in self.takers.items() if len(who) > 1)
-
-    def missing(self, rows: int) -> list[int]:
-        return [r for r in range(rows) if r not in self.takers]
-
-
-def epochs(record: RunRecord, upto: int | None = None) -> list[EpochShare]:
-    """Every epoch's share up to step ``upto`` (inclusive), in order."""
-    out: dict[int, EpochShare] = {}
-    for st in record.steps[: None if upto is None else upto + 1]:
-        for r, rs in sorted(st.ranks.items()):
-            if not rs.rows and rs.loss is None:
-                continue
-            share = out.setdefault(rs.epoch, EpochShare(rs.epoch))
-            if st.step not in share.steps:
-                share.steps.append(st.step)
-            for row in rs.rows:
-                share.takers.setdefault(row, []).append((r, st.step))
-    return [out[e] for e in sorted(out)]
 
 
 def step_rows(st: StepRecord) -> list[tuple[int, int]]:
@@ -55,22 +19,11 @@ def step_rows(st: StepRecord) -> list[tuple[int, int]]:
     return out
 
 
-def step_repeats(st: StepRecord) -> list[int]:
-    """Rows that more than one rank (or one rank twice) trained on in one epoch of this step."""
-    counts = Counter(step_rows(st))
-    return sorted({row for (_, row), n in counts.items() if n > 1})
-
-
 def why_average_differs(record: RunRecord, st: StepRecord) -> str:
     """In words, why DDP's average is not the gradient over this step's rows, or ""."""
     reasons = []
     train = record.scenario.get("train", {})
     k = int(train.get("accumulate", 1))
-    if k > 1 and not train.get("scale_loss", True):
-        reasons.append(
-            f"each rank added up {k} micro-batches' gradients in .grad without dividing the "
-            f"loss by {k}, so the step's gradient is {k}× what one process gets from these rows"
-        )
     if train.get("loss_reduction") == "sum":
         scaled = (
             f" (and each micro-batch's loss was ÷ {k})"
@@ -95,27 +48,9 @@ def why_average_differs(record: RunRecord, st: StepRecord) -> str:
             "(SyncBatchNorm would share the statistics, but it needs a GPU or another "
             "accelerator: on CPU it raises)"
         )
-    repeats = step_repeats(st)
-    if repeats:
-        names = [str(r + 1) for r in repeats]
-        rows = (
-            f"row {names[0]}"
-            if len(names) == 1
-            else f"rows {', '.join(names[:-1])} and {names[-1]}"
-        )
-        them = "it" if len(names) == 1 else "them"
-        reasons.append(
-            f"{rows} went to two ranks (the sampler repeats rows so every rank gets as many), "
-            f"so DDP counts {them} twice"
-        )
-    micro = sorted({len(m.rows) for rs in st.ranks.values() for m in rs.micro})
-    if len(micro) > 1 and train.get("loss_reduction", "mean") == "mean":
-        held = ", ".join(str(n) for n in micro[:-1]) + f" or {micro[-1]}"
-        reasons.append(
-            f"the micro-batches hold {held} rows (the loader's last batch of an epoch is "
-            "short), and each micro-batch's mean counts the same, so a row in a short one "
-            "weighs more"
-        )
+    for kind in record.kinds():  # the reasons a kind of run adds (a sampler's repeated rows)
+        if kind.differs is not None:
+            reasons += kind.differs(record, st)
     sizes = [len(rs.rows) for _, rs in sorted(st.ranks.items()) if rs.rows]
     if len(set(sizes)) > 1:
         reasons.append(

@@ -21,6 +21,7 @@ register(
         part=NotAveragedRecord,
         every_run=True,
         claims=claims,
+        precedence=2,  # its lessons' knobs go with any other; the scenario is about them
         check_scenario=check_scenario,
         scenes={"not_averaged": build},
         report_lines=report_lines,

@@ -11,30 +11,20 @@ from collections.abc import Callable
 
 from ddp_viz.model import registry
 from ddp_viz.model.frame import StageFrame
-from ddp_viz.model.scenes.accumulate import build as build_accumulate
-from ddp_viz.model.scenes.buckets import build as build_buckets
+from ddp_viz.model.scenes.base import empty_frame
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.data_split import build as build_data_split
-from ddp_viz.model.scenes.ddp_step import build as build_ddp_step
 from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
 
 CORE_SCENES: dict[str, SceneBuilder] = {
-    "ddp_step": build_ddp_step,
-    "buckets": build_buckets,
-    "data_split": build_data_split,
-    "accumulate": build_accumulate,
     "watch": build_watch,  # a watched run: your own script under ddp-viz watch
 }
 DDP_WORDS = ("shards", "local", "all-reduce", "step")
 # the toolbar's word for each phase: DDP's step for the training scenes, unless a scene has its own
 CORE_PHASE_WORDS: dict[str, tuple[str, ...]] = {
     # the scenes whose phases the stage titles in words of their own (each scene's TITLES)
-    "buckets": ("buckets", "ready", "all-reduce", "overlap"),
-    "data_split": ("rows", "gradient", "average", "step"),
-    "accumulate": ("micro-batches", "backward", "synchronised", "step"),
     "watch": ("as reported",) * 4,  # one position per step (whole_steps)
 }
 # the scenes that show a step whole, as the ranks reported it: no phases to step through
@@ -72,12 +62,13 @@ def stage_frame(
     cursor: Cursor,
     progress: float,
     context: SceneContext,
-    scene: str = "ddp_step",
+    scene: str | None = None,
 ) -> StageFrame:
-    """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase)."""
+    """Everything the stage shows at ``cursor`` (``progress`` 0–1 through its phase), in
+    ``scene`` (None: DDP training's, the default kind's)."""
     if record is None or record.world_size == 0:  # no run yet: the same message for every scene
-        return build_ddp_step(record, cursor, progress, context)
-    return scenes()[scene](record, cursor, progress, context)
+        return empty_frame(context)
+    return scenes()[scene or registry.default_scene()](record, cursor, progress, context)
 
 
 __all__ = ["SceneContext", "phase_words", "phases_of", "scenes", "stage_frame", "whole_steps"]

@@ -121,3 +121,16 @@ class StepFrameBuilder(FrameBuilder):
             rec.steps[cursor.step] if cursor.step < len(rec.steps) else None
         )
         self.small = Font(max(ctx.min_px, self.base * 0.9))
+
+
+def empty_frame(ctx: SceneContext) -> StageFrame:
+    """The stage before a run, whatever the scene: ``ctx.message``, centred."""
+    frame = StageFrame(ctx.width, ctx.height, ctx.theme.panel)
+    font = Font(max(ctx.min_px, ctx.theme.font_px * 1.3))
+    lines = wrap_lines(ctx.message, font, ctx.width * 0.8, ctx.measure)
+    y = (ctx.height - len(lines) * font.px * LINE) / 2
+    for i, line in enumerate(lines):
+        w = ctx.measure(line, font)
+        box = Rect((ctx.width - w) / 2, y + i * font.px * LINE, w, font.px * LINE)
+        frame.texts.append(Text(box, line, font, ctx.theme.muted, Align.CENTER))
+    return frame

@@ -9,18 +9,19 @@ forward outside ``no_sync()``, so DDP has already prepared to synchronise when b
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
+from ddp_viz.engine.data import Batch
+from ddp_viz.engine.kind_parts import Pass, TrainingHooks
 from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.trainer import Trainer
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
-
-Batch = tuple[int, list[int]]  # (epoch, rows)
 
 
 @dataclass
@@ -30,11 +31,6 @@ class AccumulatedStep:
     loss: float  # the mean of the micro-batches' (unscaled) losses
     events: list[protocol.MicroStep]
     spans: dict[str, list[list[float]]] = field(default_factory=dict)
-
-
-def take(batches: Iterator[Batch], k: int) -> list[Batch]:
-    """The next ``k`` batches of a rank's loader: one optimizer step's micro-batches."""
-    return [next(batches) for _ in range(k)]
 
 
 def run_micro_batches(
@@ -93,6 +89,24 @@ def run_micro_batches(
     return AccumulatedStep(sum(losses) / len(losses), events, spans)
 
 
-def micro_rows(micro: list[Batch]) -> list[int]:
-    """Every row of the step, micro-batch after micro-batch."""
-    return [i for _, rows in micro for i in rows]
+class AccumulationHooks(TrainingHooks):
+    """Each optimizer step runs micro-batch by micro-batch, ``no_sync`` where the scenario
+    puts it, one ``micro_step`` event each."""
+
+    def forward_backward(self, trainer: Trainer, step: int, micro: list[Batch]) -> Pass:
+        acc = run_micro_batches(
+            run=self.run,
+            step=step,
+            rank=self.rank,
+            scenario=self.scenario,
+            ddp=trainer.ddp,
+            model=trainer.model,
+            loss_fn=trainer.loss_fn,
+            tensors=trainer.tensors,
+            micro=micro,
+            fired=trainer.capture.fired,
+        )
+        return Pass(acc.loss, list(acc.events), acc.spans)
+
+
+HOOKS = AccumulationHooks

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ddp_viz.kinds.ddp_step.scene_labels import grad_label, param_label
 from ddp_viz.model.frame import Font, Rect, fmt
 from ddp_viz.model.modelspec import ParamInfo
 from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import LINE, FrameBuilder
-from ddp_viz.model.scenes.ddp_labels import grad_label, param_label
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 
 NUM_GROW = 1.6  # the numbers reach this many times the stage's type when there is room

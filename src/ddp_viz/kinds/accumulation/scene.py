@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
-from ddp_viz.model.scenes.accumulate_parts import (
+from ddp_viz.kinds.accumulation.scene_parts import (
     MIN_BELOW,
     PLANS,
     Paragraph,
@@ -21,6 +20,7 @@ from ddp_viz.model.scenes.accumulate_parts import (
     close_in_value,
     visible_micro,
 )
+from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, Line, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.sharing import step_rows, why_average_differs

@@ -10,13 +10,14 @@ Every number is recorded; nothing here re-runs a sampler.
 
 from __future__ import annotations
 
+from ddp_viz.kinds.data_split.shares import EpochShare, epochs
 from ddp_viz.model.dataspec import DataSpec
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, fmt, wrap_lines
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.scenes.base import LINE, Line, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.sharing import EpochShare, epochs, why_average_differs
+from ddp_viz.model.sharing import why_average_differs
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, display_value
 
 TITLES = {
@@ -161,8 +162,11 @@ class _Builder(StepFrameBuilder):
                     continue
                 x = loss.box.right + self.width("  ∇ ", f)
                 self.text(loss.box.right, y, "  ∇ ", f, t.muted)
+                right = self.ctx.width - self.pad
                 for n in self.names:
                     v = display_value((rs.local or {}).get(n))
+                    if x + self.width(f"{n} {fmt(v)}", f) > right:  # the rest on a line below
+                        y, x = y + lh, self.pad + self.width("rank 0 · ", f)
                     label = self.text(x, y, f"{n} ", f, t.muted)
                     num = self.text(
                         label.box.right, y, fmt(v), f, t.text, key=f"rank{r}.local.{n}", value=v

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ddp_viz.kinds.ddp_step.scene_lanes import AVERAGED_FROM, LanesBuilder, _Layout
 from ddp_viz.model.frame import Align, Font, Rect
 from ddp_viz.model.scenes.base import LINE, ease
-from ddp_viz.model.scenes.ddp_lanes import AVERAGED_FROM, LanesBuilder, _Layout
 
 
 class TableAndHub(LanesBuilder):

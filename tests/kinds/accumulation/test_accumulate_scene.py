@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from ddp_viz.kinds.accumulation.scene_parts import visible_micro
 from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width, fmt
 from ddp_viz.model.scenes import SceneContext, stage_frame
-from ddp_viz.model.scenes.accumulate_parts import visible_micro
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, display_value, record
 from tests.conftest import load_recording
@@ -28,7 +28,7 @@ def frame(name, step, phase, progress=1.0, w=1280, h=720, theme="light"):
     rec = record(load_recording(name))
     lesson = load_lesson("accumulate-with-no-sync")
     ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
-    return rec, stage_frame(rec, Cursor(step, phase), progress, ctx, "accumulate")
+    return rec, stage_frame(rec, Cursor(step, phase), progress, ctx, "accumulation")
 
 
 @pytest.mark.parametrize(("name", "synced"), [(DEFAULT, [0, 0, 1]), (BACKWARD_ONLY, [1, 1, 1])])
@@ -82,7 +82,7 @@ def test_a_count_the_scenario_does_not_predict_is_shown_as_recorded() -> None:
     rec = record(forged)
     lesson = load_lesson("accumulate-with-no-sync")
     ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
-    f = stage_frame(rec, Cursor(0, 2), 1.0, ctx, "accumulate")
+    f = stage_frame(rec, Cursor(0, 2), 1.0, ctx, "accumulation")
     text = " ".join(f.all_text().split())
     assert "3 of 3 backward passes all-reduced" in text and "skipped" not in text
     assert f.numbers()["allreduces"] == 3
@@ -104,7 +104,7 @@ def test_one_micro_batch_a_step_says_what_to_change() -> None:
     rec = record(events)
     lesson = load_lesson("accumulate-with-no-sync")
     ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
-    f = stage_frame(rec, Cursor(0, 2), 1.0, ctx, "accumulate")
+    f = stage_frame(rec, Cursor(0, 2), 1.0, ctx, "accumulation")
     assert "set Micro-batches above 1" in f.all_text() and "None" not in f.all_text()
 
 

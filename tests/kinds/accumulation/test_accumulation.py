@@ -13,7 +13,7 @@ from torch import nn
 from ddp_viz.engine.models import build_model
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import record
-from tests.engine.test_data_sampler import sampler_batches
+from tests.kinds.data_split.test_data_sampler import sampler_batches
 
 pytestmark = pytest.mark.gloo
 

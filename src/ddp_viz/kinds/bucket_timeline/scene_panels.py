@@ -1,6 +1,6 @@
 """The pictures of the buckets scene: the per-rank timeline, the layouts and the norms.
 
-Positions only: :mod:`ddp_viz.model.scenes.buckets` decides how much room each part gets.
+Positions only: :mod:`ddp_viz.kinds.bucket_timeline.scene` decides how much room each part gets.
 """
 
 from __future__ import annotations

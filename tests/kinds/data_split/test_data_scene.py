@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.kinds.data_split.shares import epochs, step_repeats
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.scenes import SceneContext, stage_frame
-from ddp_viz.model.sharing import epochs, step_repeats, why_average_differs
+from ddp_viz.model.sharing import why_average_differs
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import load_recording

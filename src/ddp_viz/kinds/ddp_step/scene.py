@@ -10,13 +10,13 @@ of phase 3, parameters from phase 4, "all ranks equal" when phase 4 has finished
 
 from __future__ import annotations
 
-from ddp_viz.model.frame import Align, Font, Rect, StageFrame, Text, fmt, wrap_lines
+from ddp_viz.kinds.ddp_step.scene_lanes import grad_label
+from ddp_viz.kinds.ddp_step.scene_table_hub import TableAndHub
+from ddp_viz.model.frame import Font, StageFrame, fmt, wrap_lines
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.reference import reference_policy, values_policy
-from ddp_viz.model.scenes.base import LINE, Line
+from ddp_viz.model.scenes.base import Line
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.ddp_lanes import grad_label
-from ddp_viz.model.scenes.ddp_table_hub import TableAndHub
 from ddp_viz.model.sharing import unequal_shards_note
 from ddp_viz.model.timeline import (
     PHASE_TITLES,
@@ -210,21 +210,5 @@ class _Builder(TableAndHub):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
-    if record is None or record.world_size == 0:
-        frame = StageFrame(ctx.width, ctx.height, ctx.theme.panel)
-        font = Font(max(ctx.min_px, ctx.theme.font_px * 1.3))
-        lines = wrap_lines(ctx.message, font, ctx.width * 0.8, ctx.measure)
-        y = (ctx.height - len(lines) * font.px * LINE) / 2
-        for i, line in enumerate(lines):
-            w = ctx.measure(line, font)
-            frame.texts.append(
-                Text(
-                    Rect((ctx.width - w) / 2, y + i * font.px * LINE, w, font.px * LINE),
-                    line,
-                    font,
-                    ctx.theme.muted,
-                    Align.CENTER,
-                )
-            )
-        return frame
+    assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
+from ddp_viz.kinds.ddp_step.scene_labels import baseline, grad_label, param_label
+from ddp_viz.kinds.ddp_step.scene_layout import ARROW_EMS, LanesLayout, _Layout
 from ddp_viz.model.frame import Align, Font, Rect, fmt
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import ease
 from ddp_viz.model.scenes.buckets_parts import short_name as short_name
-from ddp_viz.model.scenes.ddp_labels import baseline, grad_label, param_label
-from ddp_viz.model.scenes.ddp_layout import ARROW_EMS, LanesLayout, _Layout
 from ddp_viz.model.timeline import StepRecord, display_value
 
 AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase

@@ -32,7 +32,7 @@ def ctx(w: float = 1280, h: float = 720, theme: str = "light") -> SceneContext:
 
 
 def frame_at(rec: RunRecord, step: int, phase: int, progress: float = 1.0, **kw) -> StageFrame:
-    return stage_frame(rec, Cursor(step, phase), progress, ctx(**kw), "buckets")
+    return stage_frame(rec, Cursor(step, phase), progress, ctx(**kw), "bucket_timeline")
 
 
 def keys(frame: StageFrame, part: str) -> set[str]:
