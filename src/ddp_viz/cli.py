@@ -129,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure start-up, warm runs, memory against baselines")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions")
     bench.add_argument("--only", metavar="NAMES", help="comma-separated subset of benchmarks")
+    bench.add_argument(
+        "--smoke",
+        action="store_true",
+        help="watch: one round of plain, watched and profiler on a tiny step (checks it runs)",
+    )
     return parser
 
 
@@ -356,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 
-        return bench_main(quick=args.quick, only=args.only)
+        return bench_main(quick=args.quick, only=args.only, smoke=args.smoke)
     from ddp_viz.app import main as app_main
 
     return app_main(args)
