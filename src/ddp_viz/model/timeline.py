@@ -7,12 +7,12 @@ so every number they show is one the engine sent.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from ddp_viz.model import protocol, registry
+from ddp_viz.model import protocol, registry, step_memo
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
@@ -87,9 +87,14 @@ class StepRecord:
     step: int
     ranks: dict[int, RankStep] = field(default_factory=dict)
     reference: protocol.Reference | None = None
+    # what views derived from this step's tensors (model.step_memo)
+    memo: dict[str, tuple[list[Any], Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def rank(self, r: int) -> RankStep:
         return self.ranks.setdefault(r, RankStep())
+
+    def memoized(self, name: str, compute: Callable[[], Any]) -> Any:
+        return step_memo.memoized(self.memo, self.ranks, name, compute)
 
     def complete(self, world_size: int) -> bool:
         return len(self.ranks) == world_size and all(rs.complete for rs in self.ranks.values())
@@ -113,6 +118,9 @@ class StepRecord:
 
     def ranks_agree(self) -> bool | None:
         """Do all ranks hold the same parameters after the step? None until all reported."""
+        return self.memoized("ranks_agree", self._ranks_agree)
+
+    def _ranks_agree(self) -> bool | None:
         params = [rs.params for rs in self.ranks.values()]
         if not params or any(p is None for p in params):
             return None

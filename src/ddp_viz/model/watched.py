@@ -141,7 +141,12 @@ def latest_full(rec: RunRecord, upto: int) -> StepRecord | None:
 
 
 def averages_identical(st: StepRecord) -> bool | None:
-    """Bit for bit on every rank: lists compared value by value, summaries by their digest."""
+    """Bit for bit on every rank: lists compared value by value, summaries by their digest
+    (once per step's values: the page asks on every frame)."""
+    return st.memoized("averages_identical", lambda: _averages_identical(st))
+
+
+def _averages_identical(st: StepRecord) -> bool | None:
     avgs = [rs.averaged for rs in st.ranks.values()]
     if not avgs or any(a is None for a in avgs):
         return None

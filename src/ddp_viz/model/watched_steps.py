@@ -158,7 +158,12 @@ def _same(values: list[object]) -> bool | None:
 
 
 def tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
-    """Every parameter's row at a step captured in full, in the model's order."""
+    """Every parameter's row at a step captured in full, in the model's order (computed once
+    per step's values: the page asks on every frame)."""
+    return st.memoized("tensor_rows", lambda: _tensor_rows(rec, st))
+
+
+def _tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
     ranks = sorted(st.ranks)
     where = {n: bt.index for bt in bucket_times(st) for n in bt.params}
     shapes = {p.name: tuple(p.shape) for p in rec.params}
@@ -189,6 +194,10 @@ def most_telling(rows: list[TensorRow], n: int) -> list[TensorRow]:
 def gradient_norms(st: StepRecord) -> tuple[dict[int, float], float | None]:
     """The whole model's gradient norm on each rank (local) and of the average: one number
     per rank for a step captured in full, however many tensors the model has."""
+    return st.memoized("gradient_norms", lambda: _gradient_norms(st))
+
+
+def _gradient_norms(st: StepRecord) -> tuple[dict[int, float], float | None]:
     local = {}
     for r, rs in st.ranks.items():
         if rs.local:
