@@ -323,6 +323,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         from ddp_viz.app import main as app_main
 
         window_args = build_parser().parse_args([])
+        # the window's own flags, given before `watch` (`ddp-viz --projector watch -- …`)
+        window_args.size, window_args.projector = args.size, args.projector
         window_args.watch_cmd, window_args.record = command, args.record
         window_args.budget, window_args.listen = args.budget, args.listen
         return app_main(window_args)
