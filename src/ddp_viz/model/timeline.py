@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from ddp_viz.model import protocol, registry, step_memo
+from ddp_viz.model import protocol, registry, step_memo, watched_history
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
@@ -215,6 +215,8 @@ class RunRecord:
             self.params = _param_infos(event)
             self._kinds = [k for k in registry.kinds() if k.folds(event.scenario)]
             self.parts = {k.id: k.part() for k in self._kinds if k.part is not None}
+            if event.scenario.get("watched"):  # its history bounded (model.watched_history)
+                self.parts[watched_history.HISTORY] = watched_history.History(self)
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -255,7 +257,8 @@ class RunRecord:
                 self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
                 self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
-        self.value_chars = max(self.value_chars, _value_chars(event))
+        if watched_history.HISTORY not in self.parts:  # the watched page draws no DDP stage
+            self.value_chars = max(self.value_chars, _value_chars(event))
         for part in self.parts.values():
             part.apply(event)
         return True

@@ -73,7 +73,12 @@ def is_watched(rec: RunRecord) -> bool:
 
 
 def seen_steps(rec: RunRecord) -> int:
-    """Steps any rank reported (timings at least)."""
+    """Steps any rank reported (timings at least; a watched record's from its history)."""
+    from ddp_viz.model.watched_history import HISTORY, History
+
+    part = rec.parts.get(HISTORY)
+    if isinstance(part, History):
+        return part.seen_steps()
     return sum(1 for st in rec.steps if any(rs.spans for rs in st.ranks.values()))
 
 

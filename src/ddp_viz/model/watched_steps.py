@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ddp_viz.model import watched_history
 from ddp_viz.model.tensors import is_summary, tensor_norm
 from ddp_viz.model.timeline import RunRecord, StepRecord
 from ddp_viz.model.watched import last_to_arrive
@@ -78,7 +79,13 @@ class Straggler:
 
 
 def stragglers_with_waits(rec: RunRecord, upto: int, first: int = 0) -> list[Straggler]:
-    """Each rank that was last in steps first..upto, most often first."""
+    """Each rank that was last in steps first..upto, most often first (a watched record's
+    from its history, which outlives the steps it thins)."""
+    part = rec.parts.get(watched_history.HISTORY)
+    if isinstance(part, watched_history.History):
+        got = part.stragglers(upto, first)
+        found = [Straggler(r, int(n), total / n) for r, (n, total) in got.items()]
+        return sorted(found, key=lambda s: (-s.count, s.rank))
     waits: dict[int, list[float]] = {}
     for st in rec.steps[first : upto + 1]:
         found = last_to_arrive(st)
