@@ -66,3 +66,29 @@ def test_a_100000_step_watched_record_levels_off_in_memory() -> None:
     one, zero = stragglers_with_waits(rec, 99_999)
     assert (one.rank, one.count, zero.rank, zero.count) == (1, 75_000, 0, 25_000)
     assert abs(one.mean_wait_s - 0.004) < 1e-6 and abs(zero.mean_wait_s - 0.002) < 1e-6
+
+
+def test_the_recording_of_a_100000_step_run_keeps_a_log_of_its_steps() -> None:
+    kept = [s for s in range(100_000) if watched_history.recorded(step_events(s)[-1])]
+    assert kept[: watched_history.RECORD_ALL] == list(range(watched_history.RECORD_ALL))
+    assert len(kept) < 28_000 and kept[-1] >= 99_984  # every 16th step by then
+    # what a replay and the doctor need whatever the step: the run's and the findings' events
+    assert watched_history.recorded(protocol.RunFinished(1, 100_000, 1.0))
+
+
+def test_the_listeners_recording_is_thinned_as_it_is_written(tmp_path, monkeypatch) -> None:
+    from ddp_viz.watch.command import Recorder
+
+    monkeypatch.setattr(watched_history, "RECORD_ALL", 100)
+    path = tmp_path / "long.jsonl"
+    recorder = Recorder(str(path))
+    recorder(protocol.RunStarted(1, RANKS, 0, {"watched": True}, params=[
+        {"name": n, "shape": [16]} for n in NAMES
+    ]))  # fmt: skip
+    for step in range(1_000):
+        for e in step_events(step):
+            recorder(e)
+    recorder.file.close()
+    timings = [ln for ln in path.read_text().splitlines() if '"timing"' in ln]
+    # 100 steps whole, then every 2nd to 200 (50), 4th to 400 (50), 8th to 800 (50), 16th (13)
+    assert len(timings) == RANKS * 263

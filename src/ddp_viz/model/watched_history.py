@@ -26,6 +26,10 @@ KEEP_STEPS = 2000
 KEEP_EVERY = 64
 KEEP_OLD = 256  # the older steps kept whole: every KEEP_EVERY-th, the stride doubling past this
 CHUNK = 500
+# The recording (``watch --record``) keeps every step's lines up to this step; past it, every
+# 2nd step's, past twice that every 4th, and so on: a doubling of the run adds as many lines as
+# the first RECORD_ALL / 2 steps, so 100,000 steps write about 27,000 steps' lines, not all.
+RECORD_ALL = 10_000
 HISTORY = "watched.history"  # the record's part (RunRecord.parts)
 # a step's events that the emptied steps no longer need (the rest: the run's own, the doctor's)
 STEP_EVENTS = (protocol.LocalGrad, protocol.AveragedGrad, protocol.Params, protocol.Timing)
@@ -42,6 +46,9 @@ class History:
         self.seen = bytearray()
         self.thinned = 0  # steps before this one were thinned
         self.stride = KEEP_EVERY  # of the older steps, those at multiples of it stay whole
+        self.emptied = 0  # complete steps emptied (each once): still steps the run made
+        self.emptied_full = 0  # of those, captured in full on every rank
+        self.emptied_differ = 0  # of those, with averages that differed between ranks
 
     def apply(self, e: Any) -> None:
         if not isinstance(e, protocol.Timing) or not 0 <= e.step < len(self.rec.steps):
@@ -99,8 +106,28 @@ def thin(rec: RunRecord, part: History) -> None:
     emptied = set()
     for st in rec.steps[part.thinned : upto]:
         if st.step % stride and st.ranks:
+            if st.complete(rec.world_size):  # what the report counts, kept before it goes
+                part.emptied_full += 1
+                part.emptied_differ += st.averaged_agree() is False
             st.ranks = {}
             st.memo.clear()
             emptied.add(st.step)
+    part.emptied += len(emptied)
     rec.events = [e for e in rec.events if not (isinstance(e, STEP_EVENTS) and e.step in emptied)]
     part.thinned = upto
+
+
+def complete_count(rec: RunRecord) -> int:
+    """Steps every rank reported: those the record still holds whole, and those it emptied
+    (only complete steps are ever emptied)."""
+    part = rec.parts.get(HISTORY)
+    return len(rec.complete_steps()) + (part.emptied if isinstance(part, History) else 0)
+
+
+def recorded(e: Any) -> bool:
+    """Whether the recording keeps ``e``: the run's and the doctor's events always; a step's
+    gradients, parameters and timings per ``RECORD_ALL``."""
+    if not isinstance(e, STEP_EVENTS) or e.step < RECORD_ALL:
+        return True
+    stride = 1 << (e.step // RECORD_ALL).bit_length()
+    return e.step % stride == 0
