@@ -129,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure start-up, warm runs, memory against baselines")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions")
     bench.add_argument("--only", metavar="NAMES", help="comma-separated subset of benchmarks")
+    bench.add_argument(
+        "--smoke",
+        action="store_true",
+        help="watch: one round of plain, watched and profiler on a tiny step (checks it runs)",
+    )
     return parser
 
 
@@ -318,6 +323,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         from ddp_viz.app import main as app_main
 
         window_args = build_parser().parse_args([])
+        # the window's own flags, given before `watch` (`ddp-viz --projector watch -- …`)
+        window_args.size, window_args.projector = args.size, args.projector
         window_args.watch_cmd, window_args.record = command, args.record
         window_args.budget, window_args.listen = args.budget, args.listen
         return app_main(window_args)
@@ -356,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 
-        return bench_main(quick=args.quick, only=args.only)
+        return bench_main(quick=args.quick, only=args.only, smoke=args.smoke)
     from ddp_viz.app import main as app_main
 
     return app_main(args)

@@ -147,3 +147,18 @@ def test_batchnorm_buffers_not_broadcast_are_the_desync_named(tmp_path) -> None:
     assert desync is not None and (desync.step, desync.agreed) == (1, 0)
     assert sorted(desync.tensors) == ["1.running_mean", "1.running_var"]
     assert "✗ desync: entering step 2 (after step 1), rank 1 held other bytes" in said
+
+
+@pytest.mark.slow
+def test_a_rank_dependent_code_path_is_the_desync_named(tmp_path) -> None:
+    # rank 0 steps its learning-rate schedule in its logging branch alone (after step 4's
+    # update, 0-based 3): step 5's update then moves every parameter by another amount there
+    code, events, said = doctor(tmp_path, "branch")
+    assert code == 0
+    desync = doctoring(record(events)).desync
+    assert desync is not None and (desync.step, desync.agreed) == (5, 4)
+    assert desync.tensors == {n: [1] for n in ("0.bias", "0.weight", "2.bias", "2.weight")}
+    assert (
+        "✗ desync: entering step 6 (after step 5), rank 1 held other bytes than rank 0 in "
+        "0.bias, 0.weight, 2.bias, 2.weight; identical entering step 5"
+    ) in said

@@ -33,3 +33,7 @@ def points(st: StepRecord) -> list[tuple[str, float]]:
     if avg is not None:
         out.append((AVERAGE, avg))
     return out
+
+
+# A watched run of any length: a curve keeps at most this many points (older ones thinned).
+MAX_POINTS = 8192

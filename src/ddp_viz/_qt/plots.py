@@ -372,3 +372,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         xs, ys = self._series[name]
         xs.append(x if math.isfinite(x) else np.nan)
         ys.append(y if math.isfinite(y) else np.nan)
+        if self._watched and len(xs) > plot_watched.MAX_POINTS:
+            # a watched run of any length: every other point goes (the curve still spans the
+            # run, at half the resolution), so a curve holds at most MAX_POINTS
+            del xs[1::2], ys[1::2]

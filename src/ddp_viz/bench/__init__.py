@@ -40,6 +40,7 @@ TARGETS = {
     "watch_ratio_mlp": ("watched ÷ plain torchrun step, buckets MLP", "≤ 1.05"),
     "watch_ratio_10m": ("watched ÷ plain torchrun step, 10 M parameters", "≤ 1.05"),
     "watch_gone_ratio_10m": ("listener gone ÷ plain step, 10 M parameters", "≤ 1.05"),
+    "watch_over_profiler_10m": ("watched ÷ torch.profiler step, 10 M parameters", "< 1"),
 }
 
 
@@ -263,7 +264,33 @@ def _window(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
     )
 
 
-def main(quick: bool = False, only: str | None = None) -> int:
+def _watch(fig: dict[str, Any], row: Callable[..., None], reps: int, smoke: bool) -> None:
+    from ddp_viz.bench.watch import CASES, SMOKE, watch_overhead
+
+    fig.update(watch_overhead(reps, smoke))
+    for key, what, _, _ in SMOKE if smoke else CASES:
+        also = {
+            "gone": "listener gone",
+            "hook": "PyTorch's Python allreduce_hook in the script",
+            "profiler": "torch.profiler",
+        }
+        prefix = {"gone": "watch_gone", "hook": "watch_hook", "profiler": "watch_profiler"}
+        notes = [
+            f"{said} {fig[f'{prefix[arm]}_ratio_{key}']:.3f}"
+            for arm, said in also.items()
+            if f"{prefix[arm]}_ratio_{key}" in fig
+        ]
+        row(
+            f"torchrun step watched, {what}, {fig[f'watch_rounds_{key}']} rounds",
+            f"{fig[f'watch_{key}_ms']:.2f} ms",
+            f"plain {fig[f'watch_plain_{key}_ms']:.2f} ms, ratio "
+            f"{fig[f'watch_ratio_{key}']:.3f}; " + "; ".join(notes),
+        )
+    if fig["watch_retries"]:
+        row("torchrun runs ending in torch's teardown abort", str(fig["watch_retries"]))
+
+
+def main(quick: bool = False, only: str | None = None, smoke: bool = False) -> int:
     chosen = [s.strip() for s in (only or ",".join(ALL)).split(",") if s.strip()]
     unknown = set(chosen) - set(ALL)
     if unknown:
@@ -348,20 +375,7 @@ def main(quick: bool = False, only: str | None = None) -> int:
                 f"allreduce_hook alone {fig[f'{kind}_python_hook_ratio']:.2f}",
             )
     if "watch" in chosen:
-        from ddp_viz.bench.watch import CASES, watch_overhead
-
-        fig.update(watch_overhead(reps + 2))  # noisy: more rounds than the other parts
-        for key, what, _, _ in CASES:
-            row(
-                f"torchrun step watched, {what}, {fig[f'watch_rounds_{key}']} rounds",
-                f"{fig[f'watch_{key}_ms']:.2f} ms",
-                f"plain {fig[f'watch_plain_{key}_ms']:.2f} ms, ratio "
-                f"{fig[f'watch_ratio_{key}']:.3f}; listener gone "
-                f"{fig[f'watch_gone_ratio_{key}']:.3f}; PyTorch's Python allreduce_hook "
-                f"in the script {fig[f'watch_hook_ratio_{key}']:.3f}",
-            )
-        if fig["watch_retries"]:
-            row("torchrun runs ending in torch's teardown abort", str(fig["watch_retries"]))
+        _watch(fig, row, reps + 2, smoke)  # noisy: more rounds than the other parts
     verdicts = {}
     for key, (label, target) in TARGETS.items():
         if key in fig:

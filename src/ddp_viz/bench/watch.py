@@ -1,13 +1,15 @@
-"""What watching costs a user's training: the same torchrun script, plain, under ``ddp-viz
-watch``, with a listener that is gone, and registering PyTorch's own Python ``allreduce_hook``
-itself (what any Python comm hook costs it, before a watch does anything). Each run times its
-own steps from inside the script (the median after a warm-up), so all are measured the same way.
+"""What watching costs a user's training, against its peer: the same torchrun script, plain,
+under ``ddp-viz watch``, under ``torch.profiler`` (what a practitioner reaches for otherwise),
+with a listener that is gone, and registering PyTorch's own Python ``allreduce_hook`` itself
+(what any Python comm hook costs it, before a watch does anything). Each run times its own
+steps from inside the script (the median after a warm-up), so all are measured the same way.
 
-Each round runs the four back to back, a different one first each round. The figures are the
+Each round runs the arms back to back, a different one first each round. The figures are the
 medians of the rounds' ratios to plain. Which cores a launch's two ranks land on moves one run's
 step time by 10% or more on a shared two-core machine, so one round says little: the
 "listener gone" arm, which adds nothing to a step, is the check on how far apart two identical
-arms come out."""
+arms come out. ``smoke`` runs plain, watched and profiler once each on a tiny step: it checks
+the bench runs and reports its fields (a test's), and measures nothing worth reading."""
 
 from __future__ import annotations
 
@@ -46,10 +48,21 @@ def teardown_abort_only(stderr: str) -> bool:
 # rounds per case, times the bench's count: a buckets-MLP run takes seconds and its ratio is
 # the one near its bound, so it gets more rounds to narrow the median
 ROUNDS_TIMES = {"mlp": 3}
+# key, what, the MLP's hidden widths, steps; the 10 M case's step is the one of 20 ms or more
+# (about 100 ms here) where the profiler is the peer
 CASES = (
     ("mlp", "buckets MLP (132 k)", "256,256,256", 200),
     ("10m", "10 M-parameter MLP", "2236,2236,2236", 30),
 )
+SMOKE = (("smoke", "tiny MLP", "16", 3),)
+# each case's arms besides plain, and their figures' prefixes
+ARMS = {
+    "mlp": ("watched", "gone", "hook"),
+    "10m": ("watched", "gone", "hook", "profiler"),
+    "smoke": ("watched", "profiler"),
+}
+PREFIX = {"watched": "watch", "gone": "watch_gone", "hook": "watch_hook"}
+PREFIX["profiler"] = "watch_profiler"
 
 
 def _step_s(prefix: list[str], hidden: str, steps: int, env: dict[str, str], *extra: str) -> float:
@@ -74,6 +87,8 @@ def _figure(line: str, extra: tuple[str, ...]) -> float:
     figure = json.loads(line)
     if "python-hook" in extra and figure["comm_hook"] != "allreduce_hook":
         raise RuntimeError(f"the python-hook arm ran with comm hook {figure['comm_hook']!r}")
+    if figure.get("profiled") != ("profiler" in extra):
+        raise RuntimeError(f"the script's profiler was {figure.get('profiled')}, not as asked")
     return float(figure["median_s"])
 
 
@@ -83,33 +98,39 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def watch_overhead(reps: int) -> dict[str, Any]:
+def watch_overhead(reps: int, smoke: bool = False) -> dict[str, Any]:
     env = dict(os.environ, OMP_NUM_THREADS="1")
     gone = dict(watched_env(f"127.0.0.1:{_closed_port()}", "no-listener"), OMP_NUM_THREADS="1")
     watch = [str(BIN / "ddp-viz"), "watch", "--no-window", "--"]
+    # each arm: the command's prefix, its environment, the script's extra arguments
+    every: dict[str, tuple[list[str], dict[str, str], tuple[str, ...]]] = {
+        "plain": ([], env, ()),
+        "watched": (watch, env, ()),
+        "gone": ([], gone, ()),
+        "hook": ([], env, ("python-hook",)),
+        "profiler": ([], env, ("profiler",)),
+    }
     fig: dict[str, Any] = {}
-    for key, _, hidden, steps in CASES:
-        # each arm: the command's prefix, its environment, the script's extra arguments
-        arms: dict[str, tuple[list[str], dict[str, str], tuple[str, ...]]] = {
-            "plain": ([], env, ()),
-            "watched": (watch, env, ()),
-            "gone": ([], gone, ()),
-            "hook": ([], env, ("python-hook",)),
-        }
-        names = list(arms)
+    for key, _, hidden, steps in SMOKE if smoke else CASES:
+        names = ["plain", *ARMS[key]]
         got: dict[str, list[float]] = {name: [] for name in names}
-        rounds = reps * ROUNDS_TIMES.get(key, 1)
+        rounds = 1 if smoke else reps * ROUNDS_TIMES.get(key, 1)
         for i in range(rounds):  # interleaved, side by side
             for name in rotated(names, i):
-                prefix, arm_env, extra = arms[name]
+                prefix, arm_env, extra = every[name]
                 got[name].append(_step_s(prefix, hidden, steps, arm_env, *extra))
         plain = got["plain"]
-        for name, prefix in (("watched", "watch"), ("gone", "watch_gone"), ("hook", "watch_hook")):
+        for name in ARMS[key]:
+            prefix = PREFIX[name]
             fig[f"{prefix}_{key}_ms"] = statistics.median(got[name]) * 1e3
             fig[f"{prefix}_ratio_{key}"] = statistics.median(
                 x / y for x, y in zip(got[name], plain, strict=True)
             )
         fig[f"watch_plain_{key}_ms"] = statistics.median(plain) * 1e3
+        if "profiler" in got:  # watched against its peer, round by round
+            fig[f"watch_over_profiler_{key}"] = statistics.median(
+                x / y for x, y in zip(got["watched"], got["profiler"], strict=True)
+            )
         fig[f"watch_rounds_{key}"] = rounds
     fig["watch_retries"] = len(RETRIES)  # runs that ended in torch's teardown abort
     return fig

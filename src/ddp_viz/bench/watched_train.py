@@ -2,11 +2,15 @@
 under ``ddp-viz watch``; rank 0 prints one JSON line with the per-step seconds it measured
 itself (after a warm-up), so both sides are timed the same way, from inside the script.
 
-    torchrun … watched_train.py HIDDEN STEPS [python-hook]
+    torchrun … watched_train.py HIDDEN STEPS [python-hook | profiler]
 
 ``python-hook``: the script registers PyTorch's own Python ``allreduce_hook`` itself, the floor
-for any watch that has to see each bucket from Python."""
+for any watch that has to see each bucket from Python. ``profiler``: the loop runs inside
+``torch.profiler.profile`` (CPU activities, its defaults: no shapes, no stacks, every step
+recorded, as a watch watches every step), the peer a practitioner would otherwise reach for;
+the trace's processing when the profiler closes, after the last timed step, is not timed."""
 
+import contextlib
 import json
 import os
 import sys
@@ -36,18 +40,22 @@ def main() -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     x, y = torch.randn(32, 1), torch.randn(32, 1)
     times = []
-    for step in range(steps + WARMUP):
-        t0 = time.perf_counter()
-        optimizer.zero_grad()
-        torch.nn.functional.mse_loss(model(x), y).backward()
-        optimizer.step()
-        if step >= WARMUP:
-            times.append(time.perf_counter() - t0)
+    profiling = sys.argv[3:] == ["profiler"]
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities) if profiling else contextlib.nullcontext():
+        for step in range(steps + WARMUP):
+            t0 = time.perf_counter()
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+            if step >= WARMUP:
+                times.append(time.perf_counter() - t0)
     if int(os.environ["RANK"]) == 0:
         times.sort()
         params = sum(p.numel() for p in model.parameters())
         hook = model._get_ddp_logging_data().get("comm_hook", "")
         out = {"median_s": times[len(times) // 2], "params": params, "comm_hook": hook}
+        out["profiled"] = profiling
         print(json.dumps(out), flush=True)
     dist.destroy_process_group()
 

@@ -19,6 +19,7 @@ from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 from ddp_viz.model.watched import is_watched
+from ddp_viz.model.watched_history import complete_count
 from ddp_viz.model.watched_steps import watched_elapsed
 
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
@@ -359,7 +360,7 @@ def status_text(rec: RunRecord) -> str:
 
 
 def _status_text(rec: RunRecord) -> str:
-    done = len(rec.complete_steps())
+    done = complete_count(rec)  # a long watched run's thinned steps too
     for kind in rec.kinds():
         line = kind.status(rec) if kind.status is not None else None
         if line is not None:

@@ -53,6 +53,10 @@ def tensors_close(a: Tensor, b: Tensor, tol: float) -> bool:
     if is_summary(a) != is_summary(b):
         return False
     if not is_summary(a):
+        # equal and finite (a non-finite value makes the sum so): the usual answer, found at C
+        # speed; value by value in Python, 200 tensors on 8 ranks held a window's frame 0.7 s
+        if a == b and math.isfinite(sum(a)):
+            return True
         return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b, strict=True))
     if list(a["shape"]) != list(b["shape"]):
         return False

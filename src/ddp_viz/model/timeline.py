@@ -7,12 +7,12 @@ so every number they show is one the engine sent.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from ddp_viz.model import protocol, registry
+from ddp_viz.model import protocol, registry, step_memo, watched_history
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
@@ -87,9 +87,14 @@ class StepRecord:
     step: int
     ranks: dict[int, RankStep] = field(default_factory=dict)
     reference: protocol.Reference | None = None
+    # what views derived from this step's tensors (model.step_memo)
+    memo: dict[str, tuple[list[Any], Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def rank(self, r: int) -> RankStep:
         return self.ranks.setdefault(r, RankStep())
+
+    def memoized(self, name: str, compute: Callable[[], Any]) -> Any:
+        return step_memo.memoized(self.memo, self.ranks, name, compute)
 
     def complete(self, world_size: int) -> bool:
         return len(self.ranks) == world_size and all(rs.complete for rs in self.ranks.values())
@@ -113,6 +118,9 @@ class StepRecord:
 
     def ranks_agree(self) -> bool | None:
         """Do all ranks hold the same parameters after the step? None until all reported."""
+        return self.memoized("ranks_agree", self._ranks_agree)
+
+    def _ranks_agree(self) -> bool | None:
         params = [rs.params for rs in self.ranks.values()]
         if not params or any(p is None for p in params):
             return None
@@ -207,6 +215,8 @@ class RunRecord:
             self.params = _param_infos(event)
             self._kinds = [k for k in registry.kinds() if k.folds(event.scenario)]
             self.parts = {k.id: k.part() for k in self._kinds if k.part is not None}
+            if event.scenario.get("watched"):  # its history bounded (model.watched_history)
+                self.parts[watched_history.HISTORY] = watched_history.History(self)
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -247,7 +257,8 @@ class RunRecord:
                 self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
                 self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
-        self.value_chars = max(self.value_chars, _value_chars(event))
+        if watched_history.HISTORY not in self.parts:  # the watched page draws no DDP stage
+            self.value_chars = max(self.value_chars, _value_chars(event))
         for part in self.parts.values():
             part.apply(event)
         return True

@@ -21,7 +21,10 @@ from typing import Any
 
 VERSION = 1
 MAX_HELLO_BYTES = 64 * 1024  # the answer line, parameter names included
-HANDSHAKE_S = 5.0  # a connection that has not proved the token by then is dropped
+# A connection that has not proved the token by then is dropped. Both ends wait this long:
+# eight ranks starting on two busy cores answered the challenge after more than 3 s (5 of 8
+# ranks gave up and went unwatched), as a rank's thread waits for its core and its GIL.
+HANDSHAKE_S = 20.0
 ADDR_ENV, TOKEN_ENV = "DDP_VIZ_ADDR", "DDP_VIZ_TOKEN"
 BUDGET_ENV = "DDP_VIZ_BUDGET"  # the share of training time full captures may take
 

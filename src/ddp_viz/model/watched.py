@@ -73,7 +73,12 @@ def is_watched(rec: RunRecord) -> bool:
 
 
 def seen_steps(rec: RunRecord) -> int:
-    """Steps any rank reported (timings at least)."""
+    """Steps any rank reported (timings at least; a watched record's from its history)."""
+    from ddp_viz.model.watched_history import HISTORY, History
+
+    part = rec.parts.get(HISTORY)
+    if isinstance(part, History):
+        return part.seen_steps()
     return sum(1 for st in rec.steps if any(rs.spans for rs in st.ranks.values()))
 
 
@@ -141,7 +146,12 @@ def latest_full(rec: RunRecord, upto: int) -> StepRecord | None:
 
 
 def averages_identical(st: StepRecord) -> bool | None:
-    """Bit for bit on every rank: lists compared value by value, summaries by their digest."""
+    """Bit for bit on every rank: lists compared value by value, summaries by their digest
+    (once per step's values: the page asks on every frame)."""
+    return st.memoized("averages_identical", lambda: _averages_identical(st))
+
+
+def _averages_identical(st: StepRecord) -> bool | None:
     avgs = [rs.averaged for rs in st.ranks.values()]
     if not avgs or any(a is None for a in avgs):
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ddp_viz.model import watched_history
 from ddp_viz.model.tensors import is_summary, tensor_norm
 from ddp_viz.model.timeline import RunRecord, StepRecord
 from ddp_viz.model.watched import last_to_arrive
@@ -78,7 +79,13 @@ class Straggler:
 
 
 def stragglers_with_waits(rec: RunRecord, upto: int, first: int = 0) -> list[Straggler]:
-    """Each rank that was last in steps first..upto, most often first."""
+    """Each rank that was last in steps first..upto, most often first (a watched record's
+    from its history, which outlives the steps it thins)."""
+    part = rec.parts.get(watched_history.HISTORY)
+    if isinstance(part, watched_history.History):
+        got = part.stragglers(upto, first)
+        found = [Straggler(r, int(n), total / n) for r, (n, total) in got.items()]
+        return sorted(found, key=lambda s: (-s.count, s.rank))
     waits: dict[int, list[float]] = {}
     for st in rec.steps[first : upto + 1]:
         found = last_to_arrive(st)
@@ -158,7 +165,12 @@ def _same(values: list[object]) -> bool | None:
 
 
 def tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
-    """Every parameter's row at a step captured in full, in the model's order."""
+    """Every parameter's row at a step captured in full, in the model's order (computed once
+    per step's values: the page asks on every frame)."""
+    return st.memoized("tensor_rows", lambda: _tensor_rows(rec, st))
+
+
+def _tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
     ranks = sorted(st.ranks)
     where = {n: bt.index for bt in bucket_times(st) for n in bt.params}
     shapes = {p.name: tuple(p.shape) for p in rec.params}
@@ -189,6 +201,10 @@ def most_telling(rows: list[TensorRow], n: int) -> list[TensorRow]:
 def gradient_norms(st: StepRecord) -> tuple[dict[int, float], float | None]:
     """The whole model's gradient norm on each rank (local) and of the average: one number
     per rank for a step captured in full, however many tensors the model has."""
+    return st.memoized("gradient_norms", lambda: _gradient_norms(st))
+
+
+def _gradient_norms(st: StepRecord) -> tuple[dict[int, float], float | None]:
     local = {}
     for r, rs in st.ranks.items():
         if rs.local:

@@ -5,9 +5,10 @@
 - a script that registers its own comm hook (fp16 compression, PowerSGD, …) gets its hook
   wrapped, not replaced: the wrapper copies the bucket (the rank's local gradient), calls the
   script's hook with the script's state, and reads what its future returns;
-- a script that registers none gets what DDP's default all-reduce hook does (divide by the
-  world size, then ``all_reduce``), watched the same way, registered just before its first
-  forward (so a hook the script registers after building DDP still comes first).
+- a script that registers none gets what DDP does without a hook (scale by the reciprocal of
+  the world size, then ``all_reduce``, bit for bit as unwatched: see ``Watch._launch``),
+  watched the same way, registered just before its first forward (so a hook the script
+  registers after building DDP still comes first).
 
 A step's events leave when the next forward begins (its backward, all-reduces and optimizer
 step are over by then) and at exit. Nothing here raises into the script: a failure turns the
@@ -27,7 +28,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 from ddp_viz.engine.tensors import encode_all
 from ddp_viz.model import protocol
@@ -152,22 +152,36 @@ class Watch:
         return ddp.process_group if ddp is not None else None
 
     def _call(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
-        if user_hook is None:
-            return default_hooks.allreduce_hook(self._group(), bucket)
+        if user_hook is None:  # the same arithmetic as while watched (see _launch)
+            return self._launch(None, None, bucket).then(lambda f: f.value()[0])
         return user_hook(user_state, bucket)
 
     def _launch(self, user_state: Any, user_hook: Any, bucket: dist.GradBucket) -> Any:
-        """The script's hook; or, for a script with none, what DDP's default hook does
-        (``default_hooks.allreduce_hook``: divide by the world size, then ``all_reduce``),
-        here, so the result is read in our one callback. Calling that hook and chaining ours
-        on its future ran two Python callbacks per bucket and step, each taking the GIL on
-        gloo's thread, where the script unwatched runs DDP's C++ all-reduce and none."""
+        """The script's hook; or, for a script with none, what DDP does without a hook, here,
+        so the result is read in our one callback (calling PyTorch's ``allreduce_hook`` and
+        chaining ours on its future ran two Python callbacks per bucket and step, each taking
+        the GIL on gloo's thread, where the script unwatched runs none).
+
+        Without a hook, DDP's reducer scales each gradient as it copies it into the bucket by
+        multiplying with ``1. / div_factor_`` (``Reducer::mark_variable_ready_dense``:
+        ``at::mul_out(bucket_view, grad, wrapped_scalar_tensor(1. / div_factor_))``), then
+        all-reduces the sum. ``allreduce_hook`` divides instead (``tensor.div_(size)`` in
+        ``default_hooks._allreduce_fut``): at a world size that is not a power of two,
+        ``x / 3`` and ``x * float32(1/3)`` differ in the last bit for some ``x``, and the run's
+        parameters drifted from the unwatched run's (12 of 129 values at 3 ranks). So the
+        bucket is multiplied by the same reciprocal, and the run stays the unwatched one bit for
+        bit. With ``batched_grad_copy=True`` the reducer divides the flat bucket (``div_``),
+        so that is done then."""
         if user_hook is not None:
             with calls.nested():  # its collectives are this bucket's, entered already
                 return user_hook(user_state, bucket)
         group = self._group() or dist.group.WORLD
         buffer = bucket.buffer()
-        buffer.div_(group.size())
+        ddp = self._ddp()
+        if ddp is not None and getattr(ddp, "batched_grad_copy", False):
+            buffer.div_(group.size())
+        else:
+            buffer.mul_(1.0 / group.size())
         all_reduce = calls.original("all_reduce")
         return all_reduce(buffer, group=group, async_op=True).get_future()
 

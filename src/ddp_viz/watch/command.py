@@ -31,6 +31,7 @@ from ddp_viz.model.watch_events import (
     WatchRankLost,
     WatchSummary,
 )
+from ddp_viz.model.watched_history import HISTORY, History, complete_count, recorded
 from ddp_viz.watch.listener import RUN, Listener, Sink
 from ddp_viz.watch.relay import Relay
 
@@ -81,7 +82,7 @@ class Recorder:
         self.rec.apply(event)
         if self.forward is not None:
             self.forward(event)
-        if self.file is not None:
+        if self.file is not None and recorded(event):  # a long run's file thinned as it grows
             self.file.write(protocol.encode(event) + "\n")
             self.file.flush()
         if self.out is not None and event.kind in DOCTOR_KINDS:
@@ -95,7 +96,7 @@ class Recorder:
                 print("ddp-viz watch: " + "\n".join(lines), file=self.out, flush=True)
 
     def finish(self, listener: Listener, code: int) -> None:
-        done = len(self.rec.complete_steps())
+        done = complete_count(self.rec)  # the steps it thinned too
         self(WatchSummary(RUN, code, dict(listener.refused), listener.bad_lines, listener.dropped))
         if self.rec.run is not None:
             self(protocol.RunFinished(RUN, done, time.monotonic() - self.t0))
@@ -235,7 +236,7 @@ def closed_line(rec: RunRecord, record: str | None) -> str:
     saved = f"; recorded to {record}" if record else ""
     return (
         f"ddp-viz watch: the window was closed: stopped the command and its "
-        f"{len(rec.pids)} rank(s) after {len(rec.complete_steps())} step(s){saved}"
+        f"{len(rec.pids)} rank(s) after {complete_count(rec)} step(s){saved}"
     )
 
 
@@ -295,8 +296,11 @@ def _pass_on(pid: int, sig: int) -> None:
 def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | None) -> str:
     hosts = sorted({r.host for r in listener.ranks.values()})
     full = [st for st in rec.steps if st.complete(rec.world_size)]
-    steps, seen = len(full), len(rec.complete_steps())
-    agree = [st.averaged_agree() for st in full]
+    part = rec.parts.get(HISTORY)  # what a long run's thinned steps said, counted before
+    thinned = (part.emptied_full, part.emptied_differ) if isinstance(part, History) else (0, 0)
+    steps, seen = len(full) + thinned[0], complete_count(rec)
+    agree = [st.averaged_agree() for st in full] + [True] * (thinned[0] - thinned[1])
+    agree += [False] * thinned[1]
     ended = "the listener stopped" if code is None else f"the command exited with {code}"
     ranks = (
         f"{len(listener.ranks)} rank(s) on {', '.join(hosts)}, {seen} step(s), {steps} of "

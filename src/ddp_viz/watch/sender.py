@@ -86,6 +86,7 @@ class Sender:
     def _run(self) -> None:
         try:
             with socket.create_connection(self.address, timeout=CONNECT_S) as sock:
+                sock.settimeout(wire.HANDSHAKE_S)  # connected: the listener's challenge comes
                 reader = sock.makefile("rb")
                 nonce, _ = wire.parse_challenge(reader.readline(wire.MAX_HELLO_BYTES))
                 sock.sendall((wire.answer(self.token, nonce, self.hello()) + "\n").encode())

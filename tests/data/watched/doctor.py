@@ -6,7 +6,9 @@ the watch doctor's tests run it unchanged under ``ddp-viz watch``. It knows noth
 Cases: ok, barrier (rank 0 in a barrier while rank 1 all-reduces), extra-batch (rank 0 has
 one batch more), sleep (rank 1 sleeps in its step), sigkill (rank 1 kills itself), nan (rank 1's
 loss turns NaN), slow (rank 1 is slow every step), param (rank 1 changes a weight), bn
-(BatchNorm with broadcast_buffers=False).
+(BatchNorm with broadcast_buffers=False), branch (a rank-dependent code path: the learning
+rate schedule is stepped in rank 0's logging branch alone, so from then on the ranks apply the
+same averaged gradient with different learning rates).
 """
 
 import argparse
@@ -43,6 +45,7 @@ def main() -> int:
     torch.manual_seed(rank)
     model = DDP(model_for(args.case), **({"broadcast_buffers": False} if args.case == "bn" else {}))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
     steps = args.steps + (1 if args.case == "extra-batch" and rank == 0 else 0)
     for step in range(steps):
         x, y = torch.randn(4, 6), torch.randn(4, 1)
@@ -68,6 +71,9 @@ def main() -> int:
         if args.case == "param" and step == args.at and rank == 1:
             with torch.no_grad():
                 model.module[0].bias[0] += 1.0
+        if args.case == "branch" and step == args.at and rank == 0:
+            print(f"step {step}: loss {loss.item():.4f}", flush=True)
+            schedule.step()
     dist.barrier()  # every rank done before the process group goes, as scripts do
     dist.destroy_process_group()
     return 0

@@ -1,0 +1,133 @@
+"""A watched run's history, bounded (pure): a run of 100,000 steps on 8 ranks must not fill
+the window's memory, nor the listener's.
+
+Every step's events make a few kilobytes of Python objects per rank (its timings' spans and
+buckets, and on steps captured in full every tensor's values), so the record keeps them for the
+newest ``KEEP_STEPS`` steps and for every ``KEEP_EVERY``-th step before those (the page can
+still step back to one of them; past ``KEEP_OLD`` such steps every other one goes, so they stay
+between ``KEEP_OLD / 2`` and ``KEEP_OLD``). An older step's other records are emptied and its
+events leave ``RunRecord.events``, ``CHUNK`` steps at a time; its empty ``StepRecord`` stays
+(a few hundred bytes: the step list keeps its numbering). What the page and the doctor read
+from every step is folded here first, as each step's timings arrive, into a few bytes a step:
+the rank last at the all-reduce and how long the first waited for it, and whether any rank
+reported the step. (A replayed recording is thinned as it is read, alike.)"""
+
+from __future__ import annotations
+
+from array import array
+from typing import TYPE_CHECKING, Any
+
+from ddp_viz.model import protocol
+
+if TYPE_CHECKING:
+    from ddp_viz.model.timeline import RunRecord
+
+KEEP_STEPS = 2000
+KEEP_EVERY = 64
+KEEP_OLD = 256  # the older steps kept whole: every KEEP_EVERY-th, the stride doubling past this
+CHUNK = 500
+# The recording (``watch --record``) keeps every step's lines up to this step; past it, every
+# 2nd step's, past twice that every 4th, and so on: a doubling of the run adds as many lines as
+# the first RECORD_ALL / 2 steps, so 100,000 steps write about 27,000 steps' lines, not all.
+RECORD_ALL = 10_000
+HISTORY = "watched.history"  # the record's part (RunRecord.parts)
+# a step's events that the emptied steps no longer need (the rest: the run's own, the doctor's)
+STEP_EVENTS = (protocol.LocalGrad, protocol.AveragedGrad, protocol.Params, protocol.Timing)
+
+
+class History:
+    """Per step: the rank last to reach the all-reduce (-1: fewer than two ranks reached it),
+    the wait it caused, and whether any rank reported the step; folded as timings arrive."""
+
+    def __init__(self, rec: RunRecord) -> None:
+        self.rec = rec
+        self.last = array("b")
+        self.wait = array("d")
+        self.seen = bytearray()
+        self.thinned = 0  # steps before this one were thinned
+        self.stride = KEEP_EVERY  # of the older steps, those at multiples of it stay whole
+        self.emptied = 0  # complete steps emptied (each once): still steps the run made
+        self.emptied_full = 0  # of those, captured in full on every rank
+        self.emptied_differ = 0  # of those, with averages that differed between ranks
+
+    def apply(self, e: Any) -> None:
+        if not isinstance(e, protocol.Timing) or not 0 <= e.step < len(self.rec.steps):
+            return
+        from ddp_viz.model.watched import last_to_arrive
+
+        grow = e.step + 1 - len(self.last)
+        if grow > 0:
+            self.last.extend([-1] * grow)
+            self.wait.extend([0.0] * grow)
+            self.seen.extend(bytes(grow))
+        st = self.rec.steps[e.step]
+        self.seen[e.step] = 1 if any(rs.spans for rs in st.ranks.values()) else 0
+        found = last_to_arrive(st)
+        self.last[e.step], self.wait[e.step] = found if found is not None else (-1, 0.0)
+        thin(self.rec, self)
+
+    def stragglers(self, upto: int, first: int = 0) -> dict[int, list[float]]:
+        """rank -> [count, summed wait] over steps first..upto."""
+        out: dict[int, list[float]] = {}
+        for r, w in zip(self.last[first : upto + 1], self.wait[first : upto + 1], strict=True):
+            if r >= 0:
+                got = out.setdefault(r, [0, 0.0])
+                got[0] += 1
+                got[1] += w
+        return out
+
+    def seen_steps(self) -> int:
+        return sum(self.seen)
+
+
+def history(rec: RunRecord) -> History:
+    """The record's history part, folded from its events so far when first asked."""
+    part = rec.parts.get(HISTORY)
+    if not isinstance(part, History):
+        part = History(rec)
+        rec.parts[HISTORY] = part
+        for e in list(rec.events):
+            part.apply(e)
+    return part
+
+
+def thin(rec: RunRecord, part: History) -> None:
+    """Empty the steps older than the newest ``KEEP_STEPS`` (but every stride-th),
+    once ``CHUNK`` of them wait; never a step the page has not taken in yet (steps past the
+    complete prefix, as while a rank hangs, stay whole)."""
+    upto = min(len(rec.steps) - KEEP_STEPS, rec.complete_prefix())
+    if upto - part.thinned < CHUNK:
+        return
+    stride = KEEP_EVERY
+    while upto // stride > KEEP_OLD:
+        stride *= 2
+    if stride != part.stride:  # the steps kept so far at the old stride: half of them go
+        part.stride, part.thinned = stride, 0
+    emptied = set()
+    for st in rec.steps[part.thinned : upto]:
+        if st.step % stride and st.ranks:
+            if st.complete(rec.world_size):  # what the report counts, kept before it goes
+                part.emptied_full += 1
+                part.emptied_differ += st.averaged_agree() is False
+            st.ranks = {}
+            st.memo.clear()
+            emptied.add(st.step)
+    part.emptied += len(emptied)
+    rec.events = [e for e in rec.events if not (isinstance(e, STEP_EVENTS) and e.step in emptied)]
+    part.thinned = upto
+
+
+def complete_count(rec: RunRecord) -> int:
+    """Steps every rank reported: those the record still holds whole, and those it emptied
+    (only complete steps are ever emptied)."""
+    part = rec.parts.get(HISTORY)
+    return len(rec.complete_steps()) + (part.emptied if isinstance(part, History) else 0)
+
+
+def recorded(e: Any) -> bool:
+    """Whether the recording keeps ``e``: the run's and the doctor's events always; a step's
+    gradients, parameters and timings per ``RECORD_ALL``."""
+    if not isinstance(e, STEP_EVENTS) or e.step < RECORD_ALL:
+        return True
+    stride = 1 << (e.step // RECORD_ALL).bit_length()
+    return e.step % stride == 0
