@@ -17,10 +17,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that run real ranks first: on two workers the run ends when the busier one does,
-    and a 20 s real run dealt out last leaves the other worker idle that long, where the
-    sub-second tests dealt out last even the two out."""
-    items.sort(key=lambda item: item.get_closest_marker("gloo") is None)
+    """Tests that run real ranks (or are marked slow) first: on two workers the run ends when
+    the busier one does, and a 20 s test dealt out last leaves the other worker idle that
+    long, where the sub-second tests dealt out last even the two out."""
+    items.sort(
+        key=lambda item: not any(item.iter_markers("gloo")) and not any(item.iter_markers("slow"))
+    )
 
 
 # Processes started by session-wide fixtures (and their descendants) are not leaks.
