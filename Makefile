@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.ddp-viz-installed
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test test-frameworks lint bench clean
 
 # --no-compile: pip would byte-compile every file of torch (~25 s of CPU); Python compiles
 # the modules it imports, once, when it first imports them.
@@ -30,6 +30,19 @@ TEST_WORKERS ?= 2
 
 test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# Lightning and Accelerate, watched unchanged: an optional extra (a minute to install), so
+# `make test` stays within its ten minutes; CI runs this after it (.ci/run). The import
+# check makes a missing package an error here, where the tests alone would skip.
+FW_STAMP := $(VENV)/.ddp-viz-frameworks
+
+$(FW_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[test,frameworks]'
+	$(BIN)/python -c "import lightning, accelerate"
+	@touch $(FW_STAMP)
+
+test-frameworks: $(FW_STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -p no:cacheprovider tests/watch/test_watch_frameworks.py
 
 bench: setup
 	$(BIN)/ddp-viz bench $(ARGS)
