@@ -124,3 +124,39 @@ def _arrivals(lates: list[float]):
 def test_a_straggler_is_last_in_most_steps_by_more_than_noise(lates, verdict) -> None:
     said = straggler_text(record(_arrivals(lates)))
     assert said is not None and said.startswith(verdict), said
+
+
+def test_at_eight_ranks_the_odd_rank_out_is_named_first_and_the_rest_in_one_line() -> None:
+    """Seven ranks inside DDP's all-reduce and one asleep: the missing rank comes right after
+    the headline, and the seven share one line (a short stage shows the first few lines)."""
+    doc = Doctor(fixed=1.0)
+    for rank in range(8):
+        doc.joined(rank, 100 + rank, 0.0)
+        if rank == 1:
+            last = {**_call("all_reduce", [65]), "seq": 10, "bucket": 0, "step": 9}
+            beat = WatchBeat(1, 1, 10, 5, 0.01, None, last, ["t.py:7 in main: time.sleep(600)"])
+        else:
+            call = {**_call("all_reduce", [65]), "seq": 11, "bucket": 0, "step": 10}
+            call["for_s"] = 3.4 if rank % 2 else 3.5
+            beat = WatchBeat(1, rank, 11, 5, 0.01, call, call, ["t.py:9 in main"])
+        doc.beat(beat, 0.0)
+    hang = doc.check(5.0)
+    assert hang is not None
+    lines = hang_lines(hang, stacks=False)
+    assert lines[1] == "  missing from all_reduce #11: rank 1"
+    assert lines[2:] == [
+        "  ranks 0, 2–7: inside DDP's gradient all_reduce #11 [65] (bucket 0 of step 11) at "
+        "t.py:3 in main for 3.4–3.5 s, its latest step 11",
+        "  rank 1: in no communication, its latest step 10; running t.py:7 in main: "
+        "time.sleep(600); its last communication: DDP's gradient all_reduce #10 [65] "
+        "(bucket 0 of step 10) at t.py:3 in main",
+    ]
+
+
+def test_rank_lists_read_as_runs() -> None:
+    from ddp_viz.model.watch_doctor import rank_list
+
+    assert rank_list([3]) == "rank 3"
+    assert rank_list([0, 1]) == "ranks 0, 1"
+    assert rank_list([0, 2, 3, 4, 5, 6, 7]) == "ranks 0, 2–7"
+    assert rank_list([5, 0, 1, 2, 7]) == "ranks 0–2, 5, 7"

@@ -149,19 +149,59 @@ def _key(c: CommCall) -> tuple:
     return c["op"], tuple(tuple(s) for s in c.get("sizes", []))
 
 
-def stuck_text(s: StuckRank) -> str:
+def stuck_text(s: StuckRank, who: str | None = None, held: str | None = None) -> str:
+    """Where one rank is, ``rank N: …``; ``who`` and ``held`` replace its name and how long it
+    has been inside its collective (a line for several ranks at once)."""
+    who = who if who is not None else f"rank {s['rank']}"
     step = f", its latest step {s['step']}" if s.get("step") else ""
     if s["state"] == "inside":
         since = s["inside"].get("for_s")
-        held = f" for {since:.1f} s" if since is not None else ""
-        return f"rank {s['rank']}: inside {call_text(s['inside'])}{held}{step}"
+        if held is None:
+            held = f" for {since:.1f} s" if since is not None else ""
+        return f"{who}: inside {call_text(s['inside'])}{held}{step}"
     where = {"gone": "gone (its process vanished)", "ended": "finished its training"}
     if s["state"] in where:
-        return f"rank {s['rank']}: {where[s['state']]}{step}"
+        return f"{who}: {where[s['state']]}{step}"
     last = f"; its last communication: {call_text(s['last'])}" if "last" in s else ""
     stack = s.get("stack") or []
     at = f"; running {stack[-1]}" if stack else ""
-    return f"rank {s['rank']}: in no communication{step}{at}{last}"
+    return f"{who}: in no communication{step}{at}{last}"
+
+
+def rank_list(ranks: list[int]) -> str:
+    """``rank 3``, ``ranks 0, 2–7``: runs of consecutive ranks as a range."""
+    runs: list[list[int]] = []
+    for r in sorted(ranks):
+        if runs and r == runs[-1][-1] + 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    parts = [f"{g[0]}–{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in runs]
+    return ("ranks " if len(ranks) > 1 else "rank ") + ", ".join(parts)
+
+
+def _held_range(times: list[float]) -> str:
+    if not times:
+        return ""
+    low, high = f"{min(times):.1f}", f"{max(times):.1f}"
+    return f" for {low} s" if low == high else f" for {low}–{high} s"
+
+
+def place_lines(h: WatchHang) -> list[str]:
+    """Each rank's place, ranks in the same place on one line: at 8 ranks, seven inside one
+    all-reduce and one asleep read as two lines, and the odd one out is not lost among eight."""
+    groups: dict[str, list[StuckRank]] = {}
+    for s in h.ranks:
+        groups.setdefault(stuck_text(s, who="", held=""), []).append(s)
+    out = []
+    for group in groups.values():
+        if len(group) == 1:
+            out.append(stuck_text(group[0]))
+            continue
+        times = [s["inside"]["for_s"] for s in group if "for_s" in s.get("inside", {})]
+        held = _held_range(times)
+        out.append(stuck_text(group[0], who=rank_list([s["rank"] for s in group]), held=held))
+    return out
 
 
 def mismatch(h: WatchHang) -> str:
@@ -187,10 +227,11 @@ def missing(h: WatchHang) -> tuple[CommCall | None, list[int]]:
 
 
 def hang_lines(h: WatchHang, stacks: bool = True) -> list[str]:
-    """The hang in words: a headline, each rank's place, who is missing, what does not match,
-    and (``stacks``) each rank's Python stack, innermost last."""
+    """The hang in words: a headline, who is missing, what does not match, each rank's place
+    (ranks in the same place on one line), and (``stacks``) each rank's Python stack,
+    innermost last."""
     lines = [f"✗ hang: no rank has moved for {h.stalled_s:.1f} s (threshold {h.threshold_s:.1f} s)"]
-    lines += ["  " + stuck_text(s) for s in h.ranks]
+    # the verdicts before the places: on a short stage they are what must not be cut
     call, absent = missing(h)
     if call is not None and absent:
         who = ", ".join(f"rank {r}" for r in absent)
@@ -198,6 +239,7 @@ def hang_lines(h: WatchHang, stacks: bool = True) -> list[str]:
     bad = mismatch(h)
     if bad:
         lines.append("  ✗ " + bad)
+    lines += ["  " + line for line in place_lines(h)]
     if stacks:
         for s in h.ranks:
             if s.get("stack"):
