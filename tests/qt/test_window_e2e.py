@@ -285,8 +285,9 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     quiz = window.quiz_view
     qid = "predict-backward-only"
     start_engine(qtbot, window)
-    placement = window.form.train.no_sync
-    assert placement.isVisible() and window.form.train.accumulate.value() == 3
+    acc = window.form.kind_fields["accumulation"]
+    placement = acc.no_sync
+    assert placement.isVisible() and acc.accumulate.value() == 3
     placement.setCurrentIndex(placement.findData("backward_only"))
     lock_guess(qtbot, window, qid, "3")
     window.follow.setChecked(True)

@@ -35,5 +35,6 @@ register(
         scenes={"accumulation": build},
         phase_words={"accumulation": ("micro-batches", "backward", "synchronised", "step")},
         differs=differs,
+        field_names={"train.accumulate": "Micro-batches"},
     )
 )
