@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ddp_viz.kinds.accumulation.counts import allreduces_quantity
 from ddp_viz.kinds.accumulation.reasons import differs
 from ddp_viz.kinds.accumulation.scene import build
-from ddp_viz.model.registry import RunKind, register
+from ddp_viz.model.registry import QuantitySource, RunKind, register
 
 KIND = "accumulation"
 
@@ -36,5 +37,7 @@ register(
         phase_words={"accumulation": ("micro-batches", "backward", "synchronised", "step")},
         differs=differs,
         field_names={"train.accumulate": "Micro-batches"},
+        # how many times DDP's comm hook ran in an optimizer step, shown as it all-reduces
+        quantities={"allreduces": QuantitySource(allreduces_quantity, phase="allreduce")},
     )
 )
