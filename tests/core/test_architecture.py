@@ -93,10 +93,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     # [train] checkpoint is a core knob that a kind reads (kinds combine through the core);
     # its key is the same word as the kind's event
     "model/dataspec.py": {"checkpoint"},
-    # accumulation's form rows (Micro-batches, no_sync) are still the core form's: they move
-    # into kinds/accumulation/form.py once the form's Qt files are not being changed elsewhere
-    "_qt/scenario_form.py": {"accumulation"},
-    "_qt/train_fields.py": {"accumulation"},
 }
 
 

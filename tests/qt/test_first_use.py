@@ -198,7 +198,8 @@ def test_enter_in_any_number_field_runs(qtbot, window):
             window.session.cancel()
             tried.append(spin)
     # Batch (the sampler's lesson) and micro-batches (accumulation's) ran nothing before
-    assert window.form.batch_size in tried and window.form.train.accumulate in tried
+    micro_batches = window.form.kind_fields["accumulation"].accumulate
+    assert window.form.batch_size in tried and micro_batches in tried
 
 
 def test_the_escape_after_enter_leaves_the_field_and_the_next_cancels(qtbot, window):

@@ -517,26 +517,27 @@ def test_the_sampler_knobs_show_for_a_data_lesson_and_change_the_run(qtbot, wind
 
 def test_the_accumulation_knobs_show_for_the_no_sync_lesson_and_change_the_run(qtbot, window):
     form = window.form
+    acc = form.kind_fields["accumulation"]  # the kind's fields for the core's [train] knobs
     window.set_lesson("who-splits-the-data")
-    assert not form.train.no_sync.isVisible()  # a sampler lesson without accumulation
+    assert not acc.no_sync.isVisible()  # a sampler lesson without accumulation
     window.set_lesson("accumulate-with-no-sync")
-    assert form.train.no_sync.isVisible() and form.train.scale_loss.isChecked()
+    assert acc.no_sync.isVisible() and acc.scale_loss.isChecked()
     assert form.steps.value() == 3  # 3 epochs of 3 batches, 3 batches a step
-    form.train.no_sync.setCurrentIndex(form.train.no_sync.findData("none"))
-    form.train.scale_loss.setChecked(False)
+    acc.no_sync.setCurrentIndex(acc.no_sync.findData("none"))
+    acc.scale_loss.setChecked(False)
     form.batch_size.setValue(1)  # 6 batches an epoch: 2 optimizer steps each
     s = form.scenario()
     assert s is not None and (s.train.no_sync, s.train.scale_loss) == ("none", False)
     assert s.steps == 6 and form.steps.value() == 6
-    form.train.accumulate.setValue(4)  # 18 batches: 4 steps of 4, the last 2 never stepped
+    acc.accumulate.setValue(4)  # 18 batches: 4 steps of 4, the last 2 never stepped
     assert form.scenario().steps == 4 and form.steps.value() == 4
-    form.train.accumulate.setValue(19)  # more than the run's 18 batches: said, not run
+    acc.accumulate.setValue(19)  # more than the run's 18 batches: said, not run
     assert form.scenario() is None and "Micro-batches" in form.error_label.text()
     assert window.run_action.isEnabled() is False
-    form.train.accumulate.setValue(3)
+    acc.accumulate.setValue(3)
     assert form.scenario() is not None
     window.set_lesson("ddp-pattern")
-    assert not form.train.no_sync.isVisible()
+    assert not acc.no_sync.isVisible()
 
 
 def test_the_plots_are_current_when_the_run_is_shown_to_its_end(qtbot, window):

@@ -26,7 +26,6 @@ NAMES = {
     "init_weight": "Initial weight",
     "init_bias": "Initial bias",
     "ddp.bucket_cap_mb": "Bucket (MiB)",
-    "train.accumulate": "Micro-batches",
     "x": "x (data)",
     "y": "y (data)",
 }

@@ -75,7 +75,7 @@ class ScenarioForm(QWidget):
         self.batch_size.setRange(0, 10_000)
         self.batch_size.setSpecialValueText("all")  # 0: the rank's whole share in one batch
         self.epochs = QSpinBox(maximum=MAX_EPOCHS, specialValueText="–")  # 0 "–": Steps sets it
-        self.train = TrainFields()  # the loss, and gradient accumulation with no_sync
+        self.train = TrainFields()  # the loss's reduction; a kind's [train] knobs are its own
         self.kind_fields = kind_fields()  # each kind of run's fields, shown where they apply
         self.shuffle.setToolTip("DistributedSampler(shuffle=…)")
         self.drop_last.setToolTip("DistributedSampler(drop_last=…): cut the tail, not pad it")
@@ -94,7 +94,6 @@ class ScenarioForm(QWidget):
             self.shuffle,
             self.drop_last,
             self.set_epoch,
-            self.train.scale_loss,
             *(
                 w
                 for f in self.kind_fields.values()
@@ -241,9 +240,6 @@ class ScenarioForm(QWidget):
         for row in self._sampler_rows:
             self._form.setRowVisible(row, sampler)
         self._form.setRowVisible(self._bucket_row, not sampler)  # room: one bucket anyway
-        accumulating = s.train.accumulate > 1 or s.train.no_sync != "none"
-        for row in self.train.accumulation_rows:
-            self._form.setRowVisible(row, accumulating)
         # a kind of run that trains nothing shows its own fields instead of training's
         for row in (*self._training_rows, self._bucket_row):
             self._form.setRowVisible(row, s.trains and (row != self._bucket_row or not sampler))

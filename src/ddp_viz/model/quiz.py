@@ -28,12 +28,10 @@ REVEALED_IN = {
     "params": "step",
     "buckets": "shards",
     "rows": "local",  # how many rows the rank trained on in that step
-    # how many times DDP's comm hook ran in that optimizer step (gradient accumulation)
-    "allreduces": "allreduce",
     # how many steps every rank completed, once the run is over (a reducer error stops it)
     "steps_done": "step",
 }
-NO_PARAM = ("loss", "buckets", "rows", "allreduces", "steps_done")
+NO_PARAM = ("loss", "buckets", "rows", "steps_done")
 
 
 def _source(what: str) -> registry.QuantitySource | None:
@@ -139,9 +137,6 @@ class Quantity:
             return float(len(rs.bucket_spans)) if rs.bucket_spans else None
         if self.what == "rows":
             return float(len(rs.rows)) if rs.loss is not None else None
-        if self.what == "allreduces":
-            n = rs.allreduces() if rs.loss is not None else None
-            return None if n is None else float(n)
         tensors = {"local": rs.local, "averaged": rs.averaged, "params": rs.params}[self.what]
         if tensors is None or self.param not in tensors:
             return None

@@ -28,17 +28,6 @@ class RankStep:
     # (model.reference.values_due): no local, averaged or parameter values will come
     values: bool = True
 
-    def allreduces(self) -> int | None:
-        """How many times DDP's comm hook ran in this optimizer step, over all its
-        micro-batches (None for a run without accumulation, which sends no micro-steps)."""
-        if not self.micro:
-            return None
-        return sum(len(m.allreduced) for m in self.micro)
-
-    def synced_backwards(self) -> int | None:
-        """How many of the step's backward passes all-reduced (any bucket)."""
-        return sum(1 for m in self.micro if m.allreduced) if self.micro else None
-
     @property
     def complete(self) -> bool:
         if not self.values:  # its loss and its timings are all it sends

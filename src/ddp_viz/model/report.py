@@ -69,19 +69,14 @@ def _rows_of(rec: RunRecord, r: int, rows: list[int]) -> list[int]:
     return rows or (rec.shards[r] if r < len(rec.shards) else [])
 
 
-def micro_lines(rec: RunRecord, rs: RankStep, indent: int) -> list[str]:
-    """A rank's micro-batches: rows, loss, ``.grad`` after each backward, and whether DDP's
-    comm hook all-reduced in it (accumulating runs only)."""
-    out = []
-    for m in rs.micro:
-        grads = "  ".join(f"{param_label(rec, n)} {value(m.grads, n)}" for n in rec.param_names)
-        n = len(m.allreduced)
-        synced = ("all-reduced" + (f" ({n} buckets)" if n > 1 else "")) if n else "no all-reduce"
-        out.append(
-            f"{'':>{indent}}micro-batch {m.micro + 1}: rows {rows_label(m.rows)}, loss "
-            f"{fmt(m.loss)}, .grad after backward: {grads}; {synced}"
-        )
-    return out
+def rank_lines(rec: RunRecord, rs: RankStep, indent: int) -> list[str]:
+    """What the record's kinds say under a rank's rows in a step's table, indented."""
+    return [
+        f"{'':>{indent}}{line}"
+        for kind in rec.kinds()
+        if kind.rank_lines is not None
+        for line in kind.rank_lines(rec, rs)
+    ]
 
 
 def light_step_table(rec: RunRecord, st: StepRecord) -> str:
@@ -123,7 +118,7 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
                 f"{value(rs.local, n) if local else '':>{lw}}  "
                 f"{value(rs.averaged, n):>11}  {value(rs.params, n):>11}"
             )
-        lines += micro_lines(rec, rs, 6)
+        lines += rank_lines(rec, rs, 6)
     ref = st.reference
     if ref is not None:
         for label, grads in (

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from ddp_viz.engine.models import build_model
+from ddp_viz.kinds.accumulation.counts import allreduces
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import record
 from tests.kinds.data_split.test_data_sampler import sampler_batches
@@ -122,7 +123,7 @@ def test_the_hook_counts_the_all_reduces_each_placement_really_makes(
                 FLAGS[placement],
                 (True, True),
             ]
-            assert rs.allreduces() == sum(counts)
+            assert allreduces(rs) == sum(counts)
             assert [m.rows for m in rs.micro] == plan[st.step][r]
     close_to(rec.steps[-1].ranks[world_size - 1].params, what_ddp_should_do(s, plan))
     # with the 1/k scale and equal micro-batches: one process on the large batch, which rank 0

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ddp_viz.kinds.accumulation.counts import allreduces_quantity
 from ddp_viz.kinds.accumulation.reasons import differs
+from ddp_viz.kinds.accumulation.report import micro_lines
 from ddp_viz.kinds.accumulation.scene import build
-from ddp_viz.model.registry import RunKind, register
+from ddp_viz.model.registry import QuantitySource, RunKind, register
 
 KIND = "accumulation"
 
@@ -35,5 +37,9 @@ register(
         scenes={"accumulation": build},
         phase_words={"accumulation": ("micro-batches", "backward", "synchronised", "step")},
         differs=differs,
+        rank_lines=micro_lines,  # each rank's micro-batches under its rows in the report
+        field_names={"train.accumulate": "Micro-batches"},
+        # how many times DDP's comm hook ran in an optimizer step, shown as it all-reduces
+        quantities={"allreduces": QuantitySource(allreduces_quantity, phase="allreduce")},
     )
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from ddp_viz.kinds.accumulation.counts import allreduces, synced_backwards
 from ddp_viz.kinds.accumulation.scene_parts import (
     MIN_BELOW,
     PLANS,
@@ -230,8 +231,8 @@ class _Builder(StepFrameBuilder):
         than one bucket each of them is several all-reduces."""
         assert self.step is not None
         ranks = sorted(self.step.ranks.items())
-        synced = {r: rs.synced_backwards() for r, rs in ranks}
-        calls = {r: rs.allreduces() for r, rs in ranks}
+        synced = {r: synced_backwards(rs) for r, rs in ranks}
+        calls = {r: allreduces(rs) for r, rs in ranks}
         if len(set(synced.values())) == 1 and len(set(calls.values())) == 1:
             n, c = synced[ranks[0][0]], calls[ranks[0][0]]
             text = f"{n} of {self.k} backward passes all-reduced on every rank"
@@ -245,7 +246,7 @@ class _Builder(StepFrameBuilder):
         assert self.step is not None
         k = self.k
         rs = self.step.ranks[min(self.step.ranks)]
-        n = rs.synced_backwards() or 0
+        n = synced_backwards(rs) or 0
         # the recorded flag: False in a backward that all-reduced all the same
         late = [m for m in rs.micro if m.allreduced and not m.sync_at_backward]
         if late:
