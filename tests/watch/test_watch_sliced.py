@@ -45,3 +45,48 @@ def test_a_steps_norms_are_computed_per_event_not_in_the_frame_that_draws_it(
         assert len(rows) == len(rec.params) == 120 and avg is not None and len(local) == 2
         full += 1
     assert full >= 2  # the recording's steps captured in full were all checked
+
+
+def test_a_watched_runs_start_resizes_neither_stage_nor_plots(make_window) -> None:
+    """The run's first frames repainted every plot after re-laying out the whole window: the
+    plots grew as the loss surface was hidden at the run's start, and the status line grew a
+    second line. The watched page hides the surface when it is shown; the status line keeps
+    two lines' height; so the run's start resizes neither the stage nor the plots."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+
+    window = make_window()
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    views = [window.stage, window.plots, window.plots.loss_plot, window.plots.param_plot]
+    views.append(window.status)  # (the code and ranks' boxes may trade a few pixels: cheap)
+    window.status.setText("Waiting for the script.")  # one line
+    QApplication.processEvents()
+
+    class Resizes(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def eventFilter(self, obj, event):  # type: ignore[no-untyped-def]
+            if event.type() == QEvent.Type.Resize:
+                self.seen.append(
+                    f"{type(obj).__name__} {event.oldSize().toTuple()} {event.size().toTuple()}"
+                )
+            return False
+
+    resizes = Resizes()
+    for v in views:
+        v.installEventFilter(resizes)
+    window.session.expect_run(1)
+    for e in load_recording(MANY)[:60]:
+        window.session.on_transport_event(e)
+    window.session.tick()
+    window.status.setText("Run 1: 2 rank(s) training… " * 12)  # a status of two lines
+    for _ in range(2):  # the status bar's layout request, then the window's
+        QApplication.processEvents()
+    assert window.plots.record is window.session.record  # the run's plots were built
+    assert resizes.seen == []
