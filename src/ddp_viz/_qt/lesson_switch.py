@@ -35,8 +35,9 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.stage.set_record(None)
     window.stage.set_message("Press Run to start real DDP ranks for this lesson.")
     window.process_view.set_record(None)  # the last run's ranks and rows
+    window.plots_panel.surface = lesson.scene != "watch"  # a watched run has no loss surface
     if window.plots_panel.built:
-        window.plots.clear_run()
+        window.plots.clear_run(window.plots_panel.surface)
     window.plots_panel.setVisible(lesson.plots)  # nothing to plot for a collective run
     defaults = lesson.scenario()  # read from the lesson's folder: once
     window.form.set_lesson_scenario(defaults)

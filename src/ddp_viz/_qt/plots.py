@@ -122,14 +122,15 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             w.getPlotItem().layout.setContentsMargins(2, 2, t.font_px, 2)
 
     # --- data --------------------------------------------------------------------------------
-    def clear_run(self) -> None:
-        """No run yet (or a new lesson): empty plots that say where the curves will come from."""
+    def clear_run(self, surface: bool = True) -> None:
+        """No run yet (or a new lesson): empty plots that say where the curves will come from;
+        the loss surface's among them if the page can have one (``surface``)."""
         self.record = None
         self._curves = {}
         self._arrows = []
         self._drop_param_legend()
         self._style()  # the titles say nothing about the last run's parameters
-        self.surface_plot.setVisible(True)
+        self.surface_plot.setVisible(surface)
         self.surface_note.setText("")
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
             w.clear()

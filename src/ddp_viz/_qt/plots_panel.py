@@ -28,6 +28,10 @@ class PlotsPanel(QWidget):
         self._placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._layout.addWidget(self._placeholder)
         self.compact = False
+        # the page can draw a loss surface (a watched run never does). Hidden when the page is
+        # shown, not when its run starts: the plots' re-layout then repainted every plot
+        # in the run's first frames
+        self.surface = True
 
     def set_compact(self, on: bool) -> None:
         """Projector: the surface's explanation moves into a tooltip to give the plots room."""
@@ -41,6 +45,7 @@ class PlotsPanel(QWidget):
 
             self._plots = Plots(self.theme)
             self._plots.set_compact(self.compact)
+            self._plots.clear_run(self.surface)
             self._layout.removeWidget(self._placeholder)
             self._placeholder.deleteLater()
             self._layout.addWidget(self._plots)

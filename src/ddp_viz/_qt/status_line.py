@@ -21,15 +21,17 @@ class StatusLine(QLabel):
     def _most(self) -> int:
         return self.fontMetrics().lineSpacing() * MOST_LINES + 4
 
-    def heightForWidth(self, width: int) -> int:
-        return min(super().heightForWidth(width), self._most())
+    # Always two lines' height, whatever the text: a status that went from one line to two
+    # re-laid out the whole window (stage, plots, code, tables all resized and repainted in
+    # one frame), at the start of every run.
+    def hasHeightForWidth(self) -> bool:
+        return False
 
     def sizeHint(self) -> QSize:
-        hint = super().sizeHint()
-        return QSize(hint.width(), min(hint.height(), self._most()))
+        return QSize(super().sizeHint().width(), self._most())
 
-    def minimumSizeHint(self) -> QSize:  # narrow enough for any window; two lines at most
-        return QSize(80, min(super().minimumSizeHint().height(), self._most()))
+    def minimumSizeHint(self) -> QSize:  # narrow enough for any window
+        return QSize(80, self._most())
 
     def setText(self, text: str) -> None:
         super().setText(text)

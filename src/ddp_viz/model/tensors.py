@@ -10,6 +10,7 @@ summaries, everything else reads them here.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 SUMMARY_ABOVE = 64  # values; a bigger tensor travels as a summary
@@ -27,7 +28,9 @@ def tensor_norm(v: Tensor | None) -> float:
         return math.nan
     if is_summary(v):
         return float(v.get("norm", math.nan))
-    return math.sqrt(sum(x * x for x in v))
+    # the same products added in the same order as a generator would, at C speed: a step of
+    # 198 tensors on 8 ranks squared some 100,000 values in Python on the window's thread
+    return math.sqrt(sum(map(operator.mul, v, v)))
 
 
 def tensor_numel(v: Tensor) -> int:

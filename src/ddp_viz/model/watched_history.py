@@ -17,7 +17,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Any
 
-from ddp_viz.model import protocol
+from ddp_viz.model import protocol, step_memo
 
 if TYPE_CHECKING:
     from ddp_viz.model.timeline import RunRecord
@@ -51,6 +51,8 @@ class History:
         self.emptied_differ = 0  # of those, with averages that differed between ranks
 
     def apply(self, e: Any) -> None:
+        if isinstance(e, protocol.LocalGrad | protocol.AveragedGrad):
+            self._norms(e)
         if not isinstance(e, protocol.Timing) or not 0 <= e.step < len(self.rec.steps):
             return
         from ddp_viz.model.watched import last_to_arrive
@@ -65,6 +67,13 @@ class History:
         found = last_to_arrive(st)
         self.last[e.step], self.wait[e.step] = found if found is not None else (-1, 0.0)
         thin(self.rec, self)
+
+    def _norms(self, e: protocol.LocalGrad | protocol.AveragedGrad) -> None:
+        """A rank's gradients arrived: their norms now, one event's tensors at a time (the
+        page reads every rank's at once when it first draws the step)."""
+        if 0 <= e.step < len(self.rec.steps):
+            kind = "local" if isinstance(e, protocol.LocalGrad) else "averaged"
+            step_memo.rank_norms(self.rec.steps[e.step], e.rank, kind)
 
     def stragglers(self, upto: int, first: int = 0) -> dict[int, list[float]]:
         """rank -> [count, summed wait] over steps first..upto."""

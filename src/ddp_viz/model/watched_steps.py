@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass
 
 from ddp_viz.model import watched_history
-from ddp_viz.model.tensors import is_summary, tensor_norm
+from ddp_viz.model.step_memo import rank_norms
+from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
 from ddp_viz.model.watched import last_to_arrive
 
@@ -175,15 +176,17 @@ def _tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
     where = {n: bt.index for bt in bucket_times(st) for n in bt.params}
     shapes = {p.name: tuple(p.shape) for p in rec.params}
     rows = []
+    norms = {r: rank_norms(st, r, "local") for r in ranks}
+    avg_norms = rank_norms(st, ranks[0], "averaged") if ranks else {}
     for name in rec.param_names:
-        local = {r: tensor_norm((st.ranks[r].local or {}).get(name)) for r in ranks}
+        local = {r: norms[r].get(name, math.nan) for r in ranks}
         avgs = [(st.ranks[r].averaged or {}).get(name) for r in ranks]
         finite = [v for v in local.values() if math.isfinite(v)]
         spread = max(finite) - min(finite) if finite else math.nan
+        avg = avg_norms.get(name, math.nan) if avgs else math.nan
         rows.append(
-            TensorRow(name, shapes.get(name, ()), where.get(name), local,
-                      tensor_norm(avgs[0]) if avgs else math.nan, spread, _same(avgs))
-        )  # fmt: skip
+            TensorRow(name, shapes.get(name, ()), where.get(name), local, avg, spread, _same(avgs))
+        )
     return rows
 
 
@@ -208,10 +211,11 @@ def _gradient_norms(st: StepRecord) -> tuple[dict[int, float], float | None]:
     local = {}
     for r, rs in st.ranks.items():
         if rs.local:
-            local[r] = math.sqrt(sum(tensor_norm(v) ** 2 for v in rs.local.values()))
-    avg = next((rs.averaged for rs in st.ranks.values() if rs.averaged), None)
-    total = math.sqrt(sum(tensor_norm(v) ** 2 for v in avg.values())) if avg else None
-    return local, total
+            local[r] = math.sqrt(sum(v**2 for v in rank_norms(st, r, "local").values()))
+    avg = next((r for r, rs in st.ranks.items() if rs.averaged), None)
+    if avg is None:
+        return local, None
+    return local, math.sqrt(sum(v**2 for v in rank_norms(st, avg, "averaged").values()))
 
 
 def watched_elapsed(rec: RunRecord) -> str:
