@@ -7,11 +7,11 @@ STAMP  := $(VENV)/.ddp-viz-installed
 
 .PHONY: setup run test test-frameworks lint bench clean
 
-# --no-compile: pip would byte-compile every file of torch (~25 s of CPU); Python compiles
-# the modules it imports, once, when it first imports them.
+# pip byte-compiles every installed file here, once: with PYTHONDONTWRITEBYTECODE set (as it
+# is on CI) nothing else would, and every rank would compile torch's imports from source.
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -37,7 +37,7 @@ test: lint
 FW_STAMP := $(VENV)/.ddp-viz-frameworks
 
 $(FW_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[test,frameworks]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,frameworks]'
 	$(BIN)/python -c "import lightning, accelerate"
 	@touch $(FW_STAMP)
 
