@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ddp_viz.model.arrivals import arrivals, last_to_arrive
 from ddp_viz.model.event_base import Event
 from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
@@ -105,26 +106,6 @@ def after_first_ms(st: StepRecord) -> dict[int, float]:
     got = arrivals(st)
     first = min(got.values(), default=0.0)
     return {r: (at - first) * 1e3 for r, at in got.items()}
-
-
-def arrivals(st: StepRecord) -> dict[int, float]:
-    """When each rank's first bucket entered the comm hook: it reached the all-reduce."""
-    out = {}
-    for r, rs in st.ranks.items():
-        launched = [b["launched"] for b in rs.bucket_spans if b.get("launched") is not None]
-        if launched:
-            out[r] = min(launched)
-    return out
-
-
-def last_to_arrive(st: StepRecord) -> tuple[int, float] | None:
-    """The rank that reached the all-reduce last, and how long after the first: everyone
-    else waited that long for it."""
-    got = arrivals(st)
-    if len(got) < 2:
-        return None
-    last = max(got, key=lambda r: (got[r], r))
-    return last, got[last] - min(got.values())
 
 
 def stragglers(rec: RunRecord, upto: int) -> Counter[int]:

@@ -18,6 +18,7 @@ from array import array
 from typing import TYPE_CHECKING, Any
 
 from ddp_viz.model import protocol, step_memo
+from ddp_viz.model.arrivals import last_to_arrive
 
 if TYPE_CHECKING:
     from ddp_viz.model.timeline import RunRecord
@@ -55,8 +56,6 @@ class History:
             self._norms(e)
         if not isinstance(e, protocol.Timing) or not 0 <= e.step < len(self.rec.steps):
             return
-        from ddp_viz.model.watched import last_to_arrive
-
         grow = e.step + 1 - len(self.last)
         if grow > 0:
             self.last.extend([-1] * grow)
