@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass
 
 from ddp_viz.model import watched_history
+from ddp_viz.model.arrivals import last_to_arrive
 from ddp_viz.model.step_memo import rank_norms
 from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
-from ddp_viz.model.watched import last_to_arrive
 
 
 @dataclass(frozen=True)
