@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QToolTip,
     QWidget,
 )
+from shiboken6 import isValid
 
 from ddp_viz.model import registry
 
@@ -115,6 +116,10 @@ class FieldNote(QLabel):
         form.installEventFilter(self)  # and the form's width
 
     def _on_app_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        # the signal is the application's: it also fires while this window closes, is
+        # re-themed closed, or is torn down, when the form may be half gone
+        if not (isValid(self) and isValid(self.form) and self.form.window().isVisible()):
+            return
         if self.isVisible() or (new is not None and self.form.isAncestorOf(new)):
             note_the_focus(self.form)
 
