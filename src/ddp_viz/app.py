@@ -144,11 +144,11 @@ def main(args: argparse.Namespace) -> int:
 def start_live_watch(window, args, result):  # type: ignore[no-untyped-def]
     """Run the watched command with its events streaming into the window's session."""
     from ddp_viz._qt.lesson_switch import show_lesson
-    from ddp_viz._qt.watch_live import LiveWatch
+    from ddp_viz.kinds.watched.qt.live import LiveWatch
+    from ddp_viz.kinds.watched.scene import WAITING
+    from ddp_viz.kinds.watched.watch.listener import RUN
     from ddp_viz.model.assets import asset
     from ddp_viz.model.lesson import load_lesson_folder
-    from ddp_viz.model.scenes.watch import WAITING
-    from ddp_viz.watch.listener import RUN
 
     live = LiveWatch(args.watch_cmd, args.record, args.budget, args.listen)
     show_lesson(window, load_lesson_folder(asset("watched")))

@@ -299,12 +299,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     import tempfile
 
     from ddp_viz.app import has_display
-    from ddp_viz.watch.command import listen, parse_address, watch, watch_remote
+    from ddp_viz.kinds.watched.watch.command import listen, parse_address, watch, watch_remote
 
     given = getattr(args, "cmd", [])  # listen takes no command
     command = given[1:] if given[:1] == ["--"] else given
     if getattr(args, "hang_after", None) is not None:  # the ranks and the listener read it
-        from ddp_viz.model.watch_doctor import HANG_ENV
+        from ddp_viz.kinds.watched.doctor import HANG_ENV
 
         os.environ[HANG_ENV] = repr(args.hang_after)
     if args.command == "watch" and args.remote:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ddp_viz._qt.watch_tables import show_run_tab
 from ddp_viz._qt.window_layout import apply_split_proportions
+from ddp_viz.kinds.watched.qt.tables import show_run_tab
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import whole_steps
 

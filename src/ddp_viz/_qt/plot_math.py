@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
+from ddp_viz.kinds.watched.run import is_watched
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watched import is_watched
 
 
 def full_batch_loss_grid(

@@ -10,9 +10,9 @@ import pyqtgraph as pg
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_math import full_batch_loss_grid, has_surface
+from ddp_viz.kinds.watched.run import is_watched
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, scalar
-from ddp_viz.model.watched import is_watched
 
 
 class SurfaceMixin:

@@ -13,7 +13,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ddp_viz._qt import plot_watched
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_hold import HoldMixin
@@ -29,10 +28,11 @@ from ddp_viz._qt.plot_math import (
     x_extent,
 )
 from ddp_viz._qt.plot_surface import SurfaceMixin
+from ddp_viz.kinds.watched.qt import plot as plot_watched
+from ddp_viz.kinds.watched.run import is_watched
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-from ddp_viz.model.watched import is_watched
 
 
 class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):

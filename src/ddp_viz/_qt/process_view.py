@@ -18,12 +18,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz.kinds.watched.run import is_watched, places, ranks_ended
 from ddp_viz.model import protocol
 from ddp_viz.model.report import rows_label
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import RunRecord, RunStatus
-from ddp_viz.model.watched import is_watched, places, ranks_ended
 
 MAX_LOG_BLOCKS = 5000
 NOT_NEEDED = "no engine needed: these ranks are your script's"

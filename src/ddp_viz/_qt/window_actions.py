@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSlider, QToolBar
 
-from ddp_viz._qt.watch_tables import show_run_tables
+from ddp_viz.kinds.watched.qt.tables import show_run_tables
 
 # The window these build for: ddp_viz._qt.main_window.MainWindow (not imported: no cycle).
 MainWindow = Any

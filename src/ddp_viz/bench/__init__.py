@@ -265,7 +265,7 @@ def _window(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
 
 
 def _watch(fig: dict[str, Any], row: Callable[..., None], reps: int, smoke: bool) -> None:
-    from ddp_viz.bench.watch import CASES, SMOKE, watch_overhead
+    from ddp_viz.kinds.watched.bench.overhead import CASES, SMOKE, watch_overhead
 
     fig.update(watch_overhead(reps, smoke))
     for key, what, _, _ in SMOKE if smoke else CASES:

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Protocol
 
+from ddp_viz.kinds.watched.history import complete_count
+from ddp_viz.kinds.watched.run import is_watched
+from ddp_viz.kinds.watched.steps import watched_elapsed
 from ddp_viz.model import protocol
 from ddp_viz.model.cursor import shown
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
-from ddp_viz.model.watched import is_watched
-from ddp_viz.model.watched_history import complete_count
-from ddp_viz.model.watched_steps import watched_elapsed
 
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from ddp_viz.model import protocol, registry, step_memo, watched_history
+from ddp_viz.kinds.watched import history as watched_history
+from ddp_viz.model import protocol, registry, step_memo
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ddp_viz.kinds.watched.scene import build as build_watch
 from ddp_viz.model import registry
 from ddp_viz.model.frame import StageFrame
 from ddp_viz.model.scenes.base import empty_frame
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]

@@ -105,7 +105,7 @@ class StuckRank(_StuckKeys, total=False):
 @dataclass(frozen=True)
 class WatchHang(Event):
     """No rank moved for ``stalled_s`` (the threshold was ``threshold_s``): where each rank
-    was. :mod:`ddp_viz.model.watch_doctor` says it in words."""
+    was. :mod:`ddp_viz.kinds.watched.doctor` says it in words."""
 
     kind: ClassVar[str] = "watch_hang"
     run: int

@@ -5,9 +5,9 @@ unnamed curves; one norm per rank reads at any size and the ranks' colours name 
 
 from __future__ import annotations
 
+from ddp_viz.kinds.watched.run import after_first_ms
+from ddp_viz.kinds.watched.steps import gradient_norms
 from ddp_viz.model.timeline import RunRecord, StepRecord
-from ddp_viz.model.watched import after_first_ms
-from ddp_viz.model.watched_steps import gradient_norms
 
 AVERAGE = "pavg"  # the averaged gradient's norm: a curve of the parameter plot's group
 

@@ -1,0 +1,1 @@
+"""The watched run's side of the window (Qt, no torch)."""
