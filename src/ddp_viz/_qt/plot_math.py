@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from ddp_viz.kinds.watched.run import is_watched
 from ddp_viz.model.timeline import RunRecord
 
 
@@ -60,13 +59,13 @@ def by_tensor(record: RunRecord) -> bool:
     """Does the parameter plot tell its curves apart by tensor (a colour each, a marker per
     rank) rather than by rank (a rank's colour, a dash per parameter)? With more than two
     parameters: four dashes cannot name eight tensors, and the ranks' curves coincide."""
-    return len(record.params) > 2 and not is_watched(record)
+    return len(record.params) > 2 and not record.foreign_model
 
 
 def has_surface(record: RunRecord) -> bool:
     """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters, in a
-    lesson's run (a watched run's model and rows are the script's own)."""
-    if is_watched(record):
+    lesson's run (a user's script's model and rows are its own)."""
+    if record.foreign_model:
         return False
     return record.scenario.get("model", {}).get("kind", "linear") == "linear"
 

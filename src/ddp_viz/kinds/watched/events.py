@@ -8,6 +8,10 @@ from typing import ClassVar, TypedDict
 
 from ddp_viz.model.event_base import Event
 
+# the kind's id: the lesson word a watched run's recording names (its page, not a lesson of
+# the course)
+KIND = "watched"
+
 
 @dataclass(frozen=True)
 class WatchedRank(Event):

@@ -22,6 +22,7 @@ import ddp_viz
 from ddp_viz.kinds.watched import wire
 from ddp_viz.kinds.watched.checks import findings, straggler_text
 from ddp_viz.kinds.watched.events import (
+    KIND,
     WatchDigests,
     WatchHang,
     WatchNonFinite,
@@ -32,7 +33,7 @@ from ddp_viz.kinds.watched.history import HISTORY, History, complete_count, reco
 from ddp_viz.kinds.watched.watch.listener import RUN, Listener, Sink
 from ddp_viz.kinds.watched.watch.relay import Relay
 from ddp_viz.model import protocol
-from ddp_viz.model.recording_format import WATCHED, header
+from ddp_viz.model.recording_format import header
 from ddp_viz.model.timeline import RunRecord
 
 BOOT = Path(__file__).parent / "boot"
@@ -75,7 +76,7 @@ class Recorder:
         self.path = record
         self.file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
         if self.file is not None:
-            self.file.write(protocol.encode(header(WATCHED)) + "\n")
+            self.file.write(protocol.encode(header(KIND)) + "\n")
         self.t0 = time.monotonic()
 
     def __call__(self, event: protocol.Event) -> None:
