@@ -96,10 +96,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     # the plots' curves of a watched run, left while another branch (issue 32) edits them
     "_qt/plot_hold.py": {"watched"},
     "_qt/plots.py": {"watched"},
-    # the watched kind's command line and benchmarks, moving next
-    "app.py": {"watch", "watched"},
-    "bench/__init__.py": {"watch", "watched"},
-    "cli.py": {"watch", "watched"},
 }
 
 

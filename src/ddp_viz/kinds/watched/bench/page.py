@@ -31,7 +31,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.app import start_live_watch
+    from ddp_viz.kinds.watched.qt import start_live
     from ddp_viz.model.scenario import default_scenario
 
     app = QApplication(sys.argv[:1])
@@ -44,7 +44,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
     window.start()
     args = SimpleNamespace(watch_cmd=command, record=None, budget=None, listen="127.0.0.1:0")
     result: dict[str, Any] = {"code": 0}
-    live = start_live_watch(window, args, result)
+    live = start_live(window, args, result)
     ticks: list[float] = []
     frames = QTimer(interval=16)
     frames.timeout.connect(lambda: ticks.append(time.monotonic()))
