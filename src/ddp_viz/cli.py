@@ -262,7 +262,7 @@ def cmd_of_kind(args: argparse.Namespace, part: ModuleType) -> int:
     from ddp_viz.app import has_display
     from ddp_viz.app import main as app_main
 
-    host = part.Host(
+    host = registry.CommandHost(
         window_args=build_parser().parse_args, open_window=app_main, has_display=has_display
     )
     return int(part.run(args, host))

@@ -180,6 +180,17 @@ class RunKind:
         return self.every_run or self.owns(scenario)
 
 
+@dataclass(frozen=True)
+class CommandHost:
+    """What ``ddp-viz`` does for a kind's own subcommand (its folder's ``cli.py``, whose
+    ``run(args, host)`` gets this): the window's arguments as ``ddp-viz ARGV`` parses them,
+    opening the window with such arguments (its exit code), and whether a window can open."""
+
+    window_args: Callable[[list[str]], Any]  # an argparse.Namespace
+    open_window: Callable[[Any], int]
+    has_display: Callable[[], bool]
+
+
 class DuplicateKind(ValueError):
     """Two kinds registered the same id."""
 

@@ -3,7 +3,7 @@
 
 ``ddp-viz`` adds these subcommands through :func:`add_parsers` and hands a parsed one to
 :func:`run`, with what the core's command line can do for it (open the window, check for a
-display) as a :class:`Host`.
+display) as a :class:`~ddp_viz.model.registry.CommandHost`.
 """
 
 from __future__ import annotations
@@ -12,25 +12,13 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ddp_viz.kinds.watched.events import KIND
+from ddp_viz.model.registry import CommandHost
 
 COMMANDS = ("watch", "listen")
-
-
-@dataclass(frozen=True)
-class Host:
-    """What the core's command line does for a kind's subcommand: the window's arguments as
-    ``ddp-viz`` with no command parses them, opening the window with such arguments (its exit
-    code), and whether a window can open here."""
-
-    window_args: Callable[[list[str]], argparse.Namespace]
-    open_window: Callable[[argparse.Namespace], int]
-    has_display: Callable[[], bool]
 
 
 def add_parsers(sub: Any) -> None:
@@ -87,7 +75,7 @@ def add_parsers(sub: Any) -> None:
     listen.add_argument("--no-window", action="store_true", help="record and report only")
 
 
-def run(args: argparse.Namespace, host: Host) -> int:
+def run(args: argparse.Namespace, host: CommandHost) -> int:
     """``watch`` / ``listen``. ``watch`` with the window streams into it live; ``listen``
     with the window opens it on the recording once the listener stops."""
     from ddp_viz.kinds.watched.watch.command import listen, parse_address, watch, watch_remote
