@@ -19,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 def test_stage_passes_through_all_four_phases_with_the_recorded_numbers(qtbot, window):
     entered: list[str] = []
     window.player.phase_entered.connect(entered.append)
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("default-run.jsonl"))
     assert entered[:4] == ["shards", "local", "allreduce", "step"]
     assert window.player.cursor == Cursor(0, 3) and window.player.progress == 1.0
@@ -47,7 +47,7 @@ def test_code_view_highlights_backward_during_the_all_reduce(qtbot, window):
 
 def test_keyboard_steps_back_and_forth(qtbot, window):
     window.lesson_view.setFocus()  # a read-only text must not swallow the presenter's keys
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("four-ranks-3-steps.jsonl"))
     qtbot.waitUntil(lambda: not window.player.playing)
     assert window.player.cursor == Cursor(2, 3)
@@ -219,7 +219,7 @@ def test_a_prediction_cannot_be_locked_during_a_run_and_grades_once(qtbot, windo
 def test_a_wrong_guess_below_the_answer_is_wrong(qtbot, window):
     quiz = window.quiz_view
     lock(qtbot, window, "-40")
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("uneven-3-ranks.jsonl"))
     assert quiz.feedback["predict-three-ranks"].text().startswith("✗ Not quite")
     assert quiz.score.first["predict-three-ranks"] is False
