@@ -155,6 +155,7 @@ def test_a_failing_rank_fails_the_run_promptly_and_the_next_run_works(engine, ki
 
 def test_an_accumulating_run_records_every_step_however_long(engine) -> None:
     """Gradient accumulation is about each micro-batch of each step: past step 20 too."""
+    from ddp_viz.kinds.accumulation.record import micro_of
     from ddp_viz.model.course import load_lesson
     from ddp_viz.model.reference import values_at_every_step
 
@@ -163,7 +164,7 @@ def test_an_accumulating_run_records_every_step_however_long(engine) -> None:
     rec = run(engine, scenario)
     assert rec.status == "finished" and len(rec.steps) == 25, rec.reason
     assert all(st.has_values and st.complete(rec.world_size) for st in rec.steps)
-    assert all(rs.micro for st in rec.steps for rs in st.ranks.values())
+    assert all(micro_of(rec, st.step, r) for st in rec.steps for r in st.ranks)
 
 
 def test_ranks_whose_losses_overflow_at_different_steps_stop_together(engine) -> None:

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from ddp_viz.kinds.accumulation.counts import allreduces
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.timeline import Cursor, grads_close, record
 from tests.conftest import still_running
@@ -298,7 +299,7 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     assert rec.status == "finished" and rec.scenario["train"]["no_sync"] == "backward_only"
     window.player.seek_step(0)
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
-    assert allreduces(rec.steps[0].ranks[0]) == 3  # what the grade was read from
+    assert allreduces(micro_of(rec, 0, 0)) == 3  # what the grade was read from
     assert "with ctx:  # backward only" in window.code_view.code
     text = " ".join(window.stage.frame().all_text().split())
     assert "3 of 3 backward passes all-reduced" in text

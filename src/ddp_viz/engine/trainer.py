@@ -136,6 +136,7 @@ class Trainer:
         micro = take(self.mine, self.k)  # k micro-batches make one optimizer step
         epoch, self.rows = micro[0][0], micro_rows(micro)
         theirs = [take(it, self.k) for it in self.every]
+        self.hooks.before_step(self, step, theirs)
         ref, full = self._reference(step, theirs)
         self.capture.reset()
         self.capture.values = self.every_step or values_due(step, self.my_steps)
@@ -156,12 +157,10 @@ class Trainer:
 
     def _reference(self, step: int, theirs: list) -> tuple[protocol.Reference | None, dict]:
         ref, full = None, {}
-        if self.oracle is not None:
-            # every step: the single-process run beside an accumulating one
-            self.oracle.solo_step(theirs)
         if reference_due(step):
             if self.oracle is not None:
                 ref, full = self.oracle.step(self.run, step, theirs)
+                ref = self.hooks.reference(self, ref)
             if self.scenario.world_size > 1 and step < self.together:
                 # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
                 # would show our reference as a straggler; they wait here instead.

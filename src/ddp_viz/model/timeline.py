@@ -235,8 +235,6 @@ class RunRecord:
                 rs.rows, rs.epoch, rs.values = event.rows, event.epoch, event.values
                 if not event.values:
                     rs.local = None
-            case protocol.MicroStep(step=s, rank=r):
-                self._step(s).rank(r).micro.append(event)
             case protocol.AveragedGrad(step=s, rank=r, grads=g, vs_full_batch=vs):
                 rs = self._step(s).rank(r)
                 rs.averaged, rs.vs_full_batch = g, vs
