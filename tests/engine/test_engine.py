@@ -289,7 +289,7 @@ def bucketed_mlp(steps: int) -> Scenario:
 def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None:
     """A small bucket_cap_mb splits an MLP over several buckets; the capture records when each
     gradient became ready and when each bucket's all-reduce ran."""
-    from ddp_viz.model.overlap import layouts, overlap, ready_order
+    from ddp_viz.kinds.bucket_timeline.overlap import layouts, overlap, ready_order
 
     scenario = bucketed_mlp(steps=4)
     rec = run(engine, scenario)
@@ -323,7 +323,7 @@ def test_a_long_run_sends_values_at_some_steps_and_trains_every_step(engine) -> 
     step still brings its loss, its buckets and their timings, and trains: step 30's
     parameters are those of 30 full-batch SGD steps in one float64 process."""
     from ddp_viz.engine.models import build_model
-    from ddp_viz.model.overlap import overlap
+    from ddp_viz.kinds.bucket_timeline.overlap import overlap
     from ddp_viz.model.tensors import tensor_norm
 
     scenario = bucketed_mlp(steps=32)
@@ -401,8 +401,8 @@ def test_big_tensors_travel_as_summaries_and_the_checks_stay_exact(engine, world
 @pytest.mark.parametrize(("cap", "buckets"), [(0.001, 4), (0.25, 3), (25.0, 1)])
 def test_the_buckets_lesson_gets_the_bucket_counts_its_text_names(engine, cap, buckets) -> None:
     """The lesson says 4 buckets at its default cap, 3 at 0.25 MiB and 1 at DDP's default."""
+    from ddp_viz.kinds.bucket_timeline.overlap import layouts, overlap, ready_order
     from ddp_viz.model.course import load_lesson
-    from ddp_viz.model.overlap import layouts, overlap, ready_order
 
     scenario = load_lesson("buckets").scenario()
     scenario = scenario.with_changes(steps=4, ddp={"bucket_cap_mb": cap})

@@ -22,7 +22,6 @@ from ddp_viz.engine.data import micro_rows, rank_batches, take
 from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
-from ddp_viz.engine.overlap_cost import time_backward
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.step_values import finite_params, step_values
 from ddp_viz.model import protocol
@@ -119,9 +118,6 @@ class Trainer:
                     self.outbox.control({"ctl": "diverged", "step": step, "what": what})
                     break
             self.hooks.loop_ended(self, completed)
-        if self.scenario.train.overlap_cost and completed == self.my_steps:
-            # what backward lost to the all-reduces it overlaps, measured after the loop
-            self.outbox.add(time_backward(self), now=True)
         self.hooks.finish(self, completed)
         return completed
 

@@ -7,7 +7,6 @@ One line per rank and parameter; a tensor of more than one value shows its L2 no
 from __future__ import annotations
 
 from ddp_viz.model.launchspec import launch_line
-from ddp_viz.model.overlap import overlap_lines
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.sharing import unequal_shards_note, why_average_differs
@@ -186,8 +185,6 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
     for kind in rec.kinds():
         if kind.report_lines is not None:
             out += kind.report_lines(rec)
-    if lines := overlap_lines(rec):
-        out += [*lines, ""]
     summary = rec.check_summary()
     # how a kind of run says it ended (a stall the timeout ended), if it says so
     end = next((e for k in rec.kinds() if k.report_end and (e := k.report_end(rec))), None)
