@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ddp_viz.model.cursor import Cursor
     from ddp_viz.model.event_base import Event
     from ddp_viz.model.frame import StageFrame
+    from ddp_viz.model.quiz import Quantity
     from ddp_viz.model.scenario import Scenario
     from ddp_viz.model.scenes.context import SceneContext
     from ddp_viz.model.timeline import RunRecord, StepRecord
@@ -64,7 +65,7 @@ class RecordPart(Protocol):
 
 SceneBuilder = Callable[["RunRecord | None", "Cursor", float, "SceneContext"], "StageFrame"]
 # a quiz quantity's value in a record (None while it has not arrived)
-QuantityReader = Callable[["RunRecord", Any], "float | None"]
+QuantityReader = Callable[["RunRecord", "Quantity"], "float | None"]
 
 
 @dataclass(frozen=True)

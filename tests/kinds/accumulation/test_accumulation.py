@@ -14,7 +14,7 @@ from ddp_viz.engine.models import build_model
 from ddp_viz.kinds.accumulation.counts import allreduces
 from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 from tests.kinds.data_split.test_data_sampler import sampler_batches
 
 pytestmark = pytest.mark.gloo
@@ -111,7 +111,7 @@ def test_the_hook_counts_the_all_reduces_each_placement_really_makes(
 ) -> None:
     s = scenario(world_size, no_sync=placement)
     rec = record(engine.run(s))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     plan = planned(s)
     assert len(rec.steps) == s.steps == len(plan)
     for st in rec.steps:
@@ -177,7 +177,7 @@ def test_each_lesson_s_own_run_ends_where_ddp_should(engine, lesson) -> None:
 
     s = load_lesson(lesson).scenario()
     rec = record(engine.run(s))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     plan = planned(s)
     for st in rec.steps:
         for r, rs in st.ranks.items():
@@ -189,7 +189,7 @@ def test_each_lesson_s_own_run_ends_where_ddp_should(engine, lesson) -> None:
 def test_one_micro_batch_with_no_sync_set_still_reports_its_backward(engine) -> None:
     """accumulate = 1 with a placement: the only micro-batch is the last, so it syncs."""
     rec = record(engine.run(scenario(2, accumulate=1, no_sync="backward_only")))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     for st in rec.steps:
         for r in st.ranks:
             assert [len(m.allreduced) for m in micro_of(rec, st.step, r)] == [1]

@@ -3,11 +3,14 @@ ran, the backward passes that synchronised, and the prediction question's number
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddp_viz.kinds.accumulation.events import MicroStep
 from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.timeline import RunRecord
+
+if TYPE_CHECKING:
+    from ddp_viz.model.quiz import Quantity
 
 
 def allreduces(micro: list[MicroStep]) -> int | None:
@@ -23,7 +26,7 @@ def synced_backwards(micro: list[MicroStep]) -> int | None:
     return sum(1 for m in micro if m.allreduced) if micro else None
 
 
-def allreduces_quantity(rec: RunRecord, quantity: Any) -> float | None:
+def allreduces_quantity(rec: RunRecord, quantity: Quantity) -> float | None:
     """A prediction's number: the hook's calls in step ``quantity.step`` (1-based) on
     ``quantity.rank``, once that rank's step is in (None before)."""
     i = quantity.step - 1
