@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 
 from ddp_viz._qt.engine_process import EngineProcess
 from ddp_viz.model import protocol
-from ddp_viz.model.timeline import Cursor
+from ddp_viz.model.timeline import Cursor, RunStatus
 from tests.conftest import load_recording
 from tests.qt_helpers import feed
 
@@ -114,7 +114,7 @@ def test_a_failed_run_is_shown_and_the_window_stays_usable(qtbot, window):
     events = load_recording("default-run.jsonl")
     cut = [e for e in events if not isinstance(e, protocol.RunFinished)][:9]
     feed(window, [*cut, protocol.RunFailed(run=1, reason="rank 1 was killed by SIGKILL", rank=1)])
-    assert window.session.record.status == "failed"
+    assert window.session.record.status is RunStatus.FAILED
     assert "SIGKILL" in window.status.text()
     assert [r[2] for r in window.process_view.rows()] == ["stopped", "failed"]
     assert window.form.isEnabled() and not window.session.busy
@@ -329,7 +329,7 @@ def test_a_one_step_run_shows_its_full_batch_loss(qtbot, window):
 def test_a_diverging_run_is_drawn_on_a_symmetric_log_scale(qtbot, window):
     feed(window, load_recording("diverging-lr10.jsonl"))
     rec = window.session.record
-    assert rec.status == "failed" and rec.reason.startswith("diverged at step 18")
+    assert rec.status is RunStatus.FAILED and rec.reason.startswith("diverged at step 18")
     window.plots.update_record(rec, final=True)
     _, ys = window.plots._curves["loss0"].getData()
     finite = ys[np.isfinite(ys)]
