@@ -145,7 +145,7 @@ def make_window(qtbot):
         w.resize(*size)
         w.show()
         w.activateWindow()  # shortcuts only reach the active window
-        qtbot.waitUntil(w.isActiveWindow, timeout=2000)
+        qtbot.waitUntil(w.isActiveWindow, timeout=10_000)
         made.append(w)
         return w
 

@@ -116,7 +116,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
 
-    from ddp_viz.client import PER_STEP, EngineClient
+    from ddp_viz.client import EngineClient, per_step_kinds
     from ddp_viz.model import protocol
     from ddp_viz.model.course import lesson_for
     from ddp_viz.model.decoder import Skimmed
@@ -148,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # --json alone only passes each step's lines on, as the ranks wrote them with
     # protocol.encode: they are not decoded (nor validated) here; the run's own events are,
     # for its outcome. The report and the exports need every event decoded.
-    skim = PER_STEP if args.json and not export_opts else frozenset()
+    skim = per_step_kinds() if args.json and not export_opts else frozenset()
     client = EngineClient(stderr=sys.stderr, skim=skim)
     try:
         out = sys.stdout.buffer

@@ -17,23 +17,19 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ddp_viz.model import protocol
+from ddp_viz.model import protocol, registry
 from ddp_viz.model.decoder import LineDecoder, Skimmed
+from ddp_viz.model.event_base import EVENT_TYPES
 from ddp_viz.model.scenario import Scenario
 
 TERMINAL = (protocol.RunFinished, protocol.RunFailed, protocol.RunCancelled)
-# every step's events: what a reader that only passes lines on can leave undecoded
-PER_STEP = frozenset(
-    e.kind
-    for e in (
-        protocol.LocalGrad,
-        protocol.AveragedGrad,
-        protocol.Params,
-        protocol.Timing,
-        protocol.Reference,
-        protocol.MicroStep,
-    )
-)
+
+
+def per_step_kinds() -> frozenset[str]:
+    """Every step's events (their classes say ``per_step``, a kind's too): what a reader that
+    only passes lines on can leave undecoded."""
+    registry.load()  # the kinds' events are defined as their folders are imported
+    return frozenset(name for name, cls in EVENT_TYPES.items() if cls.per_step)
 
 
 def engine_command() -> list[str]:

@@ -11,6 +11,7 @@ import pytest
 from ddp_viz import __version__
 from ddp_viz.model import protocol
 from ddp_viz.model.recording_format import SCHEMA_VERSION
+from ddp_viz.model.timeline import RunStatus
 from tests.conftest import still_running
 
 
@@ -167,7 +168,7 @@ def test_run_exports_a_gif_a_trace_and_events(tmp_path) -> None:
     with Image.open(gif) as img:
         assert img.n_frames == 2 * 4
     rec = record([protocol.decode(x) for x in events.read_text().splitlines()])
-    assert rec.status == "finished" and len(rec.complete_steps()) == 2
+    assert rec.status is RunStatus.FINISHED and len(rec.complete_steps()) == 2
     check_trace(json.loads(trace.read_text()), rec)
 
 

@@ -135,3 +135,11 @@ def test_every_command_is_documented() -> None:
     text = (DOCS / "cli.md").read_text(encoding="utf-8")
     documented = {c.split()[1] for c in re.findall(r"^\| `(ddp-viz [a-z]+)\b", text, re.M)}
     assert documented == set(sub.choices)
+
+
+def test_every_test_the_internals_page_names_is_where_it_says() -> None:
+    """docs/internals.md names each test by its folder; a test that moves or goes is found."""
+    text = (DOCS / "internals.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(tests/[\w/]+\.py)`", text))
+    assert len(named) > 50
+    assert not [n for n in sorted(named) if not (ROOT / n).is_file()]

@@ -152,3 +152,17 @@ def test_a_skimming_decoder_passes_the_kinds_it_skims_as_their_lines(default_eve
     assert {s.kind for s, _ in seen if isinstance(s, Skimmed)} == skim
     # not as encode writes it: decoded
     assert protocol.line_kind(b'{"run":1,"event":"timing"}') is None
+
+
+def test_every_steps_events_say_so_on_their_class_a_kinds_too() -> None:
+    """What ``ddp-viz run --json`` passes on undecoded is what the event classes mark
+    ``per_step``: the core's tensors, timings and reference, and a kind's own (accumulation's
+    micro-batches, defined in its folder); a run's start, end and a rank's one-off events are
+    decoded."""
+    from ddp_viz.client import per_step_kinds
+    from ddp_viz.model.event_base import EVENT_TYPES
+
+    skimmed = per_step_kinds()
+    assert skimmed == {"local_grad", "averaged_grad", "params", "timing", "reference", "micro_step"}
+    kinds_own = {k for k in skimmed if EVENT_TYPES[k].__module__.startswith("ddp_viz.kinds.")}
+    assert kinds_own == {"micro_step"}

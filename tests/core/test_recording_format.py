@@ -17,7 +17,7 @@ from ddp_viz.model.exports import chrome_trace_json, events_jsonl
 from ddp_viz.model.recording_format import FORMAT, SCHEMA_VERSION, header
 from ddp_viz.model.recordings import UPGRADES, read_lines
 from ddp_viz.model.schema import schema_json
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 from tests.conftest import DATA, load_recording
 
 
@@ -158,7 +158,7 @@ def test_a_newer_recording_opens_saying_so_first(make_window, tmp_path) -> None:
     window.file_actions.open_run(path)
     assert window.status.text().startswith(f"Event schema {SCHEMA_VERSION + 1} (ddp-viz 0.1.0)")
     assert "1 unknown event(s)/field(s) left out" in window.status.text()
-    assert window.session.record.status == "finished"
+    assert window.session.record.status is RunStatus.FINISHED
 
 
 def encode_header(lesson: str) -> str:

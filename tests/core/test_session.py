@@ -13,7 +13,7 @@ from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.scenario import default_scenario
 from ddp_viz.model.session import EngineState, RunState, SessionController, SessionView
-from ddp_viz.model.timeline import Cursor, walk
+from ddp_viz.model.timeline import Cursor, RunStatus, walk
 from tests.conftest import load_recording
 
 
@@ -197,7 +197,7 @@ def test_an_engine_that_dies_mid_run_marks_it_incomplete() -> None:
     for e in load_recording("four-ranks-3-steps.jsonl")[:-5]:
         s.on_transport_event(e)
     s.on_transport_state(EngineState.CRASHED)
-    assert s.record.status == "failed" and "incomplete" in s.record.reason
+    assert s.record.status is RunStatus.FAILED and "incomplete" in s.record.reason
     assert not s.busy and v.called("show_engine_state")[-1][0] is EngineState.CRASHED
     assert v.called("show_workers")[-1][0] == {}
 

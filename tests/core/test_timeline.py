@@ -6,13 +6,24 @@ import pytest
 
 from ddp_viz.model import protocol
 from ddp_viz.model.report import run_report
-from ddp_viz.model.timeline import PHASES, Cursor, RunRecord, grads_close, record, scalar, walk
+from ddp_viz.model.timeline import (
+    PHASES,
+    Cursor,
+    RunRecord,
+    RunStatus,
+    grads_close,
+    record,
+    scalar,
+    walk,
+)
 from tests.conftest import assert_lesson_numbers, load_recording
 
 
 def test_default_run_numbers(default_events) -> None:
     rec = record(default_events)
-    assert rec.status == "finished" and rec.world_size == 2 and rec.shards == [[0, 1], [2, 3]]
+    assert (
+        rec.status is RunStatus.FINISHED and rec.world_size == 2 and rec.shards == [[0, 1], [2, 3]]
+    )
     (st,) = rec.steps
     assert st.complete(2)
     assert_lesson_numbers(st)
@@ -50,7 +61,7 @@ def test_failure_is_recorded(default_events) -> None:
     for e in default_events[:8]:
         rec.apply(e)
     rec.apply(protocol.RunFailed(run=1, reason="rank 1 was killed by SIGKILL", rank=1))
-    assert rec.status == "failed" and rec.failed_rank == 1 and "SIGKILL" in rec.reason
+    assert rec.status is RunStatus.FAILED and rec.failed_rank == 1 and "SIGKILL" in rec.reason
 
 
 def test_cursor_walks_every_phase_forward_and_back() -> None:
@@ -123,7 +134,7 @@ def test_a_run_is_judged_on_the_steps_the_reference_checked() -> None:
 def test_a_long_run_records_values_at_some_steps_and_the_loss_at_every_step() -> None:
     """32 steps: values for steps 1–20, 30 and the last; the others bring loss and timings."""
     rec = record(load_recording("long-run-32-steps.jsonl"))
-    assert rec.status == "finished" and rec.complete_prefix() == 32
+    assert rec.status is RunStatus.FINISHED and rec.complete_prefix() == 32
     with_values = [st.step + 1 for st in rec.steps if st.has_values]
     assert with_values == [*range(1, 21), 30, 32]
     light = rec.steps[24]  # step 25

@@ -18,6 +18,7 @@ import pytest
 
 from ddp_viz.model import registry
 from ddp_viz.model.event_base import EVENT_TYPES
+from ddp_viz.model.timeline import RunStatus
 
 TOY_INIT = '''
 """A toy kind of run, made by a test."""
@@ -314,7 +315,7 @@ def test_the_toy_kind_runs_in_the_window(toy: Path, window, qtbot) -> None:
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished"
+    assert rec.status is RunStatus.FINISHED
     assert {r: e.total for r, e in rec.parts["toy"].sums.items()} == {0: 18, 1: 18, 2: 18}
     from ddp_viz.model.session import status_text
 

@@ -11,7 +11,7 @@ from torch import nn
 
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario, default_scenario
-from ddp_viz.model.timeline import RunRecord, grads_close, record, scalar
+from ddp_viz.model.timeline import RunRecord, RunStatus, grads_close, record, scalar
 from tests.conftest import assert_lesson_numbers, load_recording
 
 pytestmark = pytest.mark.gloo
@@ -41,7 +41,7 @@ def plain_sgd(scenario: Scenario) -> list[tuple[float, float]]:
 
 def test_lesson_numbers_from_a_real_two_rank_run(engine) -> None:
     rec = run(engine, default_scenario())
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     st = rec.steps[0]
     pids = {rec.pids[0], rec.pids[1]}
     assert len(pids) == 2 and engine.proc.pid not in pids  # two separate rank processes
@@ -65,7 +65,7 @@ def test_lesson_numbers_from_a_real_two_rank_run(engine) -> None:
 def test_twenty_steps_match_single_process_sgd(engine, world_size: int) -> None:
     scenario = default_scenario().with_changes(world_size=world_size, steps=20)
     rec = run(engine, scenario)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert len(rec.complete_steps()) == 20
     expected = plain_sgd(scenario)
     for st, (w, b) in zip(rec.steps, expected, strict=True):
@@ -87,7 +87,7 @@ def test_twenty_steps_match_single_process_sgd(engine, world_size: int) -> None:
 def test_uneven_shards_run_and_differ_from_the_full_batch(engine) -> None:
     scenario = default_scenario().with_changes(world_size=3, steps=3)
     rec = run(engine, scenario, timeout=60)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert rec.shards == [[0, 1], [2], [3]]
     for st in rec.steps:
         assert st.ranks_agree()
@@ -146,24 +146,25 @@ def test_a_failing_rank_fails_the_run_promptly_and_the_next_run_works(engine, ki
     t0 = time.monotonic()
     rec = run(engine, scenario, fault={"rank": 1, "step": 2, "kind": kind}, timeout=30)
     assert time.monotonic() - t0 < 5
-    assert rec.status == "failed" and rec.failed_rank == 1
+    assert rec.status is RunStatus.FAILED and rec.failed_rank == 1
     assert ("injected fault" in rec.reason) if kind == "exception" else ("code 17" in rec.reason)
     assert len(rec.complete_steps()) == 2
     again = run(engine, scenario)
-    assert again.status == "finished" and len(again.complete_steps()) == 5
+    assert again.status is RunStatus.FINISHED and len(again.complete_steps()) == 5
 
 
 def test_an_accumulating_run_records_every_step_however_long(engine) -> None:
     """Gradient accumulation is about each micro-batch of each step: past step 20 too."""
+    from ddp_viz.kinds.accumulation.record import micro_of
     from ddp_viz.model.course import load_lesson
     from ddp_viz.model.reference import values_at_every_step
 
     scenario = load_lesson("accumulate-with-no-sync").scenario().with_changes(steps=25)
     assert values_at_every_step(scenario.to_dict())
     rec = run(engine, scenario)
-    assert rec.status == "finished" and len(rec.steps) == 25, rec.reason
+    assert rec.status is RunStatus.FINISHED and len(rec.steps) == 25, rec.reason
     assert all(st.has_values and st.complete(rec.world_size) for st in rec.steps)
-    assert all(rs.micro for st in rec.steps for rs in st.ranks.values())
+    assert all(micro_of(rec, st.step, r) for st in rec.steps for r in st.ranks)
 
 
 def test_ranks_whose_losses_overflow_at_different_steps_stop_together(engine) -> None:
@@ -172,7 +173,7 @@ def test_ranks_whose_losses_overflow_at_different_steps_stop_together(engine) ->
     other in an all-reduce alone (gloo: "Read error"); they stop on the parameters, which
     every rank holds alike, and past step 20, at a step without values."""
     rec = run(engine, default_scenario().with_changes(lr=0.2, steps=200))
-    assert rec.status == "failed" and rec.reason.startswith("diverged at step "), rec.reason
+    assert rec.status is RunStatus.FAILED and rec.reason.startswith("diverged at step "), rec.reason
     assert "gloo" not in rec.reason and "Read error" not in rec.reason
     assert len(rec.steps) > 20 and not rec.steps[-1].has_values
     assert rec.reason.startswith(f"diverged at step {len(rec.steps)}: ")
@@ -182,7 +183,7 @@ def test_ranks_whose_losses_overflow_at_different_steps_stop_together(engine) ->
 def test_divergence_ends_the_run_with_a_clear_reason(engine) -> None:
     scenario = default_scenario().with_changes(lr=10.0, steps=500)
     rec = run(engine, scenario)
-    assert rec.status == "failed"
+    assert rec.status is RunStatus.FAILED
     # the message counts steps from 1, as every view: the last step recorded is the one
     assert rec.reason.startswith(f"diverged at step {len(rec.steps)}: ")
     assert rec.steps_planned == 500 and len(rec.steps) < 500
@@ -238,7 +239,7 @@ def test_a_long_run_has_the_reference_at_the_steps_the_policy_names(engine) -> N
     from ddp_viz.model.reference import reference_due
 
     rec = run(engine, default_scenario().with_changes(steps=205))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     with_reference = [st.step for st in rec.steps if st.reference is not None]
     assert with_reference == [s for s in range(205) if reference_due(s)]
     assert with_reference[-3:] == [19, 99, 199]  # steps 20, 100 and 200 as the window counts
@@ -256,7 +257,7 @@ def test_an_mlp_averages_every_parameter_like_the_full_batch(
 ) -> None:
     scenario = mlp_scenario(world_size, dtype=dtype)
     rec = run(engine, scenario)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert [p.name for p in rec.params] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert rec.initial_agree()  # DDP broadcast rank 0's start to every rank
     expected = single_process_sgd(scenario)
@@ -288,11 +289,11 @@ def bucketed_mlp(steps: int) -> Scenario:
 def test_buckets_overlap_backward_and_are_rebuilt_after_step_one(engine) -> None:
     """A small bucket_cap_mb splits an MLP over several buckets; the capture records when each
     gradient became ready and when each bucket's all-reduce ran."""
-    from ddp_viz.model.overlap import layouts, overlap, ready_order
+    from ddp_viz.kinds.bucket_timeline.overlap import layouts, overlap, ready_order
 
     scenario = bucketed_mlp(steps=4)
     rec = run(engine, scenario)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     names = [p.name for p in rec.params]
     per_step = layouts(rec)
     assert per_step[1] != per_step[0]  # DDP rebuilds its buckets after the first iteration
@@ -322,13 +323,13 @@ def test_a_long_run_sends_values_at_some_steps_and_trains_every_step(engine) -> 
     step still brings its loss, its buckets and their timings, and trains: step 30's
     parameters are those of 30 full-batch SGD steps in one float64 process."""
     from ddp_viz.engine.models import build_model
-    from ddp_viz.model.overlap import overlap
+    from ddp_viz.kinds.bucket_timeline.overlap import overlap
     from ddp_viz.model.tensors import tensor_norm
 
     scenario = bucketed_mlp(steps=32)
     events = list(engine.run(scenario))
     rec = record(events)
-    assert rec.status == "finished" and rec.complete_prefix() == 32, rec.reason
+    assert rec.status is RunStatus.FINISHED and rec.complete_prefix() == 32, rec.reason
     valued = {e.step for e in events if isinstance(e, protocol.Params)}
     assert valued == {*range(20), 29, 31}
     assert {e.step for e in events if isinstance(e, protocol.AveragedGrad)} == valued
@@ -376,7 +377,7 @@ def test_big_tensors_travel_as_summaries_and_the_checks_stay_exact(engine, world
     events = list(engine.run(scenario))
     assert max(len(protocol.encode(e)) for e in events) < 64 * 1024  # far below the 1 MiB cap
     rec = record(events)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     for st in rec.steps:
         assert st.averaged_agree() and st.ranks_agree() and st.average_is_full_batch()
         digests = {rs.averaged["2.weight"]["digest"] for rs in st.ranks.values()}
@@ -400,13 +401,13 @@ def test_big_tensors_travel_as_summaries_and_the_checks_stay_exact(engine, world
 @pytest.mark.parametrize(("cap", "buckets"), [(0.001, 4), (0.25, 3), (25.0, 1)])
 def test_the_buckets_lesson_gets_the_bucket_counts_its_text_names(engine, cap, buckets) -> None:
     """The lesson says 4 buckets at its default cap, 3 at 0.25 MiB and 1 at DDP's default."""
+    from ddp_viz.kinds.bucket_timeline.overlap import layouts, overlap, ready_order
     from ddp_viz.model.course import load_lesson
-    from ddp_viz.model.overlap import layouts, overlap, ready_order
 
     scenario = load_lesson("buckets").scenario()
     scenario = scenario.with_changes(steps=4, ddp={"bucket_cap_mb": cap})
     rec = run(engine, scenario)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     per_step = layouts(rec)
     assert len(per_step[0]) == 1  # step 1: every gradient in one bucket
     assert all(len(layout) == buckets for layout in per_step[1:])
@@ -428,7 +429,7 @@ def test_the_buckets_lesson_averages_equal_the_full_batch(engine, world_size) ->
 
     scenario = load_lesson("buckets").scenario().with_changes(world_size=world_size, steps=3)
     rec = run(engine, scenario)
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     for st in rec.steps:
         assert st.averaged_agree() and st.ranks_agree() and st.average_is_full_batch()
         assert max(st.ranks[0].vs_full_batch.values()) <= 1e-6  # every value, by rank 0

@@ -13,7 +13,7 @@ import pytest
 from ddp_viz.client import EngineClient
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import default_scenario
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 
 pytestmark = pytest.mark.gloo
 
@@ -23,9 +23,9 @@ def ready_workers(client: EngineClient, n: int, timeout: float = 60) -> dict[int
     ready: dict[int, int] = {}
     while len(ready) < n:
         e = client.wait_for(protocol.WorkerState, timeout=timeout)
-        if e.state == "ready":
+        if e.state == protocol.WorkerStatus.READY:
             ready[e.slot] = e.pid
-        elif e.state == "exited":
+        elif e.state == protocol.WorkerStatus.EXITED:
             ready.pop(e.slot, None)
     return ready
 
@@ -38,13 +38,13 @@ def test_ranks_stay_warm_between_runs_and_the_pool_follows_the_world_size() -> N
         assert set(a.pids.values()) == set(b.pids.values()) == set(first.values())
         assert b.steps[0].ranks[0].params["weight"][0] == pytest.approx(0.5 + 0.05 * 27.5)
         four = record(client.run(default_scenario().with_changes(world_size=4)))
-        assert four.status == "finished" and len(set(four.pids.values())) == 4
+        assert four.status is RunStatus.FINISHED and len(set(four.pids.values())) == 4
         assert set(first.values()) <= set(four.pids.values())  # grown, not replaced
         client.send(protocol.WarmCommand(world_size=2))
         exited = set()
         while len(exited) < 2:
             e = client.wait_for(protocol.WorkerState, timeout=30)
-            if e.state == "exited":
+            if e.state == protocol.WorkerStatus.EXITED:
                 exited.add(e.pid)
         assert exited <= set(four.pids.values()) and not exited & set(first.values())
 
@@ -56,13 +56,13 @@ def test_a_dead_idle_worker_is_replaced() -> None:
         os.kill(victim, signal.SIGKILL)
         while True:
             e = client.wait_for(protocol.WorkerState, timeout=30)
-            if e.state == "exited":
+            if e.state == protocol.WorkerStatus.EXITED:
                 assert e.pid == victim and "SIGKILL" in e.detail
                 break
         replacement = client.wait_for(protocol.WorkerState, timeout=60)
         assert replacement.pid != victim
         rec = record(client.run(default_scenario()))
-        assert rec.status == "finished" and victim not in rec.pids.values()
+        assert rec.status is RunStatus.FINISHED and victim not in rec.pids.values()
 
 
 def test_bench_runs_and_reports_json() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from ddp_viz.client import EngineClient
 from ddp_viz.model.scenario import default_scenario
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 
 pytestmark = pytest.mark.gloo
 
@@ -44,7 +44,7 @@ def test_fifty_runs_leave_processes_fds_and_memory_flat() -> None:
     scenario = default_scenario().with_changes(steps=5)
 
     def run_and_count() -> tuple[int, int]:
-        assert record(client.run(scenario)).status == "finished"
+        assert record(client.run(scenario)).status is RunStatus.FINISHED
         return census(client.proc.pid)
 
     with EngineClient() as client:

@@ -15,7 +15,7 @@ from tests.qt_helpers import feed
 def test_every_rank_is_on_the_projected_buckets_stage(qtbot, make_window, settings, size):
     window = make_window(size, settings=settings, lesson_id="buckets")
     window.presentation.set_projector(True)
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
     QApplication.processEvents()
     assert window.theme.name == "projector"
@@ -50,7 +50,7 @@ def test_every_tensor_s_norms_are_on_the_projected_stage(qtbot, make_window, set
     bars are local and which averaged."""
     window = make_window(size, settings=settings, lesson_id="buckets")
     window.presentation.set_projector(True)
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("buckets-lesson-2-ranks.jsonl"))
     QApplication.processEvents()
     rec = window.session.record

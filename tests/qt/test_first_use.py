@@ -53,7 +53,7 @@ def test_projector_numbers_are_24_px_at_8_ranks_at_1920x1080(qtbot, make_window,
 def test_the_uneven_note_is_readable_in_the_window(qtbot, make_window):
     for size in ((1280, 800), (1920, 1080)):
         window = make_window(size)
-        with qtbot.waitSignal(window.run_shown, timeout=5000):
+        with qtbot.waitSignal(window.run_shown, timeout=30_000):
             feed(window, load_recording("uneven-3-ranks.jsonl"))
         window.player.seek_step(0)
         frame = window.stage.frame()

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def show_run(qtbot, window, name: str = "default-run.jsonl") -> None:
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording(name))
 
 
@@ -256,7 +256,7 @@ def test_leaving_projector_mode_restores_the_layout(qtbot, make_window, settings
 
     window.presentation.set_projector(True)
     # Projector mode did change the layout: otherwise "restored" below would prove nothing.
-    qtbot.waitUntil(projector_layout, timeout=2000)
+    qtbot.waitUntil(projector_layout, timeout=10_000)
     assert not same_layout(layout(window), before) and QApplication.font().pixelSize() >= 24
     window.presentation.set_projector(False)
-    qtbot.waitUntil(lambda: same_layout(layout(window), before), timeout=2000)
+    qtbot.waitUntil(lambda: same_layout(layout(window), before), timeout=10_000)

@@ -13,7 +13,7 @@ from tests.qt_helpers import feed
 
 def _with_run(qtbot, make_window):
     window = make_window()
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("default-run.jsonl"))
     return window
 
@@ -52,7 +52,7 @@ def test_the_full_screen_button_says_how_to_leave(qtbot, make_window) -> None:
     window = make_window()
     assert window.fullscreen_action.text() == "Full screen"
     window.toggle_fullscreen()
-    qtbot.waitUntil(window.isFullScreen, timeout=2000)
-    qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Leave full screen", timeout=2000)
+    qtbot.waitUntil(window.isFullScreen, timeout=10_000)
+    qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Leave full screen", timeout=10_000)
     window.toggle_fullscreen()
-    qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Full screen", timeout=2000)
+    qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Full screen", timeout=10_000)

@@ -33,7 +33,7 @@ def glyph_height(font, text: str) -> float:
 def test_the_step_numbers_are_as_tall_as_the_code(qtbot, make_window, settings, lesson, name, size):
     window = make_window(size, settings=settings, lesson_id=lesson)
     window.presentation.set_projector(True)
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording(name))
     QApplication.processEvents()
     code_font = window.code_view.font()

@@ -13,10 +13,10 @@ from tests.qt_helpers import feed
 
 def test_play_reads_play_again_once_a_stalled_run_has_been_shown(qtbot, make_window) -> None:
     window = make_window(lesson_id="uneven-inputs")
-    with qtbot.waitSignal(window.run_ended, timeout=5000):
+    with qtbot.waitSignal(window.run_ended, timeout=30_000):
         feed(window, load_recording("uneven-stall.jsonl"))
     window.player.play()
-    qtbot.waitUntil(lambda: not window.player.playing, timeout=3000)
+    qtbot.waitUntil(lambda: not window.player.playing, timeout=10_000)
     assert window.play_action.text() == "Play"
 
 
@@ -31,7 +31,7 @@ def test_the_stage_says_the_engine_is_starting_until_it_is_ready(qtbot, make_win
 
 def test_a_run_made_here_is_not_called_a_recording(qtbot, make_window) -> None:
     window = make_window((1920, 1080))
-    with qtbot.waitSignal(window.run_ended, timeout=5000):
+    with qtbot.waitSignal(window.run_ended, timeout=30_000):
         feed(window, load_recording("default-run.jsonl"))  # as the engine sends them
     window.player.seek_step(0)
     text = window.stage.frame().all_text()
@@ -64,7 +64,7 @@ def test_the_process_table_and_the_plots_stay_whole(qtbot, make_window, tmp_path
     from tests.conftest import DATA
 
     window = make_window((1280, 800), lesson_id="not-averaged")  # its form is wide
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         open_recording(window, DATA / "not-averaged.jsonl")
     table = window.process_view.table
 
@@ -72,13 +72,13 @@ def test_the_process_table_and_the_plots_stay_whole(qtbot, make_window, tmp_path
         cols = [table.columnWidth(c) >= table.sizeHintForColumn(c) - 1 for c in range(4)]
         return all(cols) and not table.horizontalScrollBar().isVisible()
 
-    qtbot.waitUntil(whole, timeout=2000)
+    qtbot.waitUntil(whole, timeout=10_000)
     plots = window.plots_panel
     assert _inside(window, plots) and plots.width() >= 240
     before = window.splitters["main"].sizes()
     window.process_view.log_toggle.setChecked(True)
     window.process_view.append_log("x" * 400)  # a long line of the engine's stderr
-    qtbot.waitUntil(lambda: window.process_view.log.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: window.process_view.log.isVisible(), timeout=10_000)
     QApplication.processEvents()
     assert _inside(window, plots) and plots.width() >= 240
     window.process_view.log_toggle.setChecked(False)

@@ -30,7 +30,7 @@ def test_a_long_status_wraps_within_the_window(qtbot, make_window, settings) -> 
         def fits() -> bool:
             return _drawn_height(label, label.shown_text()) <= label.contentsRect().height()
 
-        qtbot.waitUntil(fits, timeout=2000)
+        qtbot.waitUntil(fits, timeout=10_000)
         shown = label.shown_text()
         assert label.mapTo(window, label.rect().bottomRight()).y() <= window.height()
         assert shown == text or (shown.endswith(" …") and text.startswith(shown[:-2]))

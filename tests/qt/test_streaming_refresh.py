@@ -71,7 +71,7 @@ def test_a_view_skipped_when_the_events_pause_is_drawn_soon_after(qtbot, window)
     calls = _spy(window)
     _refresh(window)  # one of the two, then nothing more comes
     assert len(calls) == 1
-    qtbot.waitUntil(lambda: len(calls) == 2, timeout=2000)
+    qtbot.waitUntil(lambda: len(calls) == 2, timeout=10_000)
     assert set(calls) == {"plots", "stage"} and window.player.cursor.step == 11
 
 

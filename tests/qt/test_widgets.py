@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 
 from ddp_viz._qt.engine_process import EngineProcess
 from ddp_viz.model import protocol
-from ddp_viz.model.timeline import Cursor
+from ddp_viz.model.timeline import Cursor, RunStatus
 from tests.conftest import load_recording
 from tests.qt_helpers import feed
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("qapp")
 def test_stage_passes_through_all_four_phases_with_the_recorded_numbers(qtbot, window):
     entered: list[str] = []
     window.player.phase_entered.connect(entered.append)
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("default-run.jsonl"))
     assert entered[:4] == ["shards", "local", "allreduce", "step"]
     assert window.player.cursor == Cursor(0, 3) and window.player.progress == 1.0
@@ -47,7 +47,7 @@ def test_code_view_highlights_backward_during_the_all_reduce(qtbot, window):
 
 def test_keyboard_steps_back_and_forth(qtbot, window):
     window.lesson_view.setFocus()  # a read-only text must not swallow the presenter's keys
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("four-ranks-3-steps.jsonl"))
     qtbot.waitUntil(lambda: not window.player.playing)
     assert window.player.cursor == Cursor(2, 3)
@@ -114,7 +114,7 @@ def test_a_failed_run_is_shown_and_the_window_stays_usable(qtbot, window):
     events = load_recording("default-run.jsonl")
     cut = [e for e in events if not isinstance(e, protocol.RunFinished)][:9]
     feed(window, [*cut, protocol.RunFailed(run=1, reason="rank 1 was killed by SIGKILL", rank=1)])
-    assert window.session.record.status == "failed"
+    assert window.session.record.status is RunStatus.FAILED
     assert "SIGKILL" in window.status.text()
     assert [r[2] for r in window.process_view.rows()] == ["stopped", "failed"]
     assert window.form.isEnabled() and not window.session.busy
@@ -219,7 +219,7 @@ def test_a_prediction_cannot_be_locked_during_a_run_and_grades_once(qtbot, windo
 def test_a_wrong_guess_below_the_answer_is_wrong(qtbot, window):
     quiz = window.quiz_view
     lock(qtbot, window, "-40")
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording("uneven-3-ranks.jsonl"))
     assert quiz.feedback["predict-three-ranks"].text().startswith("✗ Not quite")
     assert quiz.score.first["predict-three-ranks"] is False
@@ -329,7 +329,7 @@ def test_a_one_step_run_shows_its_full_batch_loss(qtbot, window):
 def test_a_diverging_run_is_drawn_on_a_symmetric_log_scale(qtbot, window):
     feed(window, load_recording("diverging-lr10.jsonl"))
     rec = window.session.record
-    assert rec.status == "failed" and rec.reason.startswith("diverged at step 18")
+    assert rec.status is RunStatus.FAILED and rec.reason.startswith("diverged at step 18")
     window.plots.update_record(rec, final=True)
     _, ys = window.plots._curves["loss0"].getData()
     finite = ys[np.isfinite(ys)]

@@ -11,8 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from ddp_viz.kinds.accumulation.counts import allreduces
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.session import EngineState
-from ddp_viz.model.timeline import Cursor, grads_close, record
+from ddp_viz.model.timeline import Cursor, RunStatus, grads_close, record
 from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo
@@ -61,7 +62,7 @@ def run_again_and_finish(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
-    assert window.session.record.status == "finished"
+    assert window.session.record.status is RunStatus.FINISHED
 
 
 def tree(pid: int) -> list[psutil.Process]:
@@ -74,7 +75,7 @@ def test_run_button_runs_real_ranks_and_shows_their_numbers(qtbot, window):
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished"
+    assert rec.status is RunStatus.FINISHED
     # the rank processes were real and separate from the window and the engine
     assert len(set(rec.pids.values())) == 2 and os.getpid() not in rec.pids.values()
     assert window.engine.pid not in rec.pids.values()
@@ -100,7 +101,7 @@ def test_cancel_stops_every_rank_and_the_next_run_works(qtbot, window):
     pids = list(window.session.record.pids.values())
     with qtbot.waitSignal(window.run_ended, timeout=5_000):
         qtbot.keyClick(window, Qt.Key.Key_Escape)
-    assert window.session.record.status == "cancelled"
+    assert window.session.record.status is RunStatus.CANCELLED
     qtbot.waitUntil(lambda: not any(psutil.pid_exists(p) for p in pids), timeout=1_000)
     window.form.steps.setValue(3)
     run_again_and_finish(qtbot, window)
@@ -112,7 +113,7 @@ def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, windo
     with qtbot.waitSignal(window.run_ended, timeout=5_000):
         os.kill(victim, signal.SIGKILL)
     rec = window.session.record
-    assert rec.status == "failed" and rec.failed_rank == 1 and "SIGKILL" in rec.reason
+    assert rec.status is RunStatus.FAILED and rec.failed_rank == 1 and "SIGKILL" in rec.reason
     assert [row[2] for row in window.process_view.rows()] == ["stopped", "failed"]
     assert "SIGKILL" in window.status.text()
     window.form.steps.setValue(2)
@@ -164,7 +165,7 @@ def test_long_runs_stream_in_fast_mode(qtbot, window):
     with qtbot.waitSignal(window.run_ended, timeout=120_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and len(rec.complete_steps()) == 120
+    assert rec.status is RunStatus.FINISHED and len(rec.complete_steps()) == 120
     assert window.follow.isChecked()
     qtbot.waitUntil(lambda: window.player.cursor == Cursor(119, 3))
     xs, _ = window.plots._curves["loss3"].getData()
@@ -179,7 +180,7 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
     with qtbot.waitSignal(window.run_ended, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "failed" and rec.reason.startswith("diverged at step")
+    assert rec.status is RunStatus.FAILED and rec.reason.startswith("diverged at step")
     assert "diverged at step" in window.status.text()
     assert {row[2] for row in window.process_view.rows()} == {"diverged"}
     # the plots keep a usable range: non-finite values are gaps, not the axis limits
@@ -194,7 +195,7 @@ def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
     with qtbot.waitSignal(window.run_ended, timeout=5_000):
         os.kill(window.engine.pid, signal.SIGKILL)
     rec = window.session.record
-    assert rec.status == "failed" and "incomplete" in rec.reason
+    assert rec.status is RunStatus.FAILED and "incomplete" in rec.reason
     assert window.process_view.restart.isVisibleTo(window)
     alive = still_running(family, timeout=5)
     assert not alive
@@ -211,7 +212,7 @@ def test_an_mlp_lesson_runs_in_the_window_at_1_2_and_4_ranks(qtbot, window):
         with qtbot.waitSignal(window.run_shown, timeout=60_000):
             click_run(qtbot, window)
         rec = window.session.record
-        assert rec.status == "finished" and len(rec.complete_steps()) == 20
+        assert rec.status is RunStatus.FINISHED and len(rec.complete_steps()) == 20
         assert all(st.average_is_full_batch() and st.ranks_agree() for st in rec.steps)
         names = [p.name for p in rec.params]
         assert names == ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -240,7 +241,7 @@ def test_the_buckets_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished"
+    assert rec.status is RunStatus.FINISHED
     window.player.seek_step(1)  # step 2: the rebuilt buckets
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     assert "the ranks computed 3" in quiz.feedback[qid].text()
@@ -271,7 +272,7 @@ def test_the_data_lesson_grades_its_prediction_against_a_live_run(qtbot, window)
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and rec.world_size == 4 and len(rec.steps) == 3
+    assert rec.status is RunStatus.FINISHED and rec.world_size == 4 and len(rec.steps) == 3
     window.player.seek_step(0)
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     assert len(rec.steps[0].ranks[3].rows) == 3  # what the grade was read from
@@ -295,10 +296,10 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and rec.scenario["train"]["no_sync"] == "backward_only"
+    assert rec.status is RunStatus.FINISHED and rec.scenario["train"]["no_sync"] == "backward_only"
     window.player.seek_step(0)
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
-    assert allreduces(rec.steps[0].ranks[0]) == 3  # what the grade was read from
+    assert allreduces(micro_of(rec, 0, 0)) == 3  # what the grade was read from
     assert "with ctx:  # backward only" in window.code_view.code
     text = " ".join(window.stage.frame().all_text().split())
     assert "3 of 3 backward passes all-reduced" in text
@@ -320,7 +321,7 @@ def test_the_ring_lesson_steps_through_a_real_ring_and_grades_the_bytes(qtbot, w
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and rec.complete_prefix() == ring_steps(4) == 6
+    assert rec.status is RunStatus.FINISHED and rec.complete_prefix() == ring_steps(4) == 6
     player = window.player
     player.seek_step(0)
     for _ in range(3):
@@ -368,7 +369,7 @@ def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_gue
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and set(rec.parts["uneven"].stalled) == {0, 1}
+    assert rec.status is RunStatus.FINISHED and set(rec.parts["uneven"].stalled) == {0, 1}
     assert all(s.waited_s <= 4.0 + 2.0 for s in rec.parts["uneven"].stalled.values())
     text = " ".join(window.stage.frame().all_text().split())
     assert "Timed out waiting 4000ms" in text and "stuck" in text
@@ -376,7 +377,9 @@ def test_the_uneven_lesson_stalls_for_real_then_join_finishes_and_grades_the_gue
     form.kind_fields["uneven"].join.setChecked(True)
     rec = guess_then_run(qtbot, window, qid, "-13.28")
     assert (
-        rec.status == "finished" and not rec.parts["uneven"].stalled and rec.complete_prefix() == 4
+        rec.status is RunStatus.FINISHED
+        and not rec.parts["uneven"].stalled
+        and rec.complete_prefix() == 4
     )
     window.player.seek_step(3)
     quiz = window.quiz_view
@@ -401,7 +404,7 @@ def test_the_not_averaged_lesson_runs_then_grades_the_unused_parameter_guess(qtb
     with qtbot.waitSignal(window.run_shown, timeout=60_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished" and rec.complete_prefix() == 4
+    assert rec.status is RunStatus.FINISHED and rec.complete_prefix() == 4
     assert rec.parts["not_averaged"].saved is not None and set(rec.launch) == {0, 1}
     text = " ".join(window.stage.frame().all_text().split())
     assert f"sha256 {rec.parts['not_averaged'].saved.sha256[:16]}" in text

@@ -86,7 +86,7 @@ def test_the_run_tab_is_reached_from_the_keyboard_on_a_projector(qtbot, make_win
     assert not tab.isVisible()  # folded away with the lesson column
     assert window.run_tables_action.isEnabled()
     window.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=10_000)
     qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
     QApplication.processEvents()
     assert tab.isVisible() and window.tabs.currentWidget() is tab

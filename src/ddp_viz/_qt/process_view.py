@@ -222,7 +222,7 @@ class ProcessView(QWidget):
 
     def _refresh(self) -> None:
         if self._pending:
-            ready = sum(w.state == "ready" for w in self._workers.values())
+            ready = sum(w.state == protocol.WorkerStatus.READY for w in self._workers.values())
             self.engine_label.setText(
                 f"starting {self._pending} rank(s)… {min(ready, self._pending)} warm"
             )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSlider, QToolBar
 
 from ddp_viz.model import registry
 
-# The window these build for: ddp_viz._qt.main_window.MainWindow (not imported: no cycle).
-MainWindow = Any
+if TYPE_CHECKING:
+    from ddp_viz._qt.main_window import MainWindow  # which imports this module
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 EXPORTS = (

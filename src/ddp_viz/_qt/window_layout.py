@@ -3,10 +3,13 @@ plots; and each column's share of the width."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from ddp_viz._qt.main_window import MainWindow  # which imports this module
 
 TABS_LEAST = 0.55  # of the lesson column's height the lesson and quiz keep, however long the form
 
@@ -43,7 +46,7 @@ def _group(title: str, widget: QWidget) -> QGroupBox:
     return box
 
 
-def lay_out(self: Any) -> None:
+def lay_out(self: MainWindow) -> None:
     """Build the splitters of ``self`` (the main window) and set the central widget."""
     left = QSplitter(Qt.Orientation.Vertical)
     left.addWidget(self.tabs)
@@ -76,7 +79,7 @@ def lay_out(self: Any) -> None:
     self.setCentralWidget(main)
 
 
-def apply_split_proportions(self: Any) -> None:
+def apply_split_proportions(self: MainWindow) -> None:
     """Give each column its share of the width (stretch factors only share the surplus)."""
     w = max(1, self.splitters["main"].width())
     h = max(1, self.splitters["center"].height())
@@ -105,7 +108,7 @@ def apply_split_proportions(self: Any) -> None:
     self.splitters["left"].setSizes(list(left_split(left_h, need)))
 
 
-def run_tab_width(self: Any, width: int) -> int:
+def run_tab_width(self: MainWindow, width: int) -> int:
     """The width a watched run's Run tab wants while it is shown (0: none, or not shown)."""
     tab = getattr(self, "run_tab", None)  # watch_tables.RunTab, made on a watched page
     return tab.wanted_width(width) if tab is not None else 0
@@ -182,7 +185,7 @@ class SplitKeeper(QObject):
         sp.setSizes(want)
 
 
-def apply_presentation(self: Any, theme: Any, projector: bool) -> None:
+def apply_presentation(self: MainWindow, theme: Any, projector: bool) -> None:
     """Projector mode on or off for ``self`` (the main window): its theme, and secondary
     panels folded away on a projector so the stage, code and plots get the room."""
     for act, checked in ((self.projector_action, projector), (self.side_action, not projector)):

@@ -95,7 +95,7 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
 
     def maybe_start() -> None:
         workers = win.session.workers.values()
-        warm = sum(w.state == "ready" for w in workers) >= world_size
+        warm = sum(w.state == protocol.WorkerStatus.READY for w in workers) >= world_size
         # as a person would: Run once the window is up, its start-up work (Markdown, the code
         # highlighter, pyqtgraph) done; the start-up has a figure of its own
         if win.session.engine_ready and warm and win.after_paint.finished:

@@ -4,8 +4,8 @@ A kind's engine module gives one of:
 - ``PROGRAM(run, rank, scenario, outbox) -> steps``: the whole run, instead of DDP training
   (the all-reduce by hand); the rank runs it inside the process group the core set up.
 - ``HOOKS``: a :class:`TrainingHooks` subclass, made once per run and rank, that the core's
-  DDP training loop calls at fixed points (around the run, around the loop, after each step,
-  after the loop, on an error).
+  DDP training loop calls at fixed points (around the run, around the loop, before and after each
+  step, after the loop, on an error).
 - ``BATCHES(scenario, rank) -> Iterator[(epoch, rows)]``: the rows each step of a rank trains
   on, when the kind deals them (a sampler) instead of the core's contiguous blocks. The ranks
   and rank 0's reference both draw from it, so it must be deterministic.
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ddp_viz.engine.outbox import Outbox
     from ddp_viz.engine.trainer import Trainer
     from ddp_viz.model.event_base import Event
+    from ddp_viz.model.protocol import Reference
     from ddp_viz.model.scenario import Scenario
 
 Program = Callable[[int, int, "Scenario", "Outbox"], int]
@@ -88,6 +89,16 @@ class TrainingHooks:
         """Events of the kind's own for a step that just ran, sent with the step's."""
         return []
 
+    def before_step(self, trainer: Trainer, step: int, batches: list[list[Any]]) -> None:
+        """Step ``step`` is about to run. ``batches``: on rank 0, which computes the reference,
+        every rank's micro-batches of the step (``(epoch, rows)``), in rank order; elsewhere
+        none."""
+
+    def reference(self, trainer: Trainer, event: Reference) -> Reference:
+        """The step's reference event (rank 0, at a step that has one) as the kind completes
+        it (the parameters of a single-process run of its own)."""
+        return event
+
     def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
         """DDP's forward raised: True when that ends the loop as the lesson's outcome (the
         kind reported it)."""
@@ -147,6 +158,15 @@ class _AllHooks(TrainingHooks):
 
     def step_events(self, trainer: Trainer, step: int) -> list[Event]:
         return [e for h in self.hooks for e in h.step_events(trainer, step)]
+
+    def before_step(self, trainer: Trainer, step: int, batches: list[list[Any]]) -> None:
+        for h in self.hooks:
+            h.before_step(trainer, step, batches)
+
+    def reference(self, trainer: Trainer, event: Reference) -> Reference:
+        for h in self.hooks:
+            event = h.reference(trainer, event)
+        return event
 
     def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
         return any(h.on_forward_error(trainer, step, exc) for h in self.hooks)

@@ -31,7 +31,7 @@ def loss_and_grads(
     return loss.detach().item(), named_grad_tensors(model)
 
 
-def _step_rows(batches: list[list[tuple[int, list[int]]]]) -> list[int]:
+def one_process_rows(batches: list[list[tuple[int, list[int]]]]) -> list[int]:
     """The rows of a step once per epoch: what one process would train on (a row that a padding
     sampler gave to two ranks counts twice in DDP's average, once here; a row met again in the
     next epoch, by a step of micro-batches that spans two, counts again)."""
@@ -55,24 +55,11 @@ class Oracle:
         self.model = copy.deepcopy(module).double()
         self.x, self.y = list(scenario.x), list(scenario.y)
         self.reduction = scenario.train.loss_reduction
-        # with gradient accumulation: a separate single-process run that takes each step's
-        # rows as one batch, never copying DDP's parameters, to set against DDP's at the end
-        self.solo = copy.deepcopy(self.model) if scenario.train.accumulate > 1 else None
-        # the parameters the run starts from, for a kind that reruns it whole in one process
+        # the parameters the run starts from, for a kind that reruns it in one process
         self.start = copy.deepcopy(self.model)
 
     def rows(self, rows: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         return _column([self.x[i] for i in rows]), _column([self.y[i] for i in rows])
-
-    def solo_step(self, batches: list[list[tuple[int, list[int]]]]) -> None:
-        """One SGD step of the single-process run on this step's rows (every step, reported
-        or not, so its parameters after the last step are a whole run's)."""
-        if self.solo is None:
-            return
-        _, grads = loss_and_grads(self.solo, *self.rows(_step_rows(batches)), self.reduction)
-        with torch.no_grad():
-            for name, p in self.solo.named_parameters():
-                p -= self.scenario.lr * grads[name]
 
     def step(
         self, run: int, step: int, batches: list[list[tuple[int, list[int]]]]
@@ -83,7 +70,9 @@ class Oracle:
         with torch.no_grad():
             for mine, theirs in zip(self.model.parameters(), self.source.parameters(), strict=True):
                 mine.copy_(theirs)
-        loss, full = loss_and_grads(self.model, *self.rows(_step_rows(batches)), self.reduction)
+        loss, full = loss_and_grads(
+            self.model, *self.rows(one_process_rows(batches)), self.reduction
+        )
         # what DDP should make of it, by hand: each micro-batch's gradient (its loss scaled as
         # the script scales it), added up over the micro-batches as .grad does, then averaged
         # over the ranks as the all-reduce does
@@ -102,8 +91,5 @@ class Oracle:
             manual_average=encode_all(manual),
             full_batch_loss=loss,
             shard_sizes=[sum(len(rows) for _, rows in micro) for micro in batches],
-            one_process_params=(
-                {} if self.solo is None else encode_all(dict(self.solo.named_parameters()))
-            ),
         )
         return event, full

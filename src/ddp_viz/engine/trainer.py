@@ -22,7 +22,6 @@ from ddp_viz.engine.data import micro_rows, rank_batches, take
 from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
-from ddp_viz.engine.overlap_cost import time_backward
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.step_values import finite_params, step_values
 from ddp_viz.model import protocol
@@ -119,9 +118,6 @@ class Trainer:
                     self.outbox.control({"ctl": "diverged", "step": step, "what": what})
                     break
             self.hooks.loop_ended(self, completed)
-        if self.scenario.train.overlap_cost and completed == self.my_steps:
-            # what backward lost to the all-reduces it overlaps, measured after the loop
-            self.outbox.add(time_backward(self), now=True)
         self.hooks.finish(self, completed)
         return completed
 
@@ -136,6 +132,7 @@ class Trainer:
         micro = take(self.mine, self.k)  # k micro-batches make one optimizer step
         epoch, self.rows = micro[0][0], micro_rows(micro)
         theirs = [take(it, self.k) for it in self.every]
+        self.hooks.before_step(self, step, theirs)
         ref, full = self._reference(step, theirs)
         self.capture.reset()
         self.capture.values = self.every_step or values_due(step, self.my_steps)
@@ -156,12 +153,10 @@ class Trainer:
 
     def _reference(self, step: int, theirs: list) -> tuple[protocol.Reference | None, dict]:
         ref, full = None, {}
-        if self.oracle is not None:
-            # every step: the single-process run beside an accumulating one
-            self.oracle.solo_step(theirs)
         if reference_due(step):
             if self.oracle is not None:
                 ref, full = self.oracle.step(self.run, step, theirs)
+                ref = self.hooks.reference(self, ref)
             if self.scenario.world_size > 1 and step < self.together:
                 # The others would wait for rank 0 inside DDP's all-reduce, and the timeline
                 # would show our reference as a straggler; they wait here instead.

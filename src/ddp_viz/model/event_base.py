@@ -43,6 +43,9 @@ class DuplicateEventKind(TypeError):
 @dataclass(frozen=True)
 class Event:
     kind: ClassVar[str] = ""
+    # True: an event every step of a run sends (its tensors, its timings), which a reader that
+    # only passes lines on may leave undecoded (``ddp-viz run --json``)
+    per_step: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -96,6 +96,7 @@ class LocalGrad(Event):
     """A rank's own gradient, copied from DDP's bucket before the all-reduce."""
 
     kind: ClassVar[str] = "local_grad"
+    per_step: ClassVar[bool] = True
     run: int
     step: int
     rank: int
@@ -110,34 +111,11 @@ class LocalGrad(Event):
 
 
 @dataclass(frozen=True)
-class MicroStep(Event):
-    """One micro-batch of an optimizer step with gradient accumulation (``[train] accumulate``
-    above 1; runs without accumulation send none). ``grads`` is the rank's ``.grad`` right
-    after this micro-batch's backward: a running sum, averaged by DDP whenever it synced.
-    ``allreduced`` lists the buckets DDP's comm hook ran for in this backward (empty: the
-    backward was skipped by ``no_sync``). ``loss`` is the loss before any 1/k scaling."""
-
-    kind: ClassVar[str] = "micro_step"
-    run: int
-    step: int
-    rank: int
-    micro: int
-    loss: float
-    grads: Grads
-    allreduced: list[int] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
-    epoch: int = 0
-    # DDP's require_backward_grad_sync when this micro-batch's forward and its backward began
-    # (no_sync() sets it to False for the length of its block)
-    sync_at_forward: bool = True
-    sync_at_backward: bool = True
-
-
-@dataclass(frozen=True)
 class AveragedGrad(Event):
     """The same bucket after DDP's all-reduce (sum ÷ world size), read inside backward."""
 
     kind: ClassVar[str] = "averaged_grad"
+    per_step: ClassVar[bool] = True
     run: int
     step: int
     rank: int
@@ -151,6 +129,7 @@ class Params(Event):
     """A rank's parameters right after its ``optimizer.step()``."""
 
     kind: ClassVar[str] = "params"
+    per_step: ClassVar[bool] = True
     run: int
     step: int
     rank: int
@@ -168,6 +147,7 @@ class Timing(Event):
     """
 
     kind: ClassVar[str] = "timing"
+    per_step: ClassVar[bool] = True
     run: int
     step: int
     rank: int
@@ -187,14 +167,16 @@ class Reference(Event):
     """
 
     kind: ClassVar[str] = "reference"
+    per_step: ClassVar[bool] = True
     run: int
     step: int
     full_batch_grads: Grads
     manual_average: Grads
     full_batch_loss: float = float("nan")
     shard_sizes: list[int] = field(default_factory=list)
-    # with gradient accumulation: the parameters, after this step, of a separate single-process
-    # SGD run that takes each step's rows as one batch (never copying DDP's parameters)
+    # the parameters, after this step, of a separate single-process SGD run that takes each
+    # step's rows as one batch (never copying DDP's parameters), when a kind runs one beside
+    # the ranks (TrainingHooks.reference: gradient accumulation's); empty otherwise
     one_process_params: Grads = field(default_factory=dict)
 
 

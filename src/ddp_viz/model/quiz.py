@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ddp_viz.model import registry
-from ddp_viz.model.tensors import tensor_sample
+from ddp_viz.model.tensors import close, tensor_sample
 from ddp_viz.model.timeline import RunRecord
 
 # what a quantity is -> the stage phase that reveals it
@@ -56,7 +56,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+        return close(a, b, 1e-12)
     return a == b
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddp_viz.model import protocol
 from ddp_viz.model.protocol import Grads
 
 
@@ -22,8 +21,6 @@ class RankStep:
     bucket_spans: list[dict[str, Any]] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # the rows this rank trained on in this step
     epoch: int = 0
-    # with gradient accumulation: the step's micro-batches, in order
-    micro: list[protocol.MicroStep] = field(default_factory=list)
     # False: the rank sent this step's loss, buckets and timings but no tensor values
     # (model.reference.values_due): no local, averaged or parameter values will come
     values: bool = True

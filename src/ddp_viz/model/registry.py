@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ddp_viz.model.cursor import Cursor
     from ddp_viz.model.event_base import Event
     from ddp_viz.model.frame import StageFrame
-    from ddp_viz.model.rank_step import RankStep
+    from ddp_viz.model.quiz import Quantity
     from ddp_viz.model.scenario import Scenario
     from ddp_viz.model.scenes.context import SceneContext
     from ddp_viz.model.timeline import RunRecord, StepRecord
@@ -66,7 +66,7 @@ class RecordPart(Protocol):
 
 SceneBuilder = Callable[["RunRecord | None", "Cursor", float, "SceneContext"], "StageFrame"]
 # a quiz quantity's value in a record (None while it has not arrived)
-QuantityReader = Callable[["RunRecord", Any], "float | None"]
+QuantityReader = Callable[["RunRecord", "Quantity"], "float | None"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,10 @@ class RunKind:
     report_lines: Callable[[RunRecord], list[str]] | None = None
     report_end: Callable[[RunRecord], str | None] | None = None
     # lines the training report's step table adds under a rank's rows (the core indents them)
-    rank_lines: Callable[[RunRecord, RankStep], list[str]] | None = None
+    rank_lines: Callable[[RunRecord, StepRecord, int], list[str]] | None = None
+    # (epoch, row) for every row a rank trained on in a step, when the kind's events say it
+    # better than the rank's own report (micro-batches that span two epochs); None: the core's
+    rows_of_step: Callable[[RunRecord, StepRecord, int], list[tuple[int, int]] | None] | None = None
     # the status bar's line for a finished run of this kind (None: the core's line)
     status: Callable[[RunRecord], str | None] | None = None
     # reasons of the kind's own why DDP's average is not one process's gradient on a step's

@@ -7,11 +7,10 @@ One line per rank and parameter; a tensor of more than one value shows its L2 no
 from __future__ import annotations
 
 from ddp_viz.model.launchspec import launch_line
-from ddp_viz.model.overlap import overlap_lines
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.reference import values_policy
 from ddp_viz.model.sharing import unequal_shards_note, why_average_differs
-from ddp_viz.model.timeline import RankStep, RunRecord, RunStatus, StepRecord, display_value
+from ddp_viz.model.timeline import RunRecord, RunStatus, StepRecord, display_value
 
 TICK, CROSS = "✓", "✗"
 
@@ -69,13 +68,13 @@ def _rows_of(rec: RunRecord, r: int, rows: list[int]) -> list[int]:
     return rows or (rec.shards[r] if r < len(rec.shards) else [])
 
 
-def rank_lines(rec: RunRecord, rs: RankStep, indent: int) -> list[str]:
+def rank_lines(rec: RunRecord, st: StepRecord, rank: int, indent: int) -> list[str]:
     """What the record's kinds say under a rank's rows in a step's table, indented."""
     return [
         f"{'':>{indent}}{line}"
         for kind in rec.kinds()
         if kind.rank_lines is not None
-        for line in kind.rank_lines(rec, rs)
+        for line in kind.rank_lines(rec, st, rank)
     ]
 
 
@@ -118,7 +117,7 @@ def step_table(rec: RunRecord, st: StepRecord) -> str:
                 f"{value(rs.local, n) if local else '':>{lw}}  "
                 f"{value(rs.averaged, n):>11}  {value(rs.params, n):>11}"
             )
-        lines += rank_lines(rec, rs, 6)
+        lines += rank_lines(rec, st, r, 6)
     ref = st.reference
     if ref is not None:
         for label, grads in (
@@ -186,8 +185,6 @@ def run_report(rec: RunRecord, max_steps: int = 20) -> str:
     for kind in rec.kinds():
         if kind.report_lines is not None:
             out += kind.report_lines(rec)
-    if lines := overlap_lines(rec):
-        out += [*lines, ""]
     summary = rec.check_summary()
     # how a kind of run says it ended (a stall the timeout ended), if it says so
     end = next((e for k in rec.kinds() if k.report_end and (e := k.report_end(rec))), None)

@@ -7,15 +7,15 @@ from __future__ import annotations
 from ddp_viz.model.timeline import RunRecord, StepRecord
 
 
-def step_rows(st: StepRecord) -> list[tuple[int, int]]:
-    """(epoch, row) for every row a rank trained on in this step, in order, repeats kept.
-    With gradient accumulation a step's micro-batches may span two epochs."""
+def step_rows(record: RunRecord, st: StepRecord) -> list[tuple[int, int]]:
+    """(epoch, row) for every row a rank trained on in this step, in order, repeats kept: as
+    the first of the record's kinds that knows them says (``RunKind.rows_of_step``), else as
+    each rank reported them."""
+    hooks = [k.rows_of_step for k in record.kinds() if k.rows_of_step is not None]
     out = []
-    for _, rs in sorted(st.ranks.items()):
-        if rs.micro:
-            out += [(m.epoch, row) for m in rs.micro for row in m.rows]
-        else:
-            out += [(rs.epoch, row) for row in rs.rows]
+    for r, rs in sorted(st.ranks.items()):
+        rows = next((found for hook in hooks if (found := hook(record, st, r)) is not None), None)
+        out += rows if rows is not None else [(rs.epoch, row) for row in rs.rows]
     return out
 
 

@@ -20,7 +20,6 @@ from ddp_viz.model.cursor import Cursor as Cursor
 from ddp_viz.model.cursor import walk as walk
 from ddp_viz.model.launchspec import LaunchEnv
 from ddp_viz.model.modelspec import ParamInfo
-from ddp_viz.model.overlap_events import BackwardCost
 from ddp_viz.model.protocol import Grads
 
 # re-exported: one rank's part of a step, folded here from its events
@@ -192,8 +191,6 @@ class RunRecord:
     parts: dict[str, registry.RecordPart] = field(default_factory=dict)
     # rank -> the variables it read when its launcher started it the way torchrun does
     launch: dict[int, LaunchEnv] = field(default_factory=dict)
-    # rank -> what DDP's overlapped all-reduces cost its backward ([train] overlap_cost)
-    backward_cost: dict[int, BackwardCost] = field(default_factory=dict)
     # the most characters a recorded loss, gradient or parameter takes in the stage's four
     # significant digits: the stage sizes its columns for these on every step, so its type
     # does not change from one step to the next
@@ -234,8 +231,6 @@ class RunRecord:
                 rs.rows, rs.epoch, rs.values = event.rows, event.epoch, event.values
                 if not event.values:
                     rs.local = None
-            case protocol.MicroStep(step=s, rank=r):
-                self._step(s).rank(r).micro.append(event)
             case protocol.AveragedGrad(step=s, rank=r, grads=g, vs_full_batch=vs):
                 rs = self._step(s).rank(r)
                 rs.averaged, rs.vs_full_batch = g, vs
@@ -248,8 +243,6 @@ class RunRecord:
                 self._step(s).reference = event
             case LaunchEnv(rank=r):
                 self.launch[r] = event
-            case BackwardCost(rank=r):
-                self.backward_cost[r] = event
             case protocol.RunFinished(elapsed_s=t):
                 self.status, self.elapsed_s = RunStatus.FINISHED, t
             case protocol.RunFailed(reason=why, rank=r):

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from ddp_viz.kinds.accumulation.events import MicroStep
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.kinds.accumulation.scene_parts import visible_micro
-from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import estimate_width, fmt
 from ddp_viz.model.scenes import SceneContext, stage_frame
@@ -35,9 +36,10 @@ def frame(name, step, phase, progress=1.0, w=1280, h=720, theme="light"):
 def test_each_cell_is_the_recorded_grad_and_whether_the_hook_ran(name, synced) -> None:
     rec, f = frame(name, 0, 2)
     numbers = f.numbers()
-    for r, rs in rec.steps[0].ranks.items():
-        assert [len(m.allreduced) for m in rs.micro] == synced
-        for j, m in enumerate(rs.micro):
+    for r in rec.steps[0].ranks:
+        micro = micro_of(rec, 0, r)
+        assert [len(m.allreduced) for m in micro] == synced
+        for j, m in enumerate(micro):
             assert numbers[f"rank{r}.micro{j}.allreduced"] == len(m.allreduced)
             text = f.text_with_key(f"rank{r}.micro{j}.allreduced").text
             assert text == ("yes" if m.allreduced else "no")
@@ -76,9 +78,7 @@ def test_a_count_the_scenario_does_not_predict_is_shown_as_recorded() -> None:
     """The default run's scenario puts no_sync() around forward and backward; pretend the hook
     had run in every backward: the stage must say 3, as recorded, not the 1 the code implies."""
     events = load_recording(DEFAULT)
-    forged = [
-        replace(e, allreduced=[0]) if isinstance(e, protocol.MicroStep) else e for e in events
-    ]
+    forged = [replace(e, allreduced=[0]) if isinstance(e, MicroStep) else e for e in events]
     rec = record(forged)
     lesson = load_lesson("accumulate-with-no-sync")
     ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
@@ -91,7 +91,7 @@ def test_a_count_the_scenario_does_not_predict_is_shown_as_recorded() -> None:
 def test_several_buckets_count_backward_passes_and_big_tensors_compare_by_value() -> None:
     rec, f = frame(MLP, 1, 3)
     st = rec.steps[1]
-    assert all(len(m.allreduced) == 2 for rs in st.ranks.values() for m in rs.micro[-1:])
+    assert all(len(m.allreduced) == 2 for r in st.ranks for m in micro_of(rec, 1, r)[-1:])
     text = " ".join(f.all_text().split())
     assert "1 of 2 backward passes all-reduced on every rank (2 bucket all-reduces)" in text
     assert "skipped 1 of 2" in text and "‖0.weight‖" in text
@@ -100,7 +100,7 @@ def test_several_buckets_count_backward_passes_and_big_tensors_compare_by_value(
 
 
 def test_one_micro_batch_a_step_says_what_to_change() -> None:
-    events = [e for e in load_recording(DEFAULT) if not isinstance(e, protocol.MicroStep)]
+    events = [e for e in load_recording(DEFAULT) if not isinstance(e, MicroStep)]
     rec = record(events)
     lesson = load_lesson("accumulate-with-no-sync")
     ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)

@@ -12,8 +12,9 @@ from torch import nn
 
 from ddp_viz.engine.models import build_model
 from ddp_viz.kinds.accumulation.counts import allreduces
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 from tests.kinds.data_split.test_data_sampler import sampler_batches
 
 pytestmark = pytest.mark.gloo
@@ -110,21 +111,22 @@ def test_the_hook_counts_the_all_reduces_each_placement_really_makes(
 ) -> None:
     s = scenario(world_size, no_sync=placement)
     rec = record(engine.run(s))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     plan = planned(s)
     assert len(rec.steps) == s.steps == len(plan)
     for st in rec.steps:
-        for r, rs in st.ranks.items():
+        for r in st.ranks:
+            micro = micro_of(rec, st.step, r)
             # per micro-batch, the buckets the hook ran for (one bucket: nn.Linear's two values)
-            assert [len(m.allreduced) for m in rs.micro] == counts, (st.step, r)
+            assert [len(m.allreduced) for m in micro] == counts, (st.step, r)
             # DDP's flag as each forward and backward began: no_sync() really ran where
             # the placement puts it (False inside the block), and nowhere else
-            assert [(m.sync_at_forward, m.sync_at_backward) for m in rs.micro] == [
+            assert [(m.sync_at_forward, m.sync_at_backward) for m in micro] == [
                 FLAGS[placement],
                 (True, True),
             ]
-            assert allreduces(rs) == sum(counts)
-            assert [m.rows for m in rs.micro] == plan[st.step][r]
+            assert allreduces(micro) == sum(counts)
+            assert [m.rows for m in micro] == plan[st.step][r]
     close_to(rec.steps[-1].ranks[world_size - 1].params, what_ddp_should_do(s, plan))
     # with the 1/k scale and equal micro-batches: one process on the large batch, which rank 0
     # also ran beside the ranks and reported
@@ -140,15 +142,15 @@ def test_grad_is_a_running_sum_and_the_synced_backward_averages_it(engine) -> No
     st = rec.steps[0]
     model = build_model(s).double()  # float64: sharper than the ranks it checks
     plan = planned(s)[0]
-    for r, rs in st.ranks.items():
+    for r in st.ranks:
         running = {n: torch.zeros_like(p) for n, p in model.named_parameters()}
-        for j, m in enumerate(rs.micro[:-1]):  # inside no_sync(): this rank's own sum
+        for j, m in enumerate(micro_of(rec, 0, r)[:-1]):  # inside no_sync(): this rank's own sum
             for n, g in grad_of(model, s, plan[r][j]).items():
                 running[n] += g / 3
             for n in running:
                 assert m.grads[n] == pytest.approx(running[n].flatten().tolist(), abs=1e-9)
     # after the synchronised backward every rank holds the same average of the ranks' sums
-    last = [rs.micro[-1].grads for rs in st.ranks.values()]
+    last = [micro_of(rec, 0, r)[-1].grads for r in st.ranks]
     assert last[0] == last[1]
     assert last[0] == st.ranks[0].averaged
 
@@ -175,7 +177,7 @@ def test_each_lesson_s_own_run_ends_where_ddp_should(engine, lesson) -> None:
 
     s = load_lesson(lesson).scenario()
     rec = record(engine.run(s))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     plan = planned(s)
     for st in rec.steps:
         for r, rs in st.ranks.items():
@@ -187,7 +189,7 @@ def test_each_lesson_s_own_run_ends_where_ddp_should(engine, lesson) -> None:
 def test_one_micro_batch_with_no_sync_set_still_reports_its_backward(engine) -> None:
     """accumulate = 1 with a placement: the only micro-batch is the last, so it syncs."""
     rec = record(engine.run(scenario(2, accumulate=1, no_sync="backward_only")))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     for st in rec.steps:
-        for rs in st.ranks.values():
-            assert [len(m.allreduced) for m in rs.micro] == [1]
+        for r in st.ranks:
+            assert [len(m.allreduced) for m in micro_of(rec, st.step, r)] == [1]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ddp_viz.model import protocol
+from ddp_viz.kinds.accumulation.events import MicroStep
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.report import rows_label, run_report
+from ddp_viz.model.sharing import step_rows
 from ddp_viz.model.timeline import record
 from tests.conftest import load_recording
 
@@ -31,4 +33,23 @@ def test_the_report_lists_every_micro_batch_under_its_rank(name: str) -> None:
 def test_a_run_without_accumulation_has_no_micro_batch_lines() -> None:
     rec = record(load_recording("default-run.jsonl"))
     assert rec.steps and "micro-batch" not in run_report(rec)
-    assert not any(isinstance(e, protocol.MicroStep) for e in rec.events)
+    assert not any(isinstance(e, MicroStep) for e in rec.events)
+
+
+def test_a_steps_rows_come_from_its_micro_batches_which_may_span_two_epochs() -> None:
+    """The core's rows of a step ask the kind (``rows_of_step``): at 4 ranks a step's micro-
+    batches run past the end of an epoch, so its rows belong to two epochs, which the rank's
+    own report (one epoch a step) cannot say."""
+    rec = record(load_recording("accumulate-4-ranks.jsonl"))
+    spanning = 0
+    for st in rec.steps:
+        rows = step_rows(rec, st)
+        micro = [
+            (m.epoch, row)
+            for r in sorted(st.ranks)
+            for m in micro_of(rec, st.step, r)
+            for row in m.rows
+        ]
+        assert rows == micro, st.step
+        spanning += len({e for e, _ in rows}) > 1
+    assert spanning  # the case the hook is for

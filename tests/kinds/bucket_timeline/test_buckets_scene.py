@@ -7,12 +7,13 @@ import dataclasses
 
 import pytest
 
+from ddp_viz.kinds.bucket_timeline.overlap import layouts, overlap, ready_order
+from ddp_viz.kinds.bucket_timeline.scene_parts import axis_ticks, size_label
 from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
 from ddp_viz.model.frame import StageFrame, estimate_width
-from ddp_viz.model.overlap import layouts, overlap, ready_order
 from ddp_viz.model.scenes import SceneContext, stage_frame
-from ddp_viz.model.scenes.buckets_parts import axis_ticks, short_name, size_label
+from ddp_viz.model.scenes.base import short_name
 from ddp_viz.model.tensors import tensor_norm
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, RunRecord, record
@@ -187,7 +188,7 @@ def test_a_step_without_values_keeps_its_timeline_and_says_why_the_norms_are_mis
 
 
 def test_the_last_step_sets_what_overlap_hid_against_what_backward_lost() -> None:
-    from ddp_viz.model.overlap import overlap_lines
+    from ddp_viz.kinds.bucket_timeline.overlap import overlap_lines
 
     rec = rec_of(TWO)
     last = rec.steps_total() - 1

@@ -34,7 +34,7 @@ def test_the_ring_stage_names_its_half() -> None:
 
 def test_the_code_view_follows_the_stage_s_half(qtbot, make_window) -> None:
     window = make_window(lesson_id="all-reduce")
-    with qtbot.waitSignal(window.run_shown, timeout=5000):
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
         feed(window, load_recording(FOUR))
     lesson = window.lesson
     for step, half in ((0, "reduce-scatter"), (ring_steps(4) - 1, "all-gather")):

@@ -17,7 +17,7 @@ from ddp_viz.kinds.collective.model import (
 )
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.tensors import tensor_sample
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 
 pytestmark = pytest.mark.gloo
 
@@ -35,7 +35,7 @@ def test_ring_and_naive_equal_dist_all_reduce_and_move_what_the_schedule_says(
     engine, world, length
 ) -> None:
     rec = record(engine.run(scenario(world, length)))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     col = rec.parts["collective"]
     # the sum, computed here from the same vectors the ranks drew
     total = sum(vector(0, r, length) for r in range(world))

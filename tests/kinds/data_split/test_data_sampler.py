@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from ddp_viz.engine.models import build_model
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 
 pytestmark = pytest.mark.gloo
 
@@ -88,7 +88,7 @@ def test_each_rank_trains_on_what_the_sampler_yields_and_ends_where_ddp_should(
 ) -> None:
     s = scenario(world_size, **data)
     rec = record(engine.run(s))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     expected = {r: sampler_batches(s, r) for r in range(world_size)}
     assert len(rec.steps) == s.steps == len(expected[0])
     for st in rec.steps:

@@ -58,7 +58,7 @@ def test_drop_last_crosses_out_the_row_no_rank_got() -> None:
 def test_a_repeated_row_makes_the_average_differ_and_the_stage_says_why() -> None:
     rec, f = frame(PADDED, 0, 2)
     st = rec.steps[0]
-    assert step_repeats(st) and st.average_is_full_batch() is False
+    assert step_repeats(rec, st) and st.average_is_full_batch() is False
     text = " ".join(f.all_text().split())
     assert "✗ different:" in text and "went to two ranks" in text
     assert why_average_differs(rec, st).startswith("rows ")

@@ -16,7 +16,7 @@ import pytest
 from ddp_viz.kinds.evaluation.record import module_done, repeated, stalled
 from ddp_viz.model import protocol
 from ddp_viz.model.course import load_lesson
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 from tests.kinds.evaluation.checks import check_accuracies, check_padding
 
 pytestmark = pytest.mark.gloo
@@ -52,7 +52,7 @@ def test_the_lesson_at_two_three_and_four_ranks() -> None:
         events = [protocol.decode(line) for line in out.splitlines()[1:] if line.strip()]
         rec = record(events)
         p = rec.parts["evaluation"]
-        assert rec.status == "finished" and rec.world_size == world, rec.reason
+        assert rec.status is RunStatus.FINISHED and rec.world_size == world, rec.reason
         check_accuracies(p)
         check_padding(p, spec.eval_rows)
         own = sampler_indices(spec.eval_rows, world, spec.shuffle, spec.seed)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ddp_viz.model.cursor import shown
+from ddp_viz.model.timeline import RunStatus
 
 pytestmark = pytest.mark.gloo
 
@@ -36,7 +37,7 @@ def test_the_padding_guess_is_graded_when_the_shares_appear(qtbot, window) -> No
     with qtbot.waitSignal(window.run_shown, timeout=120_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     assert quiz.score.first[qid] is True
     assert graded and shown(*graded[0], 0, "shards")  # graded once the shares were on stage

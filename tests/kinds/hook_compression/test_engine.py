@@ -11,7 +11,7 @@ import pytest
 from ddp_viz.kinds.hook_compression.model import KIND, HooksSpec
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.tensors import is_summary, tensor_sample
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 
 pytestmark = pytest.mark.gloo
 
@@ -56,7 +56,7 @@ def test_small_model_bytes_and_errors_recomputed_in_float64(engine) -> None:
     # width 4: every tensor has at most 64 values, so the events carry them whole
     spec = HooksSpec(steps=5, width=4, warmup=2, ranks=(1, 4), grads=True)
     rec = record(engine.run(scenario(2, **spec.to_dict())))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     part = rec.parts[KIND]
     assert rec.complete_prefix() == 5
     check_bytes(rec, spec)
@@ -91,7 +91,7 @@ def test_small_model_bytes_and_errors_recomputed_in_float64(engine) -> None:
 def test_wide_model_at_four_ranks_sends_what_the_formulas_say(engine) -> None:
     spec = HooksSpec(steps=4, width=256, warmup=2, ranks=(1, 4), error_feedback="on")
     rec = record(engine.run(scenario(4, **spec.to_dict())))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     check_bytes(rec, spec)
     part = rec.parts[KIND]
     full = sum(part.at("allreduce", 3)[0].sent)

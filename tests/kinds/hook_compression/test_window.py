@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.model.timeline import RunStatus
+
 pytestmark = pytest.mark.gloo
 
 
@@ -26,7 +28,7 @@ def test_the_powersgd_bytes_guess_is_graded_by_a_live_run(qtbot, window) -> None
     with qtbot.waitSignal(window.run_shown, timeout=180_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert rec.complete_prefix() == 22
     window.player.seek_step(19)  # step 20: after the warm-up of 10
     for _ in range(3):

@@ -16,7 +16,7 @@ from ddp_viz.kinds.not_averaged.engine import REDUCER_UNFINISHED
 from ddp_viz.model.assets import asset
 from ddp_viz.model.modelspec import DDPSpec
 from ddp_viz.model.scenario import Scenario, ScenarioError
-from ddp_viz.model.timeline import grads_close, record
+from ddp_viz.model.timeline import RunStatus, grads_close, record
 
 LESSON = Scenario.load(asset("lessons", "not-averaged", "scenario.toml"))
 
@@ -60,7 +60,7 @@ def test_torchrun_env_sets_what_env_init_reads_and_puts_the_environment_back(tmp
 @pytest.mark.gloo
 def test_buffers_are_rank_0s_as_every_forward_begins_then_each_ranks_own(engine) -> None:
     rec = record(engine.run(LESSON, timeout=60))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     world, steps, state = rec.world_size, rec.steps_planned, rec.parts["not_averaged"]
     assert len(state.buffers) == world * steps
     for s in range(steps):
@@ -81,7 +81,7 @@ def test_buffers_are_rank_0s_as_every_forward_begins_then_each_ranks_own(engine)
 @pytest.mark.gloo
 def test_without_forward_sync_buffers_each_rank_keeps_its_own(engine) -> None:
     rec = record(engine.run(variant(sync=False), timeout=60))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     state = rec.parts["not_averaged"]
     for s in range(1, rec.steps_planned):
         for r in range(rec.world_size):
@@ -97,7 +97,7 @@ def test_an_unused_parameter_stops_the_run_with_the_reducers_own_words_then_the_
     engine,
 ) -> None:
     rec = record(engine.run(variant(unused=True), timeout=60))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     errors = rec.parts["not_averaged"].reducer_errors
     assert set(errors) == {0, 1}
     for e in errors.values():
@@ -111,7 +111,7 @@ def test_an_unused_parameter_stops_the_run_with_the_reducers_own_words_then_the_
     assert not grads_close(first.ranks[0].params, first.ranks[1].params)
 
     rec = record(engine.run(variant(unused=True, find=True), timeout=120))
-    assert rec.status == "finished" and rec.complete_prefix() == rec.steps_planned
+    assert rec.status is RunStatus.FINISHED and rec.complete_prefix() == rec.steps_planned
     assert not rec.parts["not_averaged"].reducer_errors
     assert all(st.averaged_agree() and st.ranks_agree() for st in rec.complete_steps())
     for r in range(rec.world_size):
@@ -143,7 +143,7 @@ def test_the_checkpoint_is_one_file_every_rank_reads_and_the_launch_is_torchruns
         assert ev.env["WORLD_SIZE"] == "2" and ev.env["MASTER_ADDR"] == "127.0.0.1"
     # the pooled ranks serve the next run, started the default way, with nothing left over
     rec = record(engine.run(replace(LESSON, launch=replace(LESSON.launch, init_method="file"))))
-    assert rec.status == "finished" and not rec.launch
+    assert rec.status is RunStatus.FINISHED and not rec.launch
 
 
 @pytest.mark.gloo
@@ -156,7 +156,7 @@ def test_find_unused_parameters_adds_the_bitmap_all_reduce_and_buckets_by_size_f
     s = variant(unused=True, find=True)
     s = replace(s, ddp=replace(s.ddp, bucket_cap_mb=0.00005))
     rec = record(engine.run(s, timeout=120))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     n_params = len(rec.params)
     for cost in rec.parts["not_averaged"].cost.values():
         for step in cost.allreduces_with:

@@ -12,7 +12,7 @@ import pytest
 from ddp_viz.kinds.sharded.model import KIND, LAYERS, ShardedSpec, Way, layer_bytes, zero_owners
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 from tests.kinds.sharded.test_model import check_record
 
 pytestmark = pytest.mark.gloo
@@ -62,7 +62,7 @@ def test_every_rank_holds_what_the_formulas_say_and_trains_ddps_weights(engine, 
     spec = ShardedSpec(steps=3)
     scenario = Scenario.from_mapping({"world_size": world, KIND: spec.to_dict()})
     rec = record(engine.run(scenario))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     check_record(rec)
     check_collectives(rec, spec)
 
@@ -79,7 +79,7 @@ def test_the_cli_runs_the_lesson_at_eight_ranks() -> None:
     assert res.returncode == 0, res.stderr
     events = [protocol.decode(x) for x in res.stdout.splitlines()[1:] if x.strip()]
     rec = record(events)
-    assert rec.world_size == 8 and rec.status == "finished", rec.reason
+    assert rec.world_size == 8 and rec.status is RunStatus.FINISHED, rec.reason
     check_record(rec)  # all three ways, every step, every rank
     check_collectives(rec, ShardedSpec.from_mapping(rec.scenario[KIND]))
     part = rec.parts[KIND]

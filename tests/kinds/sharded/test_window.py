@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.model.timeline import RunStatus
+
 pytestmark = pytest.mark.gloo
 
 
@@ -26,7 +28,7 @@ def test_the_zero_state_guess_is_graded_by_a_live_run(qtbot, window) -> None:
     with qtbot.waitSignal(window.run_shown, timeout=180_000):
         click_run(qtbot, window)
     rec = window.session.record
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert rec.world_size == 4 and rec.complete_prefix() == 2
     window.player.seek_step(0)  # past step 1's first phase, which shows what each rank holds
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)

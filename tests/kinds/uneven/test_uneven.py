@@ -12,7 +12,7 @@ from torch import nn
 
 from ddp_viz.engine.models import build_model
 from ddp_viz.model.scenario import Scenario, ScenarioError
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunStatus, record
 
 X = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 
@@ -50,7 +50,7 @@ def test_without_join_the_stall_ends_at_the_timeout_with_gloos_words_and_the_nex
 ) -> None:
     s = scenario(join=False, timeout_s=2.0)
     rec = record(engine.run(s, timeout=60))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert rec.parts["uneven"].out_of_data == {0: 3} and rec.complete_prefix() == 3
     assert set(rec.parts["uneven"].stalled) == {0, 1}
     assert (
@@ -72,7 +72,7 @@ def test_without_join_the_stall_ends_at_the_timeout_with_gloos_words_and_the_nex
     )
     assert rec.parts["uneven"].waiting[1].now - rec.parts["uneven"].waiting[1].since >= 1.0
     again = record(engine.run(scenario(join=True)))  # the same pool, straight after
-    assert again.status == "finished" and not again.parts["uneven"].stalled
+    assert again.status is RunStatus.FINISHED and not again.parts["uneven"].stalled
 
 
 @pytest.mark.gloo
@@ -81,7 +81,7 @@ def test_with_join_the_finished_rank_all_reduces_zeros_and_the_run_ends_where_it
 ) -> None:
     s = scenario(join=True)
     rec = record(engine.run(s))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     assert rec.parts["uneven"].out_of_data == {0: 3, 1: 4} and rec.complete_prefix() == 4
     shadow = rec.parts["uneven"].shadows[(3, 0)]
     assert all(v == [0.0] for v in shadow.grads.values())  # what rank 0 contributed

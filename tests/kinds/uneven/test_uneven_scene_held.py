@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddp_viz.model.timeline import Cursor, walk
+from ddp_viz.model.timeline import Cursor, RunStatus, walk
 from tests.conftest import load_recording
 from tests.kinds.uneven.test_uneven_scene import JOIN, STALL, frame
 
@@ -71,7 +71,7 @@ def test_a_live_stall_shows_its_heartbeat_but_not_step_4_during_step_1(phase) ->
 
     events = [e for e in load_recording(STALL) if e.kind not in ("stalled", "run_finished")]
     rec, _ = frame(STALL, 0, events=events)
-    assert rec.status == "running" and rec.parts["uneven"].waiting
+    assert rec.status is RunStatus.RUNNING and rec.parts["uneven"].waiting
     ctx = SceneContext(
         1280, 720, load_theme("light"), load_lesson("uneven-inputs").phase_text, estimate_width
     )

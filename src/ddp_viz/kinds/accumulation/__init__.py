@@ -15,11 +15,10 @@ from typing import Any
 
 from ddp_viz.kinds.accumulation.counts import allreduces_quantity
 from ddp_viz.kinds.accumulation.reasons import differs
+from ddp_viz.kinds.accumulation.record import KIND, AccumulationRecord, rows_of_step
 from ddp_viz.kinds.accumulation.report import micro_lines
 from ddp_viz.kinds.accumulation.scene import build
 from ddp_viz.model.registry import QuantitySource, RunKind, register
-
-KIND = "accumulation"
 
 
 def claims(scenario: Mapping[str, Any]) -> bool:
@@ -34,10 +33,12 @@ register(
         claims=claims,
         precedence=1,  # above the sampler's claim: its lessons run on a sampler too
         values_every_step=True,  # the lesson is about what happens inside each step
+        part=AccumulationRecord,  # each rank's micro-batches of each step
         scenes={"accumulation": build},
         phase_words={"accumulation": ("micro-batches", "backward", "synchronised", "step")},
         differs=differs,
         rank_lines=micro_lines,  # each rank's micro-batches under its rows in the report
+        rows_of_step=rows_of_step,  # a step's micro-batches may span two epochs
         field_names={"train.accumulate": "Micro-batches"},
         # how many times DDP's comm hook ran in an optimizer step, shown as it all-reduces
         quantities={"allreduces": QuantitySource(allreduces_quantity, phase="allreduce")},

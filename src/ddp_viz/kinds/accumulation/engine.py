@@ -8,19 +8,22 @@ forward outside ``no_sync()``, so DDP has already prepared to synchronise when b
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
 
 from ddp_viz.engine.data import Batch
 from ddp_viz.engine.kind_parts import Pass, TrainingHooks
-from ddp_viz.engine.tensors import encode
+from ddp_viz.engine.reference import loss_and_grads, one_process_rows
+from ddp_viz.engine.tensors import encode, encode_all
 from ddp_viz.engine.trainer import Trainer
-from ddp_viz.model import protocol
+from ddp_viz.kinds.accumulation.events import MicroStep
+from ddp_viz.model.protocol import Reference
 from ddp_viz.model.scenario import Scenario
 
 
@@ -29,7 +32,7 @@ class AccumulatedStep:
     """What the micro-batches of one optimizer step left behind."""
 
     loss: float  # the mean of the micro-batches' (unscaled) losses
-    events: list[protocol.MicroStep]
+    events: list[MicroStep]
     spans: dict[str, list[list[float]]] = field(default_factory=dict)
 
 
@@ -51,7 +54,7 @@ def run_micro_batches(
     placement, scale = scenario.train.no_sync, scenario.train.loss_scale
     last = len(micro) - 1
     spans: dict[str, list[list[float]]] = {"forward": [], "backward": []}
-    events: list[protocol.MicroStep] = []
+    events: list[MicroStep] = []
     losses: list[float] = []
     for j, (epoch, rows) in enumerate(micro):
         x, y = tensors(rows)
@@ -82,7 +85,7 @@ def run_micro_batches(
             for n, p in model.named_parameters()
         }
         events.append(
-            protocol.MicroStep(
+            MicroStep(
                 run, step, rank, j, losses[-1], grads, list(fired), rows, epoch, flags[0], flags[1]
             )
         )
@@ -91,7 +94,34 @@ def run_micro_batches(
 
 class AccumulationHooks(TrainingHooks):
     """Each optimizer step runs micro-batch by micro-batch, ``no_sync`` where the scenario
-    puts it, one ``micro_step`` event each."""
+    puts it, one ``micro_step`` event each. With more than one micro-batch a step, rank 0 also
+    runs one process beside the ranks that takes each step's rows as one batch (float64, never
+    copying DDP's parameters), and its reference reports that run's parameters: what DDP with
+    accumulation should end with."""
+
+    solo: nn.Module | None = None
+
+    def built(self, trainer: Trainer) -> None:
+        oracle = trainer.oracle
+        if oracle is not None and self.scenario.train.accumulate > 1:
+            self.solo = copy.deepcopy(oracle.start)  # the parameters the run starts from
+
+    def before_step(self, trainer: Trainer, step: int, batches: list[list[Batch]]) -> None:
+        """One SGD step of the single-process run on this step's rows: every step, reported
+        or not, so its parameters after the last step are a whole run's."""
+        oracle = trainer.oracle
+        if self.solo is None or oracle is None:
+            return
+        rows = oracle.rows(one_process_rows(batches))
+        _, grads = loss_and_grads(self.solo, *rows, oracle.reduction)
+        with torch.no_grad():
+            for name, p in self.solo.named_parameters():
+                p -= self.scenario.lr * grads[name]
+
+    def reference(self, trainer: Trainer, event: Reference) -> Reference:
+        if self.solo is None:
+            return event
+        return replace(event, one_process_params=encode_all(dict(self.solo.named_parameters())))
 
     def forward_backward(self, trainer: Trainer, step: int, micro: list[Batch]) -> Pass:
         acc = run_micro_batches(

@@ -3,6 +3,7 @@ differ (pure): a loss not divided by the micro-batches, or micro-batches of uneq
 
 from __future__ import annotations
 
+from ddp_viz.kinds.accumulation.record import step_micro
 from ddp_viz.model.timeline import RunRecord, StepRecord
 
 
@@ -15,7 +16,7 @@ def differs(record: RunRecord, st: StepRecord) -> list[str]:
             f"each rank added up {k} micro-batches' gradients in .grad without dividing the "
             f"loss by {k}, so the step's gradient is {k}× what one process gets from these rows"
         )
-    micro = sorted({len(m.rows) for rs in st.ranks.values() for m in rs.micro})
+    micro = sorted({len(m.rows) for ms in step_micro(record, st).values() for m in ms})
     if len(micro) > 1 and train.get("loss_reduction", "mean") == "mean":
         held = ", ".join(str(n) for n in micro[:-1]) + f" or {micro[-1]}"
         reasons.append(

@@ -3,16 +3,16 @@ table, its micro-batches."""
 
 from __future__ import annotations
 
-from ddp_viz.model.rank_step import RankStep
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.report import fmt, param_label, rows_label, value
-from ddp_viz.model.timeline import RunRecord
+from ddp_viz.model.timeline import RunRecord, StepRecord
 
 
-def micro_lines(rec: RunRecord, rs: RankStep) -> list[str]:
+def micro_lines(rec: RunRecord, st: StepRecord, rank: int) -> list[str]:
     """A rank's micro-batches: rows, loss, ``.grad`` after each backward, and whether DDP's
     comm hook all-reduced in it."""
     out = []
-    for m in rs.micro:
+    for m in micro_of(rec, st.step, rank):
         grads = "  ".join(f"{param_label(rec, n)} {value(m.grads, n)}" for n in rec.param_names)
         n = len(m.allreduced)
         synced = ("all-reduced" + (f" ({n} buckets)" if n > 1 else "")) if n else "no all-reduce"

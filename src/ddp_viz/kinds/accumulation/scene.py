@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 
 from ddp_viz.kinds.accumulation.counts import allreduces, synced_backwards
+from ddp_viz.kinds.accumulation.events import MicroStep
+from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.kinds.accumulation.scene_parts import (
     MIN_BELOW,
     PLANS,
@@ -29,7 +31,6 @@ from ddp_viz.model.tensors import tensor_norm
 from ddp_viz.model.timeline import (
     PHASES,
     Cursor,
-    RankStep,
     RunRecord,
     display_value,
 )
@@ -68,7 +69,7 @@ class _Builder(StepFrameBuilder):
     # --- plan --------------------------------------------------------------------------------
     def build(self) -> StageFrame:
         title = self.plan_title()
-        if self.step is not None and not any(rs.micro for rs in self.step.ranks.values()):
+        if self.step is not None and not any(self.micro(r) for r in self.step.ranks):
             self.place([*title, Line(NO_MICRO, Font(self.base), self.t.muted)])
             return self.frame
         if self.step is None:
@@ -166,7 +167,7 @@ class _Builder(StepFrameBuilder):
             c = columns.index(current)
             box = Rect(x0 + c * cell, top, cell, lh * (1 + block * len(ranks)))
             self.shape(kind="rect", box=box, fill=t.highlight, key=f"now.micro{current}")
-        for r, rs in ranks:
+        for r, _ in ranks:
             if r != ranks[0][0]:
                 edge = ((self.pad, y - lh * 0.08), (self.ctx.width - self.pad, y - lh * 0.08))
                 self.shape(kind="line", points=edge, stroke=t.muted, stroke_alpha=160)
@@ -175,8 +176,8 @@ class _Builder(StepFrameBuilder):
             for i, what in enumerate([*self.lines, "all-reduced"]):
                 self.text(self.pad, y + (i + 1) * lh, self.label(what), f, t.muted)
             for c, j in enumerate(columns):
-                if j is not None and j < len(rs.micro):
-                    self.cells(rs, j, x0 + (c + 0.5) * cell, y, plan)
+                if j is not None and j < len(self.micro(r)):
+                    self.cells(r, j, x0 + (c + 0.5) * cell, y, plan)
             y += block * lh
         hidden = len(st.ranks) - len(ranks)
         if hidden:
@@ -193,11 +194,14 @@ class _Builder(StepFrameBuilder):
     def label(self, what: str) -> str:
         return what if what in ("all-reduced", "‖all‖") else f"{what}.grad"
 
-    def cells(self, rs: RankStep, j: int, cx: float, y: float, plan: Plan) -> None:
+    def micro(self, r: int) -> list[MicroStep]:
+        """Rank ``r``'s micro-batches of the step shown."""
+        return micro_of(self.rec, self.step.step, r) if self.step is not None else []
+
+    def cells(self, r: int, j: int, cx: float, y: float, plan: Plan) -> None:
         t, f = self.t, self.small
         lh = f.px * LINE
-        m = rs.micro[j]
-        r = m.rank
+        m = self.micro(r)[j]
         if plan.rows:
             rows = ", ".join(str(i + 1) for i in m.rows)
             self.text(cx, y, rows, f, t.text, Align.CENTER)
@@ -231,8 +235,8 @@ class _Builder(StepFrameBuilder):
         than one bucket each of them is several all-reduces."""
         assert self.step is not None
         ranks = sorted(self.step.ranks.items())
-        synced = {r: synced_backwards(rs) for r, rs in ranks}
-        calls = {r: allreduces(rs) for r, rs in ranks}
+        synced = {r: synced_backwards(self.micro(r)) for r, _ in ranks}
+        calls = {r: allreduces(self.micro(r)) for r, _ in ranks}
         if len(set(synced.values())) == 1 and len(set(calls.values())) == 1:
             n, c = synced[ranks[0][0]], calls[ranks[0][0]]
             text = f"{n} of {self.k} backward passes all-reduced on every rank"
@@ -245,10 +249,10 @@ class _Builder(StepFrameBuilder):
     def note(self) -> str:
         assert self.step is not None
         k = self.k
-        rs = self.step.ranks[min(self.step.ranks)]
-        n = synced_backwards(rs) or 0
+        micro = self.micro(min(self.step.ranks))
+        n = synced_backwards(micro) or 0
         # the recorded flag: False in a backward that all-reduced all the same
-        late = [m for m in rs.micro if m.allreduced and not m.sync_at_backward]
+        late = [m for m in micro if m.allreduced and not m.sync_at_backward]
         if late:
             return (
                 f"require_backward_grad_sync was False in {len(late)} of these backward passes "
@@ -299,7 +303,7 @@ class _Builder(StepFrameBuilder):
         grad = f"DDP's .grad at optimizer.step(): {self.values(avg)}"
         out.append(Paragraph(grad, f, t.text, 2, group=vs))
         if ref is not None:
-            seen = set(step_rows(st))
+            seen = set(step_rows(self.rec, st))
             spans = len({e for e, _ in seen})
             source = f" from {spans} epochs" if spans > 1 else ""
             one = f"one process, these {len(seen)} rows{source} as one batch: "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddp_viz.model.frame import Font
-from ddp_viz.model.tensors import is_summary, tensor_norm
+from ddp_viz.model.tensors import close, is_summary, tensor_norm
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def close_in_value(a: dict, b: dict, rel: float = 1e-5) -> bool:
                 pairs.append((float(x.get("absmax", 0.0)), float(y.get("absmax", 0.0))))
         else:
             pairs = list(zip(x, y, strict=False)) if len(x) == len(y) else [(1.0, 0.0)]
-        if not all(abs(p - q) <= rel * max(1.0, abs(p), abs(q)) for p, q in pairs):
+        if not all(close(p, q, rel) for p, q in pairs):
             return False
     return True
 

@@ -3,8 +3,10 @@ as soon as it is full, while backward still runs. The stage shows one step on a 
 axis: when each gradient became ready, each bucket's all-reduce, and how much overlapped.
 
 It has no table of its own: an MLP with buckets smaller than DDP's default (or one wide enough
-to need several at the default) is about this kind. The core records what it shows (the capture
-hook's ready times and bucket spans, every DDP run's), so it has no engine part.
+to need several at the default) is about this kind. The core records most of what it shows (the
+capture hook's ready times and bucket spans, every DDP run's). What overlap cost backward is the
+kind's own: with ``[train] overlap_cost``, any DDP run's, its engine part times backward after
+the loop (``backward_cost``), its part folds that, and the report says it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ddp_viz.kinds.bucket_timeline.overlap import report_lines
+from ddp_viz.kinds.bucket_timeline.record import KIND, BucketRecord
 from ddp_viz.kinds.bucket_timeline.scene import build
 from ddp_viz.model.modelspec import DEFAULT_BUCKET_CAP_MB
 from ddp_viz.model.registry import RunKind, register
 
-KIND = "bucket_timeline"
 WIDE = 64  # a hidden layer this wide fills more than one bucket at DDP's default cap
 
 
@@ -34,6 +37,11 @@ register(
     RunKind(
         id=KIND,
         claims=claims,
+        # overlap's cost is measured in any DDP run whose [train] overlap_cost is set, whatever
+        # lesson shows it: the part and the engine part join every run
+        every_run=True,
+        part=BucketRecord,
+        report_lines=report_lines,
         precedence=-1,  # below the sampler and accumulation: their lessons run MLPs in buckets too
         scenes={"bucket_timeline": build},
         phase_words={"bucket_timeline": ("buckets", "ready", "all-reduce", "overlap")},

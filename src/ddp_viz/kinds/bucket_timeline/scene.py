@@ -14,9 +14,9 @@ Phases (the course's four, read for this picture): 0 the plan (this step's bucke
 
 from __future__ import annotations
 
+from ddp_viz.kinds.bucket_timeline.overlap import overlap, overlap_lines, ready_order
 from ddp_viz.kinds.bucket_timeline.scene_panels import Panels
 from ddp_viz.model.frame import Font, Rect, StageFrame, wrap_lines
-from ddp_viz.model.overlap import overlap, overlap_lines, ready_order
 from ddp_viz.model.scenes.base import LINE, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.timeline import PHASES, Cursor, RankStep, RunRecord, RunStatus

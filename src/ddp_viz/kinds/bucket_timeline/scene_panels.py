@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ddp_viz.kinds.bucket_timeline.overlap import Overlap, layouts, overlap
+from ddp_viz.kinds.bucket_timeline.scene_parts import axis_ticks, bucket_of, size_label
 from ddp_viz.model.frame import Font, Rect, fmt, wrap_lines
-from ddp_viz.model.overlap import Overlap, layouts, overlap
 from ddp_viz.model.reference import values_policy
-from ddp_viz.model.scenes.base import LINE, FrameBuilder
-from ddp_viz.model.scenes.buckets_parts import axis_ticks, bucket_of, short_name, size_label
+from ddp_viz.model.scenes.base import LINE, FrameBuilder, short_name
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.tensors import tensor_norm
 from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord

@@ -3,7 +3,7 @@ against ``dist.all_reduce``. No DDP and no training: the ranks' vectors are the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddp_viz.kinds.collective import events as _events  # noqa: F401  (defines, so registers)
 from ddp_viz.kinds.collective.model import CollectiveRecord, CollectiveSpec
@@ -12,11 +12,14 @@ from ddp_viz.kinds.collective.scene import build
 from ddp_viz.model.registry import QuantitySource, RunKind, register
 from ddp_viz.model.timeline import RunRecord
 
+if TYPE_CHECKING:
+    from ddp_viz.model.quiz import Quantity
+
 KIND = "collective"
 
 
 def _bytes_of(algo: str) -> Any:
-    def read(record: RunRecord, quantity: Any) -> float | None:
+    def read(record: RunRecord, quantity: Quantity) -> float | None:
         """Bytes the rank sent in the hand-made all-reduce (on the stage at the last step)."""
         part = record.parts.get(KIND)
         result = part.results.get((algo, quantity.rank)) if part is not None else None

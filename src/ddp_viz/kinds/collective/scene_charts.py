@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddp_viz.kinds.collective.model import BYTES_PER_VALUE
 from ddp_viz.model.frame import Align, Font, Rect, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE
 
+if TYPE_CHECKING:
+    from ddp_viz.kinds.collective.scene import _Builder  # which imports this module
+
 ALGO_LABEL = {"naive": "naive", "ring": "ring", "all_reduce": "dist.all_reduce"}
 
 
-def _color(b: Any, algo: str) -> str:
+def _color(b: _Builder, algo: str) -> str:
     return {"naive": b.t.bad, "ring": b.t.accent, "all_reduce": b.t.muted}[algo]
 
 
-def draw_charts(b: Any, top: float) -> None:
+def draw_charts(b: _Builder, top: float) -> None:
     """Side by side on a wide stage, one above the other on a narrow one."""
     width, height = b.ctx.width - 2 * b.pad, b.ctx.height - top
     if width >= 2.2 * height or width >= 900:
@@ -30,7 +33,7 @@ def draw_charts(b: Any, top: float) -> None:
         _times(b, Rect(b.pad, top + height * 0.5, width, height * 0.5))
 
 
-def _bytes(b: Any, area: Rect) -> None:
+def _bytes(b: _Builder, area: Rect) -> None:
     f = b.small
     lh = f.px * LINE
     col, world = b.col, b.world
@@ -109,7 +112,7 @@ def round_ticks(top: float, most: int) -> list[float]:
     return [k * step for k in range(int(top / step + 1e-9) + 1)]
 
 
-def _times(b: Any, area: Rect) -> None:
+def _times(b: _Builder, area: Rect) -> None:
     f = b.small
     lh = f.px * LINE
     title = "time of one all-reduce in ms, by values per rank"

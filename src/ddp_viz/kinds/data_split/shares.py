@@ -44,16 +44,16 @@ def epochs(record: RunRecord, upto: int | None = None) -> list[EpochShare]:
     return [out[e] for e in sorted(out)]
 
 
-def step_repeats(st: StepRecord) -> list[int]:
+def step_repeats(record: RunRecord, st: StepRecord) -> list[int]:
     """Rows that more than one rank (or one rank twice) trained on in one epoch of this step."""
-    counts = Counter(step_rows(st))
+    counts = Counter(step_rows(record, st))
     return sorted({row for (_, row), n in counts.items() if n > 1})
 
 
 def repeats_reason(record: RunRecord, st: StepRecord) -> list[str]:
     """The sampler's padding, as a reason DDP's average is not one process's on the step's
     rows: a repeated row counts once per rank that got it."""
-    repeats = step_repeats(st)
+    repeats = step_repeats(record, st)
     if not repeats:
         return []
     names = [str(r + 1) for r in repeats]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ddp_viz.model.modelspec import ParamInfo
-from ddp_viz.model.scenes.buckets_parts import short_name
+from ddp_viz.model.scenes.base import short_name
 
 
 def baseline(label: float, number: float) -> float:

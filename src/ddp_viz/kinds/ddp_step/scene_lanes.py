@@ -11,7 +11,7 @@ from ddp_viz.model.frame import Align, Font, Rect, fmt
 from ddp_viz.model.protocol import Grads
 from ddp_viz.model.report import shard_label
 from ddp_viz.model.scenes.base import ease
-from ddp_viz.model.scenes.buckets_parts import short_name as short_name
+from ddp_viz.model.scenes.base import short_name as short_name
 from ddp_viz.model.timeline import StepRecord, display_value
 
 AVERAGED_FROM = 0.5  # the averaged values arrive halfway through the all-reduce phase

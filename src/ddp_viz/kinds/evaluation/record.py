@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ddp_viz.kinds.evaluation import events as ev
 from ddp_viz.kinds.evaluation.spec import KIND, EvalSpec
+from ddp_viz.model.tensors import close
 
 if TYPE_CHECKING:
+    from ddp_viz.model.quiz import Quantity
     from ddp_viz.model.timeline import RunRecord
 
 EQUAL = 1e-12  # accuracies are ratios of whole numbers: equal ways divide the same two
@@ -94,7 +96,7 @@ def ways(p: EvalRecord) -> list[Way]:
         ("padded", "all-reduced sums, padded shares", ratio(mine.padded_sums)),
         ("kept", "all-reduced sums, padding dropped", ratio(mine.kept_sums)),
     ]
-    return [Way(k, label, v, abs(v - ref) <= EQUAL) for k, label, v in values]
+    return [Way(k, label, v, close(v, ref, EQUAL)) for k, label, v in values]
 
 
 def ranks_agree(p: EvalRecord) -> bool:
@@ -159,7 +161,7 @@ def complete_steps(rec: RunRecord) -> int:
     return 1 if part(rec).evaluated(rec.world_size) else 0
 
 
-def extra_rows_quantity(rec: RunRecord, quantity: Any) -> float | None:
+def extra_rows_quantity(rec: RunRecord, quantity: Quantity) -> float | None:
     """A prediction's number: how many places of the shares repeat a row (None until every
     rank's share has arrived)."""
     p = rec.parts.get(KIND)

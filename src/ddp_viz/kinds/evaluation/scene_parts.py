@@ -4,10 +4,19 @@ alone (its heartbeats and gloo's words), and the first step's dropout masks per 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ddp_viz.kinds.evaluation.record import mask_agreement, module_done, reference_accuracy
+from ddp_viz.kinds.evaluation.record import (
+    EQUAL,
+    mask_agreement,
+    module_done,
+    reference_accuracy,
+)
 from ddp_viz.model.frame import Font, Rect
+from ddp_viz.model.tensors import close
+
+if TYPE_CHECKING:
+    from ddp_viz.kinds.evaluation.scene import Builder  # which imports this module
 
 SOURCE = re.compile(r"^\[[^\]]*\]\s*")  # gloo's "[…/unbound_buffer.cc:129] " before its words
 
@@ -19,7 +28,7 @@ def function(where: list[str], short: bool) -> str:
     return name.rsplit(".", 1)[-1] if short else name
 
 
-def rank_line(b: Any, rank: int, short: bool) -> tuple[str, float | None]:
+def rank_line(b: Builder, rank: int, short: bool) -> tuple[str, float | None]:
     """What rank ``rank`` did in the attempt through the wrapper, and for how long."""
     p = b.part
     done, beat = p.outcomes.get(("wrapper", rank)), p.waits.get(("wrapper", rank))
@@ -33,14 +42,14 @@ def rank_line(b: Any, rank: int, short: bool) -> tuple[str, float | None]:
     return "…", None
 
 
-def draw_lines(b: Any, area: Rect, y: float, texts: list[tuple[str, str, str, Any]]) -> float:
+def draw_lines(b: Builder, area: Rect, y: float, texts: list[tuple[str, str, str, Any]]) -> float:
     """Lines of (text, colour, key, value), each wrapped; stops at the area's bottom."""
     for text, color, key, value in texts:
         y = b.note(Rect(area.x, y, area.w, area.bottom - y), y, text, color, key=key, value=value)
     return y
 
 
-def draw_waits(b: Any, area: Rect) -> None:
+def draw_waits(b: Builder, area: Rect) -> None:
     f, t = b.small, b.t
     bold = Font(f.px, bold=True)
     y = area.y
@@ -73,7 +82,7 @@ def draw_waits(b: Any, area: Rect) -> None:
     draw_lines(b, area, y, [module_line(b)])
 
 
-def error_lines(b: Any) -> list[tuple[str, str, str, Any]]:
+def error_lines(b: Builder) -> list[tuple[str, str, str, Any]]:
     """gloo's distinct messages, each with the ranks that got it; a rank whose own timeout
     fired first closes its connections, so a peer may get that instead of a timeout."""
     by_error: dict[str, list[int]] = {}
@@ -90,7 +99,7 @@ def error_lines(b: Any) -> list[tuple[str, str, str, Any]]:
     return out
 
 
-def stack_line(b: Any) -> list[tuple[str, str, str, Any]]:
+def stack_line(b: Builder) -> list[tuple[str, str, str, Any]]:
     """Rank 0's latest heartbeat: the frames it waits in, outermost first."""
     beat = b.part.waits.get(("wrapper", 0))
     if beat is None or len(beat.where) < 2:
@@ -99,19 +108,19 @@ def stack_line(b: Any) -> list[tuple[str, str, str, Any]]:
     return [(f"rank 0's stack: {' → '.join(names)}", b.t.muted, "stack.0", None)]
 
 
-def module_line(b: Any) -> tuple[str, str, str, Any]:
+def module_line(b: Builder) -> tuple[str, str, str, Any]:
     p = b.part
     if not module_done(p, b.world):
         return ("…", b.t.muted, "", None)
     o = p.outcomes[("module", 0)]
-    same = "= one process" if abs(o.accuracy - (reference_accuracy(p) or -1)) < 1e-12 else ""
+    same = "= one process" if close(o.accuracy, reference_accuracy(p) or -1, EQUAL) else ""
     text = (
         f"completed: rank 0 took {o.seconds:.3f} s, accuracy {o.accuracy:.4f} on every row {same}"
     )
     return (text.strip(), b.t.ok, "module.accuracy", o.accuracy)
 
 
-def draw_masks(b: Any, area: Rect) -> None:
+def draw_masks(b: Builder, area: Rect) -> None:
     p, f, t = b.part, b.small, b.t
     bands = [
         ("same", f"manual_seed({b.spec.seed}) on every rank"),
@@ -167,7 +176,9 @@ def draw_masks(b: Any, area: Rect) -> None:
         )
 
 
-def mask_block(b: Any, x: float, y: float, cell: float, mask: list[list[int]], ink: str) -> None:
+def mask_block(
+    b: Builder, x: float, y: float, cell: float, mask: list[list[int]], ink: str
+) -> None:
     """One rank's mask: a filled cell for a unit kept, an empty one for a unit dropped."""
     for i, row in enumerate(mask):
         for j, kept in enumerate(row):

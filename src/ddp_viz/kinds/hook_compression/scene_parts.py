@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddp_viz.model.frame import Align, Font, Rect
 from ddp_viz.model.scenes.base import LINE
 
+if TYPE_CHECKING:
+    from ddp_viz.kinds.hook_compression.scene import _Builder  # which imports this module
 
-def _heat(b: Any, x: float, y: float, cell: float, rows: list[list[float]], top: float) -> None:
+
+def _heat(
+    b: _Builder, x: float, y: float, cell: float, rows: list[list[float]], top: float
+) -> None:
     """A block of cells, accent for positive values and red for negative, stronger when
     larger; ``top`` is the magnitude drawn at full strength."""
     for i, row in enumerate(rows):
@@ -27,7 +32,7 @@ def _heat(b: Any, x: float, y: float, cell: float, rows: list[list[float]], top:
     b.shape(kind="rect", box=Rect(x, y, w, h), stroke=b.t.muted, width=1)
 
 
-def draw_factors(b: Any, area: Rect, low: Any) -> None:
+def draw_factors(b: _Builder, area: Rect, low: Any) -> None:
     """The exact average's corner, P and Q's first rows, and P Qᵀ's corner, side by side."""
     f = b.small
     lh = f.px * LINE
@@ -72,7 +77,7 @@ def draw_factors(b: Any, area: Rect, low: Any) -> None:
 SMOOTH = 10  # the loss curves: the mean of the last steps' losses (each step has new rows)
 
 
-def _series(b: Any, which: str) -> list[list[float | None]]:
+def _series(b: _Builder, which: str) -> list[list[float | None]]:
     part, out = b.part, []
     for v in b.variants:
         row: list[float | None] = []
@@ -88,7 +93,7 @@ def _series(b: Any, which: str) -> list[list[float | None]]:
     return out
 
 
-def _chart(b: Any, area: Rect, which: str, step: int) -> None:
+def _chart(b: _Builder, area: Rect, which: str, step: int) -> None:
     f = b.small
     lh = f.px * LINE
     title = (
@@ -138,7 +143,7 @@ def _chart(b: Any, area: Rect, which: str, step: int) -> None:
     b.text(plot.right, plot.bottom + 2, f"step {steps}", f, t.muted, Align.RIGHT)
 
 
-def draw_charts(b: Any, area: Rect, step: int) -> None:
+def draw_charts(b: _Builder, area: Rect, step: int) -> None:
     """Loss and bytes side by side, or one above the other on a narrow stage."""
     if area.w >= 1.6 * area.h:
         half = (area.w - b.pad) / 2

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ddp_viz.kinds.uneven import events as ue
 from ddp_viz.model.event_base import Event, Grads
 
 if TYPE_CHECKING:
+    from ddp_viz.model.quiz import Quantity
     from ddp_viz.model.timeline import RunRecord
 
 KIND = "uneven"
@@ -74,7 +75,7 @@ def found(un: UnevenRecord) -> ue.Stalled | None:
     return min(waits, key=lambda s: (s.waited_s, s.rank), default=None)
 
 
-def missing_rank(rec: RunRecord, quantity: Any) -> float | None:
+def missing_rank(rec: RunRecord, quantity: Quantity) -> float | None:
     """A prediction's number: the rank ``monitored_barrier``'s error named, once the run is
     over (None when no error named one)."""
     un = rec.parts.get(KIND)

@@ -14,6 +14,13 @@ LINE = 1.3  # line height in ems
 LANE_LINE = 1.2  # rows inside a lane sit a little tighter; also the height of a text's box
 
 
+def short_name(name: str) -> str:
+    """``4.weight`` → ``4.w``, ``bias`` → ``b``: compact parameter names for a scene's labels."""
+    head, _, tail = name.rpartition(".")
+    short = {"weight": "w", "bias": "b"}.get(tail, tail)
+    return f"{head}.{short}" if head else short
+
+
 def ease(t: float) -> float:
     t = min(1.0, max(0.0, t))
     return t * t * (3 - 2 * t)

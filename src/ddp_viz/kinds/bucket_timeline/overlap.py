@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 
+from ddp_viz.kinds.bucket_timeline.record import backward_cost
 from ddp_viz.model.timeline import RankStep, RunRecord
 
 
@@ -79,7 +80,7 @@ class BackwardLoss:
 
 
 def backward_loss(record: RunRecord, rank: int) -> BackwardLoss | None:
-    cost = record.backward_cost.get(rank)
+    cost = backward_cost(record, rank)
     if cost is None or not cost.synced or not cost.alone:
         return None
 
@@ -134,3 +135,9 @@ def overlap_lines(record: RunRecord, rank: int = 0) -> list[str]:
         "passes after the run, no optimizer step)"
     )
     return out
+
+
+def report_lines(record: RunRecord) -> list[str]:
+    """The text report's lines about overlap, after the steps (none unless it was measured)."""
+    lines = overlap_lines(record)
+    return [*lines, ""] if lines else []

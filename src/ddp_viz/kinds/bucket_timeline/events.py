@@ -1,5 +1,5 @@
 """The event that says what overlapped all-reduces cost backward (pure; defining it registers
-it). The buckets lesson turns it on with ``[train] overlap_cost``."""
+it). A run measures it when its scenario sets ``[train] overlap_cost`` (the buckets lesson's)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""Bucket overlap measured from recorded timings (pure)."""
+"""Bucket overlap measured from recorded timings (pure), and what it costs backward (real runs)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from ddp_viz.model.overlap import layouts, overlap, ready_order
-from ddp_viz.model.timeline import RankStep, record
+from ddp_viz.kinds.bucket_timeline.overlap import layouts, overlap, ready_order
+from ddp_viz.model.timeline import RankStep, RunStatus, record
 from tests.conftest import load_recording
 
 
@@ -49,7 +51,7 @@ def test_what_overlap_hid_and_what_backward_lost_are_the_runs_own_numbers() -> N
     """Expected values from the raw events of a real run of the buckets lesson."""
     from statistics import median
 
-    from ddp_viz.model.overlap import overlap_lines
+    from ddp_viz.kinds.bucket_timeline.overlap import overlap_lines
     from ddp_viz.model.report import run_report
 
     events = load_recording("buckets-lesson-2-ranks.jsonl")
@@ -87,18 +89,36 @@ def test_overlap_cost_times_backward_with_the_all_reduces_and_under_no_sync(engi
     """The buckets lesson's [train] overlap_cost: after the loop every rank times backward
     passes with DDP's all-reduces (the hook ran every bucket) and under no_sync() (it ran
     none), alternating, and the parameters the run ended with are not touched by them."""
+    from ddp_viz.kinds.bucket_timeline.overlap import backward_loss
+    from ddp_viz.kinds.bucket_timeline.record import backward_cost
     from ddp_viz.model.course import load_lesson
-    from ddp_viz.model.overlap import backward_loss
 
     scenario = load_lesson("buckets").scenario().with_changes(steps=2)
     assert scenario.train.overlap_cost
     rec = record(engine.run(scenario, timeout=120))
-    assert rec.status == "finished", rec.reason
+    assert rec.status is RunStatus.FINISHED, rec.reason
     buckets = len(rec.steps[-1].ranks[0].bucket_spans)
     for r in range(rec.world_size):
-        cost = rec.backward_cost[r]
+        cost = backward_cost(rec, r)
         assert len(cost.synced) == len(cost.alone) == 8
         assert {p[3] for p in cost.synced} == {float(buckets)} and buckets > 1
         assert {p[3] for p in cost.alone} == {0.0}
         assert all(p[0] <= p[1] <= p[2] for p in cost.synced + cost.alone)
         assert backward_loss(rec, r) is not None
+
+
+@pytest.mark.gloo
+def test_overlap_cost_is_measured_in_a_run_no_bucket_lesson_shows(engine) -> None:
+    """[train] overlap_cost is a knob of every DDP run: a linear model's run, whose lesson is
+    the DDP step's, still times its backward and reports it."""
+    from ddp_viz.kinds.bucket_timeline.record import backward_cost
+    from ddp_viz.model.course import lesson_for, load_lesson
+    from ddp_viz.model.report import run_report
+
+    base = load_lesson("ddp-pattern").scenario().with_changes(steps=1)
+    scenario = replace(base, train=replace(base.train, overlap_cost=True))
+    assert lesson_for(scenario.to_dict()) == "ddp-pattern"
+    rec = record(engine.run(scenario, timeout=120))
+    assert rec.status is RunStatus.FINISHED, rec.reason
+    assert all(backward_cost(rec, r) is not None for r in range(rec.world_size))
+    assert "what backward lost, rank 0" in run_report(rec)

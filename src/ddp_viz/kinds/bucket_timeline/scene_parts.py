@@ -1,4 +1,5 @@
-"""Small pure helpers of the buckets scene: axis ticks, sizes, names and layout lines."""
+"""Small pure helpers of the bucket timeline scene: axis ticks, bucket sizes, which bucket
+holds a parameter."""
 
 from __future__ import annotations
 
@@ -27,13 +28,6 @@ def bucket_of(buckets: list[dict[str, Any]], name: str) -> int:
         if name in b.get("params", ()):
             return int(b["index"])
     return 0
-
-
-def short_name(name: str) -> str:
-    """``4.weight`` → ``4.w``, ``bias`` → ``b``: compact names for the layout lines."""
-    head, _, tail = name.rpartition(".")
-    short = {"weight": "w", "bias": "b"}.get(tail, tail)
-    return f"{head}.{short}" if head else short
 
 
 def size_label(n: int) -> str:

@@ -15,7 +15,8 @@ import time
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
-from ddp_viz.model.overlap_events import BackwardCost
+from ddp_viz.engine.kind_parts import TrainingHooks
+from ddp_viz.kinds.bucket_timeline.events import BackwardCost
 
 if TYPE_CHECKING:
     from ddp_viz.engine.trainer import Trainer
@@ -51,3 +52,16 @@ def time_backward(trainer: Trainer) -> BackwardCost:
     trainer.model.zero_grad(set_to_none=True)
     trainer.capture.reset()
     return BackwardCost(trainer.run, trainer.rank, synced, alone)
+
+
+class OverlapCostHooks(TrainingHooks):
+    """With ``[train] overlap_cost``: once a rank has trained every step, time its backward
+    (after the loop and outside what a kind wraps it in, before the kinds' own finishing work)
+    and send the measurement."""
+
+    def finish(self, trainer: Trainer, completed: int) -> None:
+        if self.scenario.train.overlap_cost and completed == trainer.my_steps:
+            trainer.outbox.add(time_backward(trainer), now=True)
+
+
+HOOKS = OverlapCostHooks
