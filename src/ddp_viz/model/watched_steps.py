@@ -123,6 +123,22 @@ def mean_step_time(rec: RunRecord, step: int, rank: int) -> float | None:
     return None if a is None or b is None or last == 0 else (b - a) / last
 
 
+def typical_step_s(rec: RunRecord, upto: int) -> float | None:
+    """The median over ranks of each rank's mean step time, forward to forward, from step 2
+    (step 1's one-off costs left out) to its latest forward up to ``upto``."""
+    last = min(upto, len(rec.steps) - 1)
+    means = []
+    for r in range(rec.world_size):
+        end = last
+        while end > 1 and _forward_at(rec, end, r) is None:
+            end -= 1
+        a, b = _forward_at(rec, 1, r), _forward_at(rec, end, r)
+        if a is not None and b is not None and end > 1:
+            means.append((b - a) / (end - 1))
+    means.sort()
+    return means[len(means) // 2] if means else None
+
+
 def training_span(rec: RunRecord) -> float | None:
     """From the first forward of any rank to the last all-reduce: the training the watch saw,
     without the launcher's start-up (torchrun, imports, process groups) nor its teardown."""

@@ -47,7 +47,7 @@ class _Builder(StepFrameBuilder):
         seen = seen_steps(self.rec)
         y = self.pad * 0.6
         for line in self.title(
-            f"Your run · step {self.cursor.step + 1} of {seen}", right, self.t.muted
+            f"Your run · step {self.cursor.step + 1} of {seen} reported", right, self.t.muted
         ):
             self.emit(line, y)
             y += line.height
