@@ -19,9 +19,8 @@ from ddp_viz.model.watched import averages_identical, latest_full, places, seen_
 from ddp_viz.model.watched_steps import (
     latest_step_time,
     mean_step_time,
-    most_telling,
     stragglers_with_waits,
-    tensor_rows,
+    telling_rows,
 )
 
 MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
@@ -175,14 +174,14 @@ class _Builder(StepFrameBuilder):
         )
         y = self.para(top, f"step {st.step + 1}, captured in full:", t.text, bold=True)
         y = self.para(y, verdict, t.ok if same else t.bad, "averages.identical", bold=True)
-        every = tensor_rows(self.rec, st)
+        every = len(self.rec.param_names)
         line = max(self.lh, f.px * self.line)  # a row's step, and its text box's height
         room = int((self.ctx.height - y - (line - self.lh)) // self.lh) - 1  # the heads' line
-        many = len(every) > min(MAX_PARAMS, room)
+        many = every > min(MAX_PARAMS, room)
         shown = min(MAX_PARAMS, room - 1 if many else room)
         if shown < 1:
             return
-        rows = most_telling(every, shown)
+        rows = telling_rows(self.rec, st, shown)  # only the rows shown are built
         ranks = sorted(st.ranks)
         heads = ["‖gradient‖", *[f"rank {r}" for r in ranks], "averaged", "spread"]
         name_w = max([self.width(r.name, f) for r in rows] + [self.width(heads[0], f)]) + f.px
@@ -204,7 +203,7 @@ class _Builder(StepFrameBuilder):
         if many:
             self.para(
                 y,
-                f"{len(rows)} of {len(every)} tensors, widest spread first"
+                f"{len(rows)} of {every} tensors, widest spread first"
                 " · all in the Run tab (Ctrl+T)",
                 t.muted,
                 "tensors.more",
