@@ -110,10 +110,13 @@ class _Builder(StepFrameBuilder):
             max(self.width(row[i], f) for row in [heads, *rows]) + f.px * 1.2
             for i in range(len(heads))
         ]
-        if sum(widths) > self.room:  # narrow stage: host and pid go first
-            keep = [0, 3, 4, 5]
-            heads, rows = [heads[i] for i in keep], [[row[i] for i in keep] for row in rows]
-            widths = [widths[i] for i in keep]
+        # a narrow stage (a projector's with the side column open): host and pid go first,
+        # then the mean step; who reached the all-reduce when is the column that stays whole
+        for keep in ([0, 1, 2, 3, 4, 5], [0, 3, 4, 5], [0, 3, 5], [0, 5]):
+            if sum(widths[i] for i in keep) - f.px * 1.2 <= self.room:
+                break
+        heads, rows = [heads[i] for i in keep], [[row[i] for i in keep] for row in rows]
+        widths = [widths[i] for i in keep]
         y = top
         for ri, row in enumerate([heads, *rows]):
             if y + self.lh > self.ctx.height:
