@@ -118,3 +118,31 @@ def test_a_recorded_run_reads_the_same_rows_as_before() -> None:
                 assert watched_steps.telling_rows(rec, st, n) == watched_steps.most_telling(
                     every, n
                 )
+
+
+def test_a_streaming_watched_stage_is_rebuilt_per_new_step_not_per_event(
+    make_window, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from ddp_viz._qt import refresh_turns, stage
+
+    built: list[int] = []
+    build = stage.stage_frame
+    monkeypatch.setattr(stage, "stage_frame", lambda *a: built.append(1) or build(*a))
+    monkeypatch.setattr(refresh_turns, "WATCHED_STAGE_MS", 60_000)  # no catching up here
+    window = make_window()
+    lines = (DATA / MANY).read_text().splitlines()
+    events = [protocol.decode(line) for line in lines]
+    end = next(i for i, e in enumerate(events) if e.kind in ("run_finished", "watch_summary"))
+    window.session.expect_run(1)
+    window.session.set_follow_latest(True)
+    steps = set()
+    for e in events[:end]:  # each event in a refresh of its own, as a slow run's come
+        window.session.on_transport_event(e)
+        window.session.tick()
+        QApplication.processEvents()  # the paints the refresh asked for
+        steps.add(window.session.record.complete_prefix())
+    # one build per new step, and the page's first few (before its run, as it starts): 9 of
+    # 40 refreshes here, where every refresh rebuilt it (42)
+    assert end > 30 and len(built) <= len(steps) + 4, (len(built), len(steps), end)

@@ -167,7 +167,6 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
                 w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
         self._curves = {}
         self._queued: list[tuple[str, pg.PlotWidget, dict]] = []  # curves not made yet
-        self.curves_made = 0  # by the latest call: what one frame paid for
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0
         self._stale: set[str] = set()
@@ -261,7 +260,6 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         for key, plot, opts in made:
             self._curves[key] = plot.plot([], [], **opts)
             self._stale.add("loss" if plot is self.loss_plot else "param")  # its points so far
-        self.curves_made = len(made)
 
     def _show_steps(self, last: int) -> None:
         if last != getattr(self, "_x_shown", 0):
