@@ -22,3 +22,15 @@ def test_a_narrow_stage_keeps_who_reached_the_all_reduce_and_who_waited(width, t
     waited = [k for k in keys if k.startswith("bucket") and k.endswith(".4")]
     own = [k for k in keys if k.startswith("bucket") and k.endswith(".3")]
     assert waited and len(waited) == len(own), (width, theme)
+
+
+@pytest.mark.parametrize("height", [440, 480, 520, 560, 600, 640])
+def test_a_short_stage_says_where_the_buckets_and_tensors_went(height) -> None:
+    """A projector's stage beside eight ranks' table had no room for the buckets' rows or the
+    tensors' and said nothing of either: a line says where they are instead."""
+    _, f = frame(3, w=1341, h=height, theme="projector")
+    assert_inside_and_apart(f)
+    keys = {t.key for t in f.texts}
+    assert "buckets.more" in keys or any(k.startswith("buckets.head") for k in keys), height
+    if "averages.identical" in keys:  # the gradients' verdict fitted: its tensors are said too
+        assert "tensors.more" in keys or any(k.startswith("spread.") for k in keys), height

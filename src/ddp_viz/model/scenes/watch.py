@@ -25,6 +25,7 @@ from ddp_viz.model.watched_steps import (
 
 MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
 MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
+MAX_LAST = 3  # ranks named in "last to the all-reduce …", most often last first
 MAX_DOCTOR = 6  # lines of the doctor's findings (the --no-window report has all, with stacks)
 WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
 
@@ -148,8 +149,11 @@ class _Builder(StepFrameBuilder):
         if found_all:
             n = sum(x.count for x in found_all)
             parts = "; ".join(
-                f"rank {x.rank} × {x.count}, mean wait {_ms(x.mean_wait_s)}" for x in found_all
+                f"rank {x.rank} × {x.count}, mean wait {_ms(x.mean_wait_s)}"
+                for x in found_all[:MAX_LAST]
             )
+            if len(found_all) > MAX_LAST:  # eight ranks took four lines of a projector's stage
+                parts += f"; {len(found_all) - MAX_LAST} other ranks fewer times"
             y = self.para(
                 y,
                 f"last to the all-reduce in steps 1–{self.cursor.step + 1} ({n}): {parts}",
@@ -182,7 +186,9 @@ class _Builder(StepFrameBuilder):
         room = int((self.ctx.height - y - (line - self.lh)) // self.lh) - 1  # the heads' line
         many = every > min(MAX_PARAMS, room)
         shown = min(MAX_PARAMS, room - 1 if many else room)
-        if shown < 1:
+        if shown < 1:  # no room for a row: where they are, if a line fits
+            self.para(y, f"{every} tensors' norms: in the Run tab (Ctrl+T)", t.muted,
+                      "tensors.more")  # fmt: skip
             return
         rows = telling_rows(self.rec, st, shown)  # only the rows shown are built
         ranks = sorted(st.ranks)

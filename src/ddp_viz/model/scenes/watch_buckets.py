@@ -47,9 +47,12 @@ class BucketRows:
         b, st = self.b, self.b.step  # type: ignore[attr-defined]
         buckets = bucket_times(st) if st is not None else []
         lh = self.page.lh
-        if not buckets or top + lh * 4 > b.ctx.height:
-            return top
         t = b.t
+        if not buckets:
+            return top
+        if top + lh * 4 + self.reserve > b.ctx.height:  # no room for rows: say where they are
+            says = f"{len(buckets)} bucket(s) this step: see the Run tab (Ctrl+T)"
+            return self.page.para(top, says, t.muted, "buckets.more")
         y = self.page.para(
             top,
             "buckets on one clock · faint: waiting for the last rank · solid: all-reduce",
