@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.model.tensors import tensor_norm
 from tests.frames import assert_inside_and_apart
 from tests.watch.test_watch_page import frame
 
@@ -34,3 +35,41 @@ def test_a_short_stage_says_where_the_buckets_and_tensors_went(height) -> None:
     assert "buckets.more" in keys or any(k.startswith("buckets.head") for k in keys), height
     if "averages.identical" in keys:  # the gradients' verdict fitted: its tensors are said too
         assert "tensors.more" in keys or any(k.startswith("spread.") for k in keys), height
+
+
+def _eight_ranks() -> list:
+    """The 120-tensor recording's two ranks, each copied three more times: eight ranks."""
+    from dataclasses import replace
+
+    from tests.conftest import load_recording
+    from tests.watch.test_watch_page import MANY
+
+    out = []
+    for e in load_recording(MANY):
+        if e.kind == "run_started":
+            out.append(replace(e, world_size=8))
+        elif isinstance(getattr(e, "rank", None), int) and e.kind != "watch_summary":
+            out += [replace(e, rank=e.rank + 2 * k) for k in range(4)]
+        else:
+            out.append(e)
+    return out
+
+
+def test_eight_ranks_norms_that_do_not_fit_show_the_smallest_and_largest_rank() -> None:
+    """At 1280×800 eight ranks' norms (a column each) did not fit the stage, and the table
+    was dropped without a word, under a verdict with half the stage empty below it."""
+    events = _eight_ranks()
+    rec, f = frame(3, w=900, h=900, events=events)
+    assert rec.world_size == 8
+    assert_inside_and_apart(f)
+    numbers = f.numbers()
+    shown = [k.removeprefix("spread.") for k in numbers if k.startswith("spread.")]
+    assert len(shown) >= 3 and not any(k.startswith("rank0.local.") for k in numbers)
+    st = rec.steps[3]
+    for name in shown:
+        norms = [tensor_norm(st.ranks[r].local[name]) for r in range(8)]
+        assert numbers[f"smallest.{name}"] == min(norms)
+        assert numbers[f"largest.{name}"] == max(norms)
+    # wide enough, a column per rank as before
+    _, wide = frame(3, w=1900, h=900, events=events)
+    assert any(k.startswith("rank7.local.") for k in wide.numbers())

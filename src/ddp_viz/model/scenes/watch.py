@@ -8,6 +8,8 @@ average, with whether the averages are identical on every rank. Every number is 
 
 from __future__ import annotations
 
+import math
+
 from ddp_viz.model.arrivals import arrivals, last_to_arrive
 from ddp_viz.model.frame import Align, Font, StageFrame, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
@@ -17,6 +19,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord
 from ddp_viz.model.watch_checks import findings, straggler_text
 from ddp_viz.model.watched import averages_identical, latest_full, places, seen_steps
 from ddp_viz.model.watched_steps import (
+    TensorRow,
     latest_step_time,
     mean_step_time,
     stragglers_with_waits,
@@ -192,21 +195,24 @@ class _Builder(StepFrameBuilder):
             return
         rows = telling_rows(self.rec, st, shown)  # only the rows shown are built
         ranks = sorted(st.ranks)
-        heads = ["‖gradient‖", *[f"rank {r}" for r in ranks], "averaged", "spread"]
-        name_w = max([self.width(r.name, f) for r in rows] + [self.width(heads[0], f)]) + f.px
+        name_w = max([self.width(r.name, f) for r in rows] + [self.width("‖gradient‖", f)])
         col_w = self.width("0.00000e+00", f) + f.px * 0.6
-        if not rows or name_w + col_w * (len(heads) - 1) > self.room:
+        # a column per rank; when eight ranks' do not fit, the smallest and largest rank's
+        per_rank = name_w + f.px + col_w * (len(ranks) + 2) <= self.room
+        heads = ["‖gradient‖", *([f"rank {r}" for r in ranks] if per_rank else
+                                 ["smallest", "largest"]), "averaged", "spread"]  # fmt: skip
+        if not rows or name_w + f.px + col_w * (len(heads) - 1) > self.room:
+            self.para(y, f"{every} tensors' norms: in the Run tab (Ctrl+T)", t.muted,
+                      "tensors.more")  # fmt: skip
             return
-        x = self.pad + name_w
+        x = self.pad + name_w + f.px
         self.text(self.pad, y, heads[0], f, t.muted)
         for i, h in enumerate(heads[1:]):
             self.text(x + (i + 1) * col_w, y, h, f, t.muted, Align.RIGHT)
         y += self.lh
         for row in rows:
             self.text(self.pad, y, row.name, f, t.text if row.identical is not False else t.bad)
-            cells = [(f"rank{r}.local.{row.name}", row.local[r]) for r in ranks]
-            cells += [(f"averaged.{row.name}", row.averaged), (f"spread.{row.name}", row.spread)]
-            for i, (key, norm) in enumerate(cells):
+            for i, (key, norm) in enumerate(_norm_cells(row, ranks, per_rank)):
                 self.text(x + (i + 1) * col_w, y, fmt(norm), f, t.text, Align.RIGHT, key, norm)
             y += self.lh
         if many:
@@ -217,6 +223,18 @@ class _Builder(StepFrameBuilder):
                 t.muted,
                 "tensors.more",
             )
+
+
+def _norm_cells(row: TensorRow, ranks: list[int], per_rank: bool) -> list[tuple[str, float]]:
+    """A tensor row's numbers: each rank's local norm (or the smallest and largest of them),
+    the average's, the spread; keyed for tests and exports."""
+    if per_rank:
+        cells = [(f"rank{r}.local.{row.name}", row.local[r]) for r in ranks]
+    else:
+        finite = [v for v in row.local.values() if math.isfinite(v)]
+        low, high = (min(finite), max(finite)) if finite else (math.nan, math.nan)
+        cells = [(f"smallest.{row.name}", low), (f"largest.{row.name}", high)]
+    return [*cells, (f"averaged.{row.name}", row.averaged), (f"spread.{row.name}", row.spread)]
 
 
 def build(
