@@ -77,22 +77,3 @@ def test_closing_the_window_stops_the_whole_tree(qtbot, make_window, capfd) -> N
     assert len(lines) == 1 and "Traceback" not in out + err, lines
     assert lines[0].startswith("ddp-viz watch: the window was closed: stopped the command")
     assert "its 2 rank(s)" in lines[0]
-
-
-def test_the_watched_command_runs_nicer_than_the_window(qapp) -> None:
-    """With the window open, the command's process group (and what it starts later, as torchrun
-    starts its ranks) runs WINDOW_NICE steps nicer than the window, so the window's frames come
-    first on a machine the ranks keep busy."""
-    import os
-    import subprocess
-
-    from ddp_viz._qt.watch_live import WINDOW_NICE, LiveWatch
-
-    proc = subprocess.Popen(
-        ["sh", "-c", "read go; nice"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        start_new_session=True, text=True,
-    )  # fmt: skip
-    LiveWatch(["true"], None, None)._started(proc.pid)  # as the watch's thread tells it
-    out, _ = proc.communicate("\n", timeout=30)  # `nice` starts after: it inherits
-    own = os.getpriority(os.PRIO_PROCESS, 0)
-    assert int(out) == min(19, own + WINDOW_NICE)

@@ -9,7 +9,6 @@ Closing the window stops the command's whole process group.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections import deque
@@ -23,19 +22,6 @@ from ddp_viz.watch.relay import Relay
 
 DRAIN_EVERY_MS = 16
 DRAIN_BUDGET_S = 0.006  # per timer tick: painting keeps its share of the thread
-# The watched command runs this much nicer than the window. Eight ranks busy on two cores left
-# the window a ninth of each core's time: a frame's 20 ms of work took 100-500 ms, and its
-# frame p99 was 6-9 times a bare Qt timer's in the same run. Niced, the ranks yield to the
-# window while it draws, and get every cycle it leaves (the training is not slowed otherwise).
-WINDOW_NICE = 10
-
-
-def lower_priority(pid: int, by: int = WINDOW_NICE) -> None:
-    """Renice the command's process group (it was started in a session of its own) ``by``
-    steps below this process; what it starts later inherits it. Best effort."""
-    with contextlib.suppress(OSError, AttributeError):  # gone already, or not POSIX
-        own = os.getpriority(os.PRIO_PROCESS, 0)
-        os.setpriority(os.PRIO_PGRP, pid, min(19, own + by))
 
 
 class LiveWatch(QObject):
@@ -76,7 +62,6 @@ class LiveWatch(QObject):
         self.code = code
 
     def _started(self, pid: int) -> None:
-        lower_priority(pid)  # before its launcher starts the ranks, which inherit it
         self.pid = pid
 
     def _on_timer_timeout(self) -> None:
