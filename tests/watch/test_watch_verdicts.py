@@ -89,7 +89,7 @@ def test_a_desync_waits_for_every_rank_and_names_the_one_that_differs() -> None:
     )
 
 
-def _arrivals(lates: list[float]):
+def _arrivals(lates: list[float], step_s: float = 0.05):
     """The watched two-rank recording's steps, repeated: at step i rank 1 launches its first
     bucket ``lates[i]`` seconds after rank 0 (a derived record: the waits are the test's)."""
     events = load_recording("watched-2-ranks.jsonl")
@@ -98,7 +98,7 @@ def _arrivals(lates: list[float]):
     tail = [e for e in events if e.kind == "run_finished"]
     out = list(head)
     for step, late in enumerate(lates):
-        t0 = 1.0 * step
+        t0 = step_s * step
         for rank, e in sorted(timing.items()):
             start = min(b["launched"] for b in e.buckets)
             shift = t0 - start + (late if rank == 1 else 0.0)
@@ -116,7 +116,8 @@ def _arrivals(lates: list[float]):
     [
         ([0.02] * 10, "✗ straggler: rank 1 was the last to reach the all-reduce in 9 of 9"),
         ([0.0015] * 10, "no straggler: rank 1 was the last to reach the all-reduce in 9 of 9"),
-        ([0.0025] * 10, "✗ straggler: rank 1"),
+        ([0.006] * 10, "✗ straggler: rank 1"),
+        ([0.004] * 10, "no straggler: rank 1"),  # under a tenth of its 50 ms steps
         ([0.02, -0.02] * 5, "no straggler"),  # last in half the steps: someone has to be
         ([0.02] * 7 + [-0.02] * 3, "✗ straggler: rank 1 was the last to reach the all-reduce in 6"),
     ],
@@ -146,9 +147,9 @@ def test_at_eight_ranks_the_odd_rank_out_is_named_first_and_the_rest_in_one_line
     assert lines[1] == "  missing from all_reduce #11: rank 1"
     assert lines[2:] == [
         "  ranks 0, 2–7: inside DDP's gradient all_reduce #11 [65] (bucket 0 of step 11) at "
-        "t.py:3 in main for 3.4–3.5 s, its latest step 11",
-        "  rank 1: in no communication, its latest step 10; running t.py:7 in main: "
-        "time.sleep(600); its last communication: DDP's gradient all_reduce #10 [65] "
+        "t.py:3 in main for 3.4–3.5 s, in or after their step 11 (10 reported)",
+        "  rank 1: in no communication, in or after its step 10 (9 reported); running t.py:7 in "
+        "main: time.sleep(600); its last communication: DDP's gradient all_reduce #10 [65] "
         "(bucket 0 of step 10) at t.py:3 in main",
     ]
 
@@ -160,3 +161,40 @@ def test_rank_lists_read_as_runs() -> None:
     assert rank_list([0, 1]) == "ranks 0, 1"
     assert rank_list([0, 2, 3, 4, 5, 6, 7]) == "ranks 0, 2–7"
     assert rank_list([5, 0, 1, 2, 7]) == "ranks 0–2, 5, 7"
+
+
+def test_the_header_and_the_hang_count_steps_alike() -> None:
+    """The header said "step 2 of 3" while the hang said "its latest step 4": the header
+    counted steps reported, the heartbeat steps begun. Both now say how many were reported
+    (a rank reports a step as its next begins)."""
+    from ddp_viz.kinds.watched.events import WatchHang
+    from ddp_viz.model import protocol
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.frame import estimate_width
+    from ddp_viz.model.lesson import load_lesson_folder
+    from ddp_viz.model.scenes import SceneContext, stage_frame
+    from ddp_viz.model.theme import load_theme
+    from ddp_viz.model.timeline import Cursor, RunRecord
+
+    rec = RunRecord()
+    rec.apply(protocol.RunStarted(1, 2, 0, {"watched": True}, params=[{"name": "w", "shape": [1]}]))
+    for step, ranks in ((0, (0, 1)), (1, (0, 1)), (2, (0,))):  # rank 1 asleep in its step 3
+        for r in ranks:
+            t = float(step)
+            bucket = {"index": 0, "params": ["w"], "bytes": 4, "launched": t, "finished": t + 0.1}
+            rec.apply(protocol.Timing(1, step, r, {"forward": [[t, t + 0.01]]}, buckets=[bucket]))
+    barrier = {"seq": 4, "op": "all_reduce", "site": "t.py:5 in main", "sizes": [[1]],
+               "bucket": 0, "step": 3, "for_s": 2.0}  # fmt: skip
+    rec.apply(WatchHang(1, 2.0, 1.0, [
+        {"rank": 0, "state": "inside", "step": 4, "inside": barrier},
+        {"rank": 1, "state": "outside", "step": 3, "stack": ["t.py:9 in main: time.sleep(60)"]},
+    ]))  # fmt: skip
+    lesson = load_lesson_folder(asset("watched"))
+    ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
+    text = stage_frame(rec, Cursor(1, 3), 1.0, ctx, lesson.scene).all_text()
+    text = text.replace("\n", " ")  # the page wraps long lines
+    assert "Your run · step 2 of 3 reported" in text
+    assert "rank 0: inside DDP's gradient all_reduce #4 [1] (bucket 0 of step 4)" in text
+    assert "in or after its step 4 (3 reported)" in text  # rank 0: the header's 3
+    assert "rank 1: in no communication, in or after its step 3 (2 reported)" in text
+    assert "latest step" not in text

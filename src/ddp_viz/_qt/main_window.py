@@ -28,7 +28,7 @@ from ddp_viz._qt.plots_panel import PlotsPanel
 from ddp_viz._qt.presentation import Presentation
 from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView, learner_of
-from ddp_viz._qt.refresh_turns import RefreshTurns
+from ddp_viz._qt.refresh_turns import RefreshTurns, StageRate
 from ddp_viz._qt.scenario_form import ScenarioForm
 from ddp_viz._qt.stage import StageWidget, waiting_words
 from ddp_viz._qt.startup import AfterFirstPaint
@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         self._refresh.timeout.connect(self.session.tick)
         self.player = Player(self, phase_ms=phase_ms)
         self.turns = RefreshTurns(self._redraw, 2 * refresh_ms, self)
+        self.stage_rate = StageRate(self._redraw, self)
 
         # --- views ---------------------------------------------------------------------------
         self.course_view = CourseView(self.course, self.lesson.id)
@@ -231,7 +232,8 @@ class MainWindow(QMainWindow):
         """The plots and (through the player) the stage, as the refresh's turn says."""
         if "plots" in views:
             self.plots.update_record(self.session.record, self.player.cursor)
-        if "stage" in views:
+        rec = self.session.record
+        if "stage" in views and self.stage_rate.due(rec, self.player.follow_latest):
             self.player.on_record_updated()
             self.stage.update()
 

@@ -34,6 +34,10 @@ from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, valu
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
+# A watched run's curves made per frame: a curve costs about 7 ms (pyqtgraph item, pens,
+# the plot's bookkeeping; measured offscreen), 17 at 8 ranks held one frame 120 ms
+CURVES_PER_FRAME = 1
+
 
 class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
@@ -162,6 +166,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             else:
                 w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
         self._curves = {}
+        self._queued: list[tuple[str, pg.PlotWidget, dict]] = []  # curves not made yet
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0
         self._stale: set[str] = set()
@@ -185,27 +190,19 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
                 for i, _ in enumerate(record.params[: 1 if watched else None])
             ]
             for key, plot, dash, colour in curves:
-                self._curves[f"{key}{r}"] = plot.plot(
-                    [],
-                    [],
-                    pen=_pen(colour, lw, dash=dash),
-                    symbol=m,
-                    symbolSize=size,
-                    symbolBrush=colour,
-                    antialias=not long_run,
-                )
+                self._curve(
+                    f"{key}{r}", plot, pen=_pen(colour, lw, dash=dash), symbol=m,
+                    symbolSize=size, symbolBrush=colour, antialias=not long_run,
+                )  # fmt: skip
         # a symbol too, so a one-step run still shows its full-batch loss; a long run's
         # reference steps (1–20, then every 100th) are a dashed line alone: big crosses over
-        # its first 20 steps buried the ranks' curves
-        self._curves["full"] = self.loss_plot.plot(
-            [],
-            [],
-            pen=_pen(t.muted, lw if long_run else lw + 1, dash=True),
-            symbol="+" if markers else None,  # no rank's marker
-            symbolSize=max(10, t.font_px),
-            symbolPen=_pen(t.muted, 2),
-            symbolBrush=None,
-        )
+        # its first 20 steps buried the ranks' curves (a watched run has no reference)
+        if not watched:
+            self._curve(
+                "full", self.loss_plot, pen=_pen(t.muted, lw if long_run else lw + 1, dash=True),
+                symbol="+" if markers else None,  # no rank's marker
+                symbolSize=max(10, t.font_px), symbolPen=_pen(t.muted, 2), symbolBrush=None,
+            )  # fmt: skip
         self._symlog = {self.loss_plot: False, self.param_plot: False}
         self._loss_label = "ms" if watched else "loss"
         for plot, label in ((self.loss_plot, self._loss_label), (self.param_plot, "value")):
@@ -240,13 +237,29 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         self._series["full"] = ([], [])
         if watched:  # the averaged gradient's norm, dashed and muted as the full batch's loss
             self._series[plot_watched.AVERAGE] = ([], [])
-            self._curves[plot_watched.AVERAGE] = self.param_plot.plot(
-                [], [], pen=_pen(t.muted, lw + 1, dash=True), antialias=False
-            )
+            self._curve(
+                plot_watched.AVERAGE, self.param_plot, pen=_pen(t.muted, lw + 1, dash=True),
+                antialias=False,
+            )  # fmt: skip
         self._series["path"] = self._path_point(record, init, [], [])
         self._path_x = [0.0] * len(self._series["path"][0])  # the step of each path point
         self._build_surface(record)
         self.update_record(record)
+
+    def _curve(self, key: str, plot: pg.PlotWidget, **opts: object) -> None:
+        """A watched run's curves are made a few per frame (``_make_queued``): eight ranks'
+        made at once held the frame its run started in; a lesson's are made at once."""
+        if self._watched:
+            self._queued.append((key, plot, opts))
+        else:
+            self._curves[key] = plot.plot([], [], **opts)
+
+    def _make_queued(self, everything: bool) -> None:
+        n = len(self._queued) if everything else CURVES_PER_FRAME
+        made, self._queued = self._queued[:n], self._queued[n:]
+        for key, plot, opts in made:
+            self._curves[key] = plot.plot([], [], **opts)
+            self._stale.add("loss" if plot is self.loss_plot else "param")  # its points so far
 
     def _show_steps(self, last: int) -> None:
         if last != getattr(self, "_x_shown", 0):
@@ -318,6 +331,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         if record is not self.record:
             self.set_record(record)
             return
+        ended = final or record.done
+        self._make_queued(everything=ended)
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
@@ -343,7 +358,6 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             self._stale = {"loss", "param", "surface"}
         # While a run streams, push one plot per call (round robin) so no single frame pays
         # for repainting all three; when it ends, everything at once.
-        ended = final or record.done
         if ended and self._long_run:
             for w in (self.loss_plot, self.param_plot):
                 w.showGrid(x=True, y=True, alpha=0.25)

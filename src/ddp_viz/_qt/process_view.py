@@ -240,11 +240,16 @@ class ProcessView(QWidget):
         )
         if rows == getattr(self, "_shown", None):
             return  # nothing changed: streaming runs call this at display rate
-        self._shown = rows
-        self.table.setRowCount(len(rows))
+        before, self._shown = getattr(self, "_shown", None) or [], rows
+        if self.table.rowCount() != len(rows):
+            self.table.setRowCount(len(rows))
         colors = {"failed": self.theme.bad, "diverged": self.theme.bad, "done": self.theme.ok}
         for i, row in enumerate(rows):
             for c, text in enumerate(row):
+                # only the cells that changed: a cell set costs about a millisecond (the table
+                # lays itself out again), and 8 ranks joining one by one reset 32 cells 8 times
+                if i < len(before) and before[i][c] == text and self.table.item(i, c):
+                    continue
                 item = QTableWidgetItem(text)
                 if c == 2 and text in colors:
                     item.setForeground(QColor(colors[text]))

@@ -9,6 +9,8 @@ behind when the events pause.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
@@ -48,3 +50,36 @@ class RefreshTurns(QObject):
         owed, self._owed = self._owed, frozenset()
         if owed:
             self._catch_up(owed)
+
+
+class StageRate(QObject):
+    """Whether a refresh redraws the stage now; if not, a timer redraws it when due
+    (``catch_up``), so the newest events always reach it. A kind whose stage is costly to
+    rebuild sets its rate (``RunKind.stage_every_ms``): while its run streams and the view
+    follows the newest step, the stage is rebuilt at once when the newest complete step
+    changes and otherwise at most that often."""
+
+    def __init__(self, catch_up: Callable[[frozenset[str]], None], parent: QObject) -> None:
+        super().__init__(parent)
+        self._catch_up = catch_up
+        self._step = -1
+        self._last = -math.inf
+        self._timer = QTimer(self, singleShot=True)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    def due(self, record: RunRecord, following: bool) -> bool:
+        every_ms = next((k.stage_every_ms for k in record.kinds() if k.stage_every_ms), None)
+        if not following or record.done or every_ms is None:
+            return True
+        step, now = record.complete_prefix(), time.monotonic()
+        wait_ms = every_ms - (now - self._last) * 1e3
+        if step != self._step or wait_ms <= 0:
+            self._step, self._last = step, now
+            self._timer.stop()
+            return True
+        if not self._timer.isActive():
+            self._timer.start(max(1, math.ceil(wait_ms)))
+        return False
+
+    def _on_timer_timeout(self) -> None:
+        self._catch_up(frozenset({"stage"}))

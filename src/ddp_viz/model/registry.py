@@ -150,6 +150,9 @@ class RunKind:
     step_reported: Callable[[RunRecord, StepRecord], bool] | None = None
     # the run's length is not known in advance: the views follow its newest step
     follow_latest: bool = False
+    # while its run streams and the view follows the newest step, the stage is rebuilt when
+    # the newest complete step changes and otherwise at most this often (None: every refresh)
+    stage_every_ms: float | None = None
     # its scenes show a step whole, as the ranks reported it: the player moves a step at a time
     whole_steps: bool = False
     # the steps the run made, counting those its part no longer holds (None: the record's

@@ -53,6 +53,10 @@ register(
         stage_values=False,  # the page draws no DDP stage
         step_reported=step_reported,
         follow_latest=True,
+        # its events (eight ranks' timings, gradients, digests) came in a dozen refreshes a
+        # step, each rebuilding and repainting the whole page (some 13 ms of a loaded core) to
+        # change a count in its header
+        stage_every_ms=250,
         steps_done=complete_count,  # a long run's thinned steps too
         elapsed=watched_elapsed,  # its elapsed time is the launcher's too: say which is which
         rank_hosts=hosts,

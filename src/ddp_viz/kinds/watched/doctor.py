@@ -149,11 +149,21 @@ def _key(c: CommCall) -> tuple:
     return c["op"], tuple(tuple(s) for s in c.get("sizes", []))
 
 
+def step_words(begun: int, their: bool = False) -> str:
+    """Where a rank is in its training, in the page header's terms: steps are numbered from 1,
+    and a step is *reported* once its events came, which a rank sends as its next step begins.
+    The heartbeat counts steps begun, so a rank in its step 4 has reported 3, and the header
+    then reads "step … of 3 reported" (one count of steps, said on both)."""
+    if begun < 1:
+        return ""
+    return f", in or after {'their' if their else 'its'} step {begun} ({begun - 1} reported)"
+
+
 def stuck_text(s: StuckRank, who: str | None = None, held: str | None = None) -> str:
     """Where one rank is, ``rank N: …``; ``who`` and ``held`` replace its name and how long it
     has been inside its collective (a line for several ranks at once)."""
     who = who if who is not None else f"rank {s['rank']}"
-    step = f", its latest step {s['step']}" if s.get("step") else ""
+    step = step_words(s.get("step", 0), their=who.startswith("ranks "))
     if s["state"] == "inside":
         since = s["inside"].get("for_s")
         if held is None:
@@ -255,6 +265,6 @@ def lost_text(e: WatchRankLost) -> str:
     elif e.last is not None:
         where = f"; its last communication: {call_text(e.last)}"
     return (
-        f"✗ rank {e.rank} (pid {e.pid}) vanished without its last word in or after step "
-        f"{e.step}, its latest (killed or crashed){where}"
+        f"✗ rank {e.rank} (pid {e.pid}) vanished without its last word (killed or crashed)"
+        f"{step_words(e.step)}{where}"
     )

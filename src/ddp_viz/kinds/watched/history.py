@@ -51,6 +51,7 @@ class History:
         self.emptied = 0  # complete steps emptied (each once): still steps the run made
         self.emptied_full = 0  # of those, captured in full on every rank
         self.emptied_differ = 0  # of those, with averages that differed between ranks
+        self._tallies: dict[int, tuple[int, dict[int, tuple[int, float]]]] = {}  # by first step
 
     def apply(self, e: Any) -> None:
         if isinstance(e, protocol.LocalGrad | protocol.AveragedGrad):
@@ -75,18 +76,28 @@ class History:
             kind = "local" if isinstance(e, protocol.LocalGrad) else "averaged"
             step_memo.rank_norms(self.rec.steps[e.step], e.rank, kind)
 
-    def stragglers(self, upto: int, first: int = 0) -> dict[int, list[float]]:
-        """rank -> [count, summed wait] over steps first..upto."""
-        out: dict[int, list[float]] = {}
-        for r, w in zip(self.last[first : upto + 1], self.wait[first : upto + 1], strict=True):
+    def stragglers(self, upto: int, first: int = 0) -> dict[int, tuple[int, float]]:
+        """rank -> (count, summed wait) over steps first..upto. The page asks every frame
+        about the newest step: the complete steps' counts (their last rank no longer
+        changes) are kept and extended, so a frame counts the new steps, not the run."""
+        frozen = min(upto, self.rec.complete_prefix() - 1)
+        done, tally = self._tallies.get(first, (first - 1, {}))
+        if done > frozen:  # earlier steps (the page stepped back): counted afresh
+            return self._count({}, first, upto)
+        tally = self._count(tally, done + 1, frozen)
+        self._tallies[first] = (frozen, tally)
+        return self._count(tally, frozen + 1, upto)
+
+    def _count(self, base: dict, lo: int, hi: int) -> dict[int, tuple[int, float]]:
+        out = dict(base)
+        for r, w in zip(self.last[lo : hi + 1], self.wait[lo : hi + 1], strict=True):
             if r >= 0:
-                got = out.setdefault(r, [0, 0.0])
-                got[0] += 1
-                got[1] += w
+                n, total = out.get(r, (0, 0.0))
+                out[r] = (n + 1, total + w)
         return out
 
     def seen_steps(self) -> int:
-        return sum(self.seen)
+        return self.seen.count(1)
 
 
 def history(rec: RunRecord) -> History:

@@ -8,15 +8,17 @@ average, with whether the averages are identical on every rank. Every number is 
 
 from __future__ import annotations
 
+import math
+
 from ddp_viz.kinds.watched.checks import findings, straggler_text
 from ddp_viz.kinds.watched.run import averages_identical, latest_full, places, seen_steps
 from ddp_viz.kinds.watched.scene_buckets import BucketRows
 from ddp_viz.kinds.watched.steps import (
+    TensorRow,
     latest_step_time,
     mean_step_time,
-    most_telling,
     stragglers_with_waits,
-    tensor_rows,
+    telling_rows,
 )
 from ddp_viz.model.arrivals import arrivals, last_to_arrive
 from ddp_viz.model.frame import Align, Font, StageFrame, fmt, wrap_lines
@@ -26,6 +28,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord
 
 MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
 MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
+MAX_LAST = 3  # ranks named in "last to the all-reduce …", most often last first
 MAX_DOCTOR = 6  # lines of the doctor's findings (the --no-window report has all, with stacks)
 WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
 
@@ -47,7 +50,7 @@ class _Builder(StepFrameBuilder):
         seen = seen_steps(self.rec)
         y = self.pad * 0.6
         for line in self.title(
-            f"Your run · step {self.cursor.step + 1} of {seen}", right, self.t.muted
+            f"Your run · step {self.cursor.step + 1} of {seen} reported", right, self.t.muted
         ):
             self.emit(line, y)
             y += line.height
@@ -111,10 +114,13 @@ class _Builder(StepFrameBuilder):
             max(self.width(row[i], f) for row in [heads, *rows]) + f.px * 1.2
             for i in range(len(heads))
         ]
-        if sum(widths) > self.room:  # narrow stage: host and pid go first
-            keep = [0, 3, 4, 5]
-            heads, rows = [heads[i] for i in keep], [[row[i] for i in keep] for row in rows]
-            widths = [widths[i] for i in keep]
+        # a narrow stage (a projector's with the side column open): host and pid go first,
+        # then the mean step; who reached the all-reduce when is the column that stays whole
+        for keep in ([0, 1, 2, 3, 4, 5], [0, 3, 4, 5], [0, 3, 5], [0, 5]):
+            if sum(widths[i] for i in keep) - f.px * 1.2 <= self.room:
+                break
+        heads, rows = [heads[i] for i in keep], [[row[i] for i in keep] for row in rows]
+        widths = [widths[i] for i in keep]
         y = top
         for ri, row in enumerate([heads, *rows]):
             if y + self.lh > self.ctx.height:
@@ -146,8 +152,11 @@ class _Builder(StepFrameBuilder):
         if found_all:
             n = sum(x.count for x in found_all)
             parts = "; ".join(
-                f"rank {x.rank} × {x.count}, mean wait {_ms(x.mean_wait_s)}" for x in found_all
+                f"rank {x.rank} × {x.count}, mean wait {_ms(x.mean_wait_s)}"
+                for x in found_all[:MAX_LAST]
             )
+            if len(found_all) > MAX_LAST:  # eight ranks took four lines of a projector's stage
+                parts += f"; {len(found_all) - MAX_LAST} other ranks fewer times"
             y = self.para(
                 y,
                 f"last to the all-reduce in steps 1–{self.cursor.step + 1} ({n}): {parts}",
@@ -175,40 +184,57 @@ class _Builder(StepFrameBuilder):
         )
         y = self.para(top, f"step {st.step + 1}, captured in full:", t.text, bold=True)
         y = self.para(y, verdict, t.ok if same else t.bad, "averages.identical", bold=True)
-        every = tensor_rows(self.rec, st)
+        every = len(self.rec.param_names)
         line = max(self.lh, f.px * self.line)  # a row's step, and its text box's height
         room = int((self.ctx.height - y - (line - self.lh)) // self.lh) - 1  # the heads' line
-        many = len(every) > min(MAX_PARAMS, room)
+        many = every > min(MAX_PARAMS, room)
         shown = min(MAX_PARAMS, room - 1 if many else room)
-        if shown < 1:
+        if shown < 1:  # no room for a row: where they are, if a line fits
+            self.para(y, f"{every} tensors' norms: in the Run tab (Ctrl+T)", t.muted,
+                      "tensors.more")  # fmt: skip
             return
-        rows = most_telling(every, shown)
+        rows = telling_rows(self.rec, st, shown)  # only the rows shown are built
         ranks = sorted(st.ranks)
-        heads = ["‖gradient‖", *[f"rank {r}" for r in ranks], "averaged", "spread"]
-        name_w = max([self.width(r.name, f) for r in rows] + [self.width(heads[0], f)]) + f.px
+        name_w = max([self.width(r.name, f) for r in rows] + [self.width("‖gradient‖", f)])
         col_w = self.width("0.00000e+00", f) + f.px * 0.6
-        if not rows or name_w + col_w * (len(heads) - 1) > self.room:
+        # a column per rank; when eight ranks' do not fit, the smallest and largest rank's
+        per_rank = name_w + f.px + col_w * (len(ranks) + 2) <= self.room
+        heads = ["‖gradient‖", *([f"rank {r}" for r in ranks] if per_rank else
+                                 ["smallest", "largest"]), "averaged", "spread"]  # fmt: skip
+        if not rows or name_w + f.px + col_w * (len(heads) - 1) > self.room:
+            self.para(y, f"{every} tensors' norms: in the Run tab (Ctrl+T)", t.muted,
+                      "tensors.more")  # fmt: skip
             return
-        x = self.pad + name_w
+        x = self.pad + name_w + f.px
         self.text(self.pad, y, heads[0], f, t.muted)
         for i, h in enumerate(heads[1:]):
             self.text(x + (i + 1) * col_w, y, h, f, t.muted, Align.RIGHT)
         y += self.lh
         for row in rows:
             self.text(self.pad, y, row.name, f, t.text if row.identical is not False else t.bad)
-            cells = [(f"rank{r}.local.{row.name}", row.local[r]) for r in ranks]
-            cells += [(f"averaged.{row.name}", row.averaged), (f"spread.{row.name}", row.spread)]
-            for i, (key, norm) in enumerate(cells):
+            for i, (key, norm) in enumerate(_norm_cells(row, ranks, per_rank)):
                 self.text(x + (i + 1) * col_w, y, fmt(norm), f, t.text, Align.RIGHT, key, norm)
             y += self.lh
         if many:
             self.para(
                 y,
-                f"{len(rows)} of {len(every)} tensors, widest spread first"
+                f"{len(rows)} of {every} tensors, widest spread first"
                 " · all in the Run tab (Ctrl+T)",
                 t.muted,
                 "tensors.more",
             )
+
+
+def _norm_cells(row: TensorRow, ranks: list[int], per_rank: bool) -> list[tuple[str, float]]:
+    """A tensor row's numbers: each rank's local norm (or the smallest and largest of them),
+    the average's, the spread; keyed for tests and exports."""
+    if per_rank:
+        cells = [(f"rank{r}.local.{row.name}", row.local[r]) for r in ranks]
+    else:
+        finite = [v for v in row.local.values() if math.isfinite(v)]
+        low, high = (min(finite), max(finite)) if finite else (math.nan, math.nan)
+        cells = [(f"smallest.{row.name}", low), (f"largest.{row.name}", high)]
+    return [*cells, (f"averaged.{row.name}", row.averaged), (f"spread.{row.name}", row.spread)]
 
 
 def build(

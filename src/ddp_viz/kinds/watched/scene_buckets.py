@@ -47,9 +47,12 @@ class BucketRows:
         b, st = self.b, self.b.step  # type: ignore[attr-defined]
         buckets = bucket_times(st) if st is not None else []
         lh = self.page.lh
-        if not buckets or top + lh * 4 > b.ctx.height:
-            return top
         t = b.t
+        if not buckets:
+            return top
+        if top + lh * 4 + self.reserve > b.ctx.height:  # no room for rows: say where they are
+            says = f"{len(buckets)} bucket(s) this step: see the Run tab (Ctrl+T)"
+            return self.page.para(top, says, t.muted, "buckets.more")
         y = self.page.para(
             top,
             "buckets on one clock · faint: waiting for the last rank · solid: all-reduce",
@@ -65,7 +68,16 @@ class BucketRows:
         f = self.f
         widths = [max(b.width(row[i], f) for row in [heads, *cells]) + f.px * 0.8 for i in
                   range(len(heads))]  # fmt: skip
-        left_w, right_w = sum(widths[:3]), sum(widths[3:])
+        # a narrow stage: the tensor count, then the size, go before a column is cut; the
+        # bucket, its all-reduce and how long the first rank waited stay
+        for keep in ([0, 1, 2, 3, 4], [0, 1, 3, 4], [0, 3, 4]):
+            if sum(widths[i] for i in keep) + f.px <= self.page.room:
+                break
+        heads, widths = [heads[i] for i in keep], [widths[i] for i in keep]
+        cells = [[row[i] for i in keep] for row in cells]
+        self.keep = keep  # the cells keep their column's key: ``bucket3.4`` is its wait
+        self.split = len(keep) - 2  # the chart sits before the last two columns
+        left_w, right_w = sum(widths[: self.split]), sum(widths[self.split :])
         chart = self.page.room - left_w - right_w - f.px
         x0 = b.pad + left_w
         # the heads, the axis and the "more" line, and what comes after the buckets
@@ -100,10 +112,10 @@ class BucketRows:
         b, f = self.b, self.f
         x = b.pad
         for i, cell in enumerate(row):
-            if i == 3:
+            if i == self.split:
                 x += max(chart, 0.0) + f.px
             right = i >= 1  # numbers align on their right edge
-            k = f"{key}.{i}" if key else ""
+            k = f"{key}.{self.keep[i]}" if key else ""
             b.text(x + widths[i] - f.px * 0.8 if right else x, y, cell, f, color,
                    Align.RIGHT if right else Align.LEFT, k)  # fmt: skip
             x += widths[i]

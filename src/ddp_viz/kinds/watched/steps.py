@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from ddp_viz.kinds.watched import history as watched_history
+from ddp_viz.kinds.watched.run import averages_identical
 from ddp_viz.model.arrivals import last_to_arrive
 from ddp_viz.model.step_memo import rank_norms
 from ddp_viz.model.tensors import is_summary
@@ -123,6 +124,22 @@ def mean_step_time(rec: RunRecord, step: int, rank: int) -> float | None:
     return None if a is None or b is None or last == 0 else (b - a) / last
 
 
+def typical_step_s(rec: RunRecord, upto: int) -> float | None:
+    """The median over ranks of each rank's mean step time, forward to forward, from step 2
+    (step 1's one-off costs left out) to its latest forward up to ``upto``."""
+    last = min(upto, len(rec.steps) - 1)
+    means = []
+    for r in range(rec.world_size):
+        end = last
+        while end > 1 and _forward_at(rec, end, r) is None:
+            end -= 1
+        a, b = _forward_at(rec, 1, r), _forward_at(rec, end, r)
+        if a is not None and b is not None and end > 1:
+            means.append((b - a) / (end - 1))
+    means.sort()
+    return means[len(means) // 2] if means else None
+
+
 def training_span(rec: RunRecord) -> float | None:
     """From the first forward of any rank to the last all-reduce: the training the watch saw,
     without the launcher's start-up (torchrun, imports, process groups) nor its teardown."""
@@ -167,27 +184,59 @@ def _same(values: list[object]) -> bool | None:
 
 def tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
     """Every parameter's row at a step captured in full, in the model's order (computed once
-    per step's values: the page asks on every frame)."""
-    return st.memoized("tensor_rows", lambda: _tensor_rows(rec, st))
+    per step's values; the Run tab's table)."""
+    return st.memoized("tensor_rows", lambda: _TensorRows(rec, st).rows(rec.param_names))
 
 
-def _tensor_rows(rec: RunRecord, st: StepRecord) -> list[TensorRow]:
-    ranks = sorted(st.ranks)
-    where = {n: bt.index for bt in bucket_times(st) for n in bt.params}
-    shapes = {p.name: tuple(p.shape) for p in rec.params}
-    rows = []
-    norms = {r: rank_norms(st, r, "local") for r in ranks}
-    avg_norms = rank_norms(st, ranks[0], "averaged") if ranks else {}
-    for name in rec.param_names:
-        local = {r: norms[r].get(name, math.nan) for r in ranks}
-        avgs = [(st.ranks[r].averaged or {}).get(name) for r in ranks]
+def telling_rows(rec: RunRecord, st: StepRecord, n: int) -> list[TensorRow]:
+    """The ``n`` rows :func:`most_telling` would pick of every tensor's, but only those built:
+    the stage shows 8 of a transformer's 198 tensors, and building all 198 rows (on 8 ranks)
+    held the frame that first drew a step captured in full. The order is ranked from the
+    norms the record computed as each rank's gradients arrived."""
+    return st.memoized(f"telling_rows.{n}", lambda: _TensorRows(rec, st).telling(n))
+
+
+class _TensorRows:
+    """One step's inputs to its rows, gathered once: each rank's norms, the buckets."""
+
+    def __init__(self, rec: RunRecord, st: StepRecord) -> None:
+        self.st, self.ranks = st, sorted(st.ranks)
+        self.norms = {r: rank_norms(st, r, "local") for r in self.ranks}
+        self.avg_norms = rank_norms(st, self.ranks[0], "averaged") if self.ranks else {}
+        self.where = {n: bt.index for bt in bucket_times(st) for n in bt.params}
+        self.shapes = {p.name: tuple(p.shape) for p in rec.params}
+        self.names = rec.param_names
+
+    def _local(self, name: str) -> tuple[dict[int, float], float]:
+        local = {r: self.norms[r].get(name, math.nan) for r in self.ranks}
         finite = [v for v in local.values() if math.isfinite(v)]
-        spread = max(finite) - min(finite) if finite else math.nan
-        avg = avg_norms.get(name, math.nan) if avgs else math.nan
-        rows.append(
-            TensorRow(name, shapes.get(name, ()), where.get(name), local, avg, spread, _same(avgs))
-        )
-    return rows
+        return local, (max(finite) - min(finite) if finite else math.nan)
+
+    def _same(self, name: str) -> tuple[list[object], bool | None]:
+        avgs = [(self.st.ranks[r].averaged or {}).get(name) for r in self.ranks]
+        return avgs, _same(avgs)
+
+    def row(self, name: str) -> TensorRow:
+        local, spread = self._local(name)
+        avgs, same = self._same(name)
+        avg = self.avg_norms.get(name, math.nan) if avgs else math.nan
+        return TensorRow(name, self.shapes.get(name, ()), self.where.get(name), local, avg,
+                         spread, same)  # fmt: skip
+
+    def rows(self, names: list[str]) -> list[TensorRow]:
+        return [self.row(name) for name in names]
+
+    def telling(self, n: int) -> list[TensorRow]:
+        """most_telling's key, from the norms and (only when the averages are not all
+        identical) each tensor's averages: no row is built for a tensor not shown."""
+        all_same = averages_identical(self.st) is True
+
+        def key(name: str) -> tuple[bool, float]:
+            spread = self._local(name)[1]
+            differ = not all_same and self._same(name)[1] is False
+            return (not differ, -spread if math.isfinite(spread) else 1.0)
+
+        return self.rows(sorted(self.names, key=key)[:n])
 
 
 def most_telling(rows: list[TensorRow], n: int) -> list[TensorRow]:

@@ -1,0 +1,75 @@
+"""A narrow watched stage (a projector's with the side column open, or Ctrl+T at 1280×800)
+keeps the columns a practitioner reads the page for: when each rank reached the all-reduce,
+and how long the first rank waited for each bucket. Less telling columns go first (host and
+pid, the mean step; the tensor count, the size); nothing is cut at the stage's edge."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz.model.tensors import tensor_norm
+from tests.frames import assert_inside_and_apart
+from tests.watch.test_watch_page import frame
+
+
+@pytest.mark.parametrize("theme", ["projector", "light"])
+@pytest.mark.parametrize("width", [420, 480, 540, 600, 660, 720, 800])
+def test_a_narrow_stage_keeps_who_reached_the_all_reduce_and_who_waited(width, theme) -> None:
+    rec, f = frame(3, w=width, h=900, theme=theme)
+    assert_inside_and_apart(f)
+    keys = {t.key for t in f.texts}
+    for r in range(rec.world_size):
+        assert f"rank{r}.reached_all-reduce" in keys, (width, theme)
+    waited = [k for k in keys if k.startswith("bucket") and k.endswith(".4")]
+    own = [k for k in keys if k.startswith("bucket") and k.endswith(".3")]
+    assert waited and len(waited) == len(own), (width, theme)
+
+
+@pytest.mark.parametrize("height", [440, 480, 520, 560, 600, 640])
+def test_a_short_stage_says_where_the_buckets_and_tensors_went(height) -> None:
+    """A projector's stage beside eight ranks' table had no room for the buckets' rows or the
+    tensors' and said nothing of either: a line says where they are instead."""
+    _, f = frame(3, w=1341, h=height, theme="projector")
+    assert_inside_and_apart(f)
+    keys = {t.key for t in f.texts}
+    assert "buckets.more" in keys or any(k.startswith("buckets.head") for k in keys), height
+    if "averages.identical" in keys:  # the gradients' verdict fitted: its tensors are said too
+        assert "tensors.more" in keys or any(k.startswith("spread.") for k in keys), height
+
+
+def _eight_ranks() -> list:
+    """The 120-tensor recording's two ranks, each copied three more times: eight ranks."""
+    from dataclasses import replace
+
+    from tests.conftest import load_recording
+    from tests.watch.test_watch_page import MANY
+
+    out = []
+    for e in load_recording(MANY):
+        if e.kind == "run_started":
+            out.append(replace(e, world_size=8))
+        elif isinstance(getattr(e, "rank", None), int) and e.kind != "watch_summary":
+            out += [replace(e, rank=e.rank + 2 * k) for k in range(4)]
+        else:
+            out.append(e)
+    return out
+
+
+def test_eight_ranks_norms_that_do_not_fit_show_the_smallest_and_largest_rank() -> None:
+    """At 1280×800 eight ranks' norms (a column each) did not fit the stage, and the table
+    was dropped without a word, under a verdict with half the stage empty below it."""
+    events = _eight_ranks()
+    rec, f = frame(3, w=900, h=900, events=events)
+    assert rec.world_size == 8
+    assert_inside_and_apart(f)
+    numbers = f.numbers()
+    shown = [k.removeprefix("spread.") for k in numbers if k.startswith("spread.")]
+    assert len(shown) >= 3 and not any(k.startswith("rank0.local.") for k in numbers)
+    st = rec.steps[3]
+    for name in shown:
+        norms = [tensor_norm(st.ranks[r].local[name]) for r in range(8)]
+        assert numbers[f"smallest.{name}"] == min(norms)
+        assert numbers[f"largest.{name}"] == max(norms)
+    # wide enough, a column per rank as before
+    _, wide = frame(3, w=1900, h=900, events=events)
+    assert any(k.startswith("rank7.local.") for k in wide.numbers())
