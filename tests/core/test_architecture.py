@@ -93,9 +93,6 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     # [train] checkpoint is a core knob that a kind reads (kinds combine through the core);
     # its key is the same word as the kind's event
     "model/dataspec.py": {"checkpoint"},
-    # the plots' curves of a watched run, left while another branch (issue 32) edits them
-    "_qt/plot_hold.py": {"watched"},
-    "_qt/plots.py": {"watched"},
 }
 
 

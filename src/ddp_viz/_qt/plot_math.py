@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from ddp_viz.model import registry
 from ddp_viz.model.timeline import RunRecord
 
 
@@ -53,6 +55,18 @@ def param_title(record: RunRecord) -> str:
         return "‖·‖ per tensor (colour)<br>and per rank (marker)"
     # two lines: on one, a projector's 1280 px cut it at "weight (—), b"
     return "Parameters<br>" + ", ".join(parts) if parts else "Parameters"
+
+
+def kind_curves(record: RunRecord) -> Any:
+    """The curves a run's kind draws in place of the loss and the parameters (its Qt part's
+    ``CURVES``: titles, label, tooltip, each step's points, the phase they show from), or
+    None for the lessons' own."""
+    parts = registry.load_parts("qt")
+    for kind in record.kinds():
+        part = parts.get(kind.id)
+        if part is not None and hasattr(part, "CURVES"):
+            return part.CURVES
+    return None
 
 
 def by_tensor(record: RunRecord) -> bool:

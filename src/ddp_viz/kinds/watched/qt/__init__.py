@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ddp_viz.kinds.watched.qt import plot
+
+CURVES = plot  # what the plots draw for a watched run (the window's plots.kind_curves)
+
 # the help sheet's lines for the keys this part adds (after the window's own)
 SHORTCUTS = [("Ctrl+T", "a watched run's tables: every bucket and tensor")]
 
