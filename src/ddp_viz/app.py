@@ -115,8 +115,8 @@ def main(args: argparse.Namespace) -> int:
     heartbeat.timeout.connect(lambda: None)
 
     live = None
-    if getattr(args, "watch_cmd", None):  # ddp-viz watch -- COMMAND, with the window
-        live = start_live_watch(window, args, result)
+    if getattr(args, "live", None):  # a kind's command streams its run in (ddp-viz watch)
+        live = start_live(window, args, result)
     elif getattr(args, "open", None):
         # from inside the event loop: a recording can be shown to its end at once, and a
         # quit asked for before the loop runs would be lost (the process would hang)
@@ -141,35 +141,13 @@ def main(args: argparse.Namespace) -> int:
     return result["code"]
 
 
-def start_live_watch(window, args, result):  # type: ignore[no-untyped-def]
-    """Run the watched command with its events streaming into the window's session."""
-    from ddp_viz._qt.lesson_switch import show_lesson
-    from ddp_viz._qt.watch_live import LiveWatch
-    from ddp_viz.model.assets import asset
-    from ddp_viz.model.lesson import load_lesson_folder
-    from ddp_viz.model.scenes.watch import WAITING
-    from ddp_viz.watch.listener import RUN
+def start_live(window, args, result):  # type: ignore[no-untyped-def]
+    """A kind's run streaming into the window from outside it (``args.live`` names the kind,
+    whose Qt part starts it): what it returns is stopped when the window closes, and its
+    ``code`` is the process's exit code."""
+    from ddp_viz.model import registry
 
-    live = LiveWatch(args.watch_cmd, args.record, args.budget, args.listen)
-    show_lesson(window, load_lesson_folder(asset("watched")))
-    window.session.expect_run(RUN)
-    live.deliver = window.session.on_transport_event
-    live.ended.connect(lambda code: result.update(code=code))
-    live.ended.connect(lambda code: window.status.setText(ended_text(window, code)))
-    # until its ranks join and report: not "Press Run", the page runs nothing of its own
-    window.stage.set_message(WAITING)
-    live.start()
-    return live
-
-
-def ended_text(window, code: int) -> str:  # type: ignore[no-untyped-def]
-    """The status line once a watched command exited: the run's own line, if it ran, then
-    the command's status."""
-    from ddp_viz.model.session import status_text
-
-    rec = window.session.record
-    ran = f"{status_text(rec)} " if rec.run is not None and rec.done else ""
-    return f"{ran}The watched command exited with {code}."
+    return registry.load_parts("qt")[args.live].start_live(window, args, result)
 
 
 def open_recording_arg(window, args, result, done) -> None:  # type: ignore[no-untyped-def]

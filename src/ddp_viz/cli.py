@@ -9,8 +9,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from ddp_viz import __version__
+from ddp_viz.model import registry
 from ddp_viz.options import (
     EXIT_FAILED,
     EXIT_OK,
@@ -33,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--open",
         metavar="FILE.jsonl",
-        help="open a recorded run (ddp-viz run --events, ddp-viz watch --record); "
+        help=f"open a recorded run ({', '.join(['ddp-viz run --events', *_recorders()])}); "
         "`ddp-viz FILE.jsonl` does the same",
     )
     parser.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window")
@@ -75,56 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="size of the GIF and PNG (default 1280x720)",
     )
 
-    watch = sub.add_parser(
-        "watch",
-        help="run your own DDP command (torchrun …) and watch its ranks, unchanged",
-        description="Run COMMAND with every Python process in it watched: each "
-        "DistributedDataParallel gets a capture comm hook around its own (or DDP's default), "
-        "and the ranks stream their steps to a listener here. Exits with COMMAND's status.",
-    )
-    watch.add_argument("--record", metavar="FILE", help="save the watched run as JSON lines")
-    watch.add_argument(
-        "--listen",
-        metavar="HOST:PORT",
-        default="127.0.0.1:0",
-        help="where the listener binds (default 127.0.0.1 on a free port)",
-    )
-    watch.add_argument(
-        "--no-window", action="store_true", help="record and report only (no window)"
-    )
-    watch.add_argument(
-        "--budget",
-        metavar="FRACTION",
-        type=float,
-        help="share of training time full captures may take (default 0.02; 1: every step)",
-    )
-    watch.add_argument(
-        "--hang-after",
-        metavar="SECONDS",
-        type=float,
-        help="name a hang once no rank moved for this long (default: the larger of 10 s and "
-        "20 median steps)",
-    )
-    watch.add_argument(
-        "--remote",
-        action="store_true",
-        help="stream to the listener DDP_VIZ_ADDR names, with DDP_VIZ_TOKEN (ddp-viz listen)",
-    )
-    watch.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND …")
-    listen = sub.add_parser(
-        "listen",
-        help="listen for watched ranks on other machines (ddp-viz watch --remote)",
-        description="Print an address and a token, then record what ranks started with "
-        "`ddp-viz watch --remote` send, until Ctrl-C.",
-    )
-    listen.add_argument(
-        "--bind",
-        metavar="HOST:PORT",
-        default="127.0.0.1:0",
-        help="address to listen on (default 127.0.0.1; another machine needs its address)",
-    )
-    listen.add_argument("--record", metavar="FILE", help="save the watched run as JSON lines")
-    listen.add_argument("--no-window", action="store_true", help="record and report only")
+    for part in registry.load_parts("cli").values():  # a kind's own subcommands
+        part.add_parsers(sub)
 
     bench = sub.add_parser("bench", help="measure start-up, warm runs, memory against baselines")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -132,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--smoke",
         action="store_true",
-        help="watch: one round of plain, watched and profiler on a tiny step (checks it runs)",
+        help="; ".join(p.SMOKE_HELP for p in registry.load_parts("bench").values()),
     )
     return parser
 
@@ -293,55 +247,25 @@ def write_exports(  # type: ignore[no-untyped-def]
             print(f"ddp-viz: saved {args.stage_png}", file=sys.stderr)
 
 
-def cmd_watch(args: argparse.Namespace) -> int:
-    """``watch`` / ``listen``. ``watch`` with the window streams into it live; ``listen``
-    with the window opens it on the recording once the listener stops."""
-    import tempfile
+def _recorders() -> list[str]:
+    """The kinds' own commands that record a run (``--open`` opens their files too)."""
+    return [command for kind in registry.kinds() for command in kind.records]
 
+
+def kind_commands() -> dict[str, ModuleType]:
+    """Each kind's command-line part (its folder's ``cli.py``), by the subcommands it adds."""
+    return {name: part for part in registry.load_parts("cli").values() for name in part.COMMANDS}
+
+
+def cmd_of_kind(args: argparse.Namespace, part: ModuleType) -> int:
+    """A kind's subcommand, with what this command line can do for it."""
     from ddp_viz.app import has_display
-    from ddp_viz.watch.command import listen, parse_address, watch, watch_remote
-
-    given = getattr(args, "cmd", [])  # listen takes no command
-    command = given[1:] if given[:1] == ["--"] else given
-    if getattr(args, "hang_after", None) is not None:  # the ranks and the listener read it
-        from ddp_viz.model.watch_doctor import HANG_ENV
-
-        os.environ[HANG_ENV] = repr(args.hang_after)
-    if args.command == "watch" and args.remote:
-        return watch_remote(command)
-    window = not args.no_window
-    if window and args.command == "listen":
-        try:  # a bad address first: before any word about the window
-            parse_address(args.bind, "--bind")
-        except ValueError as exc:
-            print(f"ddp-viz listen: {exc}", file=sys.stdout)
-            return 2
-    if window and not has_display():
-        print("ddp-viz: no display here: recording and reporting only", file=sys.stderr)
-        window = False
-    if args.command == "watch" and window and command:
-        from ddp_viz.app import main as app_main
-
-        window_args = build_parser().parse_args([])
-        # the window's own flags, given before `watch` (`ddp-viz --projector watch -- …`)
-        window_args.size, window_args.projector = args.size, args.projector
-        window_args.watch_cmd, window_args.record = command, args.record
-        window_args.budget, window_args.listen = args.budget, args.listen
-        return app_main(window_args)
-    record = args.record
-    if window and record is None:
-        record = str(Path(tempfile.mkdtemp(prefix="ddp-viz-watch-")) / "watched.jsonl")
-    if args.command == "listen":
-        code = listen(args.bind, record)
-    else:
-        code = watch(command, record, args.listen, budget=args.budget)
-    if not window or record is None or not Path(record).is_file():
-        return code
     from ddp_viz.app import main as app_main
 
-    print(f"ddp-viz: opening {record} in the window", file=sys.stderr)
-    app_main(build_parser().parse_args(["--open", record]))
-    return code
+    host = registry.CommandHost(
+        window_args=build_parser().parse_args, open_window=app_main, has_display=has_display
+    )
+    return int(part.run(args, host))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -358,8 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             with contextlib.suppress(OSError):
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (flushing at exit is quiet)
             return 0
-    if args.command in ("watch", "listen"):
-        return cmd_watch(args)
+    part = kind_commands().get(args.command or "")
+    if part is not None:
+        return cmd_of_kind(args, part)
     if args.command == "bench":
         from ddp_viz.bench import main as bench_main
 

@@ -122,11 +122,11 @@ def test_every_scenario_key_is_documented_and_every_documented_one_exists() -> N
 
 def test_every_key_of_the_window_is_documented() -> None:
     pytest.importorskip("PySide6")
-    from ddp_viz._qt.keys import SHORTCUTS
+    from ddp_viz._qt.keys import shortcuts
 
     text = (DOCS / "window.md").read_text(encoding="utf-8")
     documented = set(_table_column(text, "## Keys"))
-    assert documented == {key for key, _ in SHORTCUTS}
+    assert documented == {key for key, _ in shortcuts()}
 
 
 def test_every_command_is_documented() -> None:

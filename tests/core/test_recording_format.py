@@ -10,13 +10,14 @@ import subprocess
 
 import pytest
 
+from ddp_viz.kinds.watched.events import KIND as WATCHED
+from ddp_viz.kinds.watched.watch.command import Recorder
 from ddp_viz.model import protocol
 from ddp_viz.model.exports import chrome_trace_json, events_jsonl
-from ddp_viz.model.recording_format import FORMAT, SCHEMA_VERSION, WATCHED, header
+from ddp_viz.model.recording_format import FORMAT, SCHEMA_VERSION, header
 from ddp_viz.model.recordings import UPGRADES, read_lines
 from ddp_viz.model.schema import schema_json
 from ddp_viz.model.timeline import RunStatus, record
-from ddp_viz.watch.command import Recorder
 from tests.conftest import DATA, load_recording
 
 

@@ -49,7 +49,7 @@ def test_every_recording_is_valid_against_the_schema(validator, path) -> None:
 
 
 def test_a_watched_recording_as_watch_writes_it_is_valid_as_written(validator, tmp_path) -> None:
-    from ddp_viz.watch.command import Recorder
+    from ddp_viz.kinds.watched.watch.command import Recorder
     from tests.conftest import load_recording
 
     path = tmp_path / "watched.jsonl"

@@ -3,9 +3,10 @@ on every frame), and again when a rank's tensors are replaced."""
 
 from __future__ import annotations
 
-from ddp_viz.model import protocol, step_memo, watched_steps
+from ddp_viz.kinds.watched import steps as watched_steps
+from ddp_viz.kinds.watched.run import latest_full
+from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.timeline import record
-from ddp_viz.model.watched import latest_full
 from tests.conftest import DATA
 
 

@@ -171,6 +171,22 @@ class ToyFields:
 FIELDS = ToyFields
 """
 
+TOY_CLI = """
+from ddp_viz.model.registry import CommandHost
+
+COMMANDS = ("toy-sum",)
+
+
+def add_parsers(sub):
+    toy = sub.add_parser("toy-sum", help="add the ranks' numbers, without ranks")
+    toy.add_argument("--ranks", type=int, default=3)
+
+
+def run(args, host: CommandHost):
+    print(sum(range(2, 2 + args.ranks)))
+    return 7 if host.has_display() in (True, False) else 1
+"""
+
 TOY_LESSON = '''
 title = "A toy sum"
 order = 999
@@ -223,7 +239,8 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     DDP_VIZ_KINDS_PATH finds it (the engine and its ranks inherit the variable)."""
     kinds = tmp_path / "kinds"
     (kinds / "toy").mkdir(parents=True)
-    for name, text in (("__init__", TOY_INIT), ("engine", TOY_ENGINE), ("form", TOY_FORM)):
+    parts = (("__init__", TOY_INIT), ("engine", TOY_ENGINE), ("form", TOY_FORM), ("cli", TOY_CLI))
+    for name, text in parts:
         (kinds / "toy" / f"{name}.py").write_text(textwrap.dedent(text), encoding="utf-8")
     lesson = tmp_path / "lessons" / "toy-sum"
     lesson.mkdir(parents=True)
@@ -251,6 +268,16 @@ def test_the_toy_kind_registers_by_being_a_folder(toy: Path) -> None:
     assert Scenario.from_mapping(s.to_dict()) == s  # the table round-trips
     with pytest.raises(Exception, match=r"toy\.value"):
         Scenario.from_mapping({**s.to_dict(), "toy": {"value": -1}})
+
+
+def test_a_kinds_command_line_part_adds_its_subcommands(toy: Path, capsys) -> None:
+    """``ddp-viz toy-sum`` is the toy's own (its folder's cli.py), listed and run by the core's
+    command line, which names no kind."""
+    from ddp_viz import cli
+
+    assert "toy-sum" in cli.build_parser().format_help()
+    assert cli.main(["toy-sum", "--ranks", "3"]) == 7
+    assert capsys.readouterr().out == "9\n"
 
 
 @pytest.mark.gloo

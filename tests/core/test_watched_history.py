@@ -11,10 +11,11 @@ import gc
 
 import pytest
 
-from ddp_viz.model import protocol, watched_history
+from ddp_viz.kinds.watched import history as watched_history
+from ddp_viz.kinds.watched.run import seen_steps
+from ddp_viz.kinds.watched.steps import stragglers_with_waits
+from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watched import seen_steps
-from ddp_viz.model.watched_steps import stragglers_with_waits
 
 NAMES = [f"layer{i}.weight" for i in range(20)]
 RANKS = 2
@@ -77,7 +78,7 @@ def test_the_recording_of_a_100000_step_run_keeps_a_log_of_its_steps() -> None:
 
 
 def test_the_listeners_recording_is_thinned_as_it_is_written(tmp_path, monkeypatch) -> None:
-    from ddp_viz.watch.command import Recorder
+    from ddp_viz.kinds.watched.watch.command import Recorder
 
     monkeypatch.setattr(watched_history, "RECORD_ALL", 100)
     path = tmp_path / "long.jsonl"

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from ddp_viz.model import registry
+from ddp_viz.model.assets import asset
 from ddp_viz.model.course import lesson_for, load_course
 from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.lesson import load_lesson_folder
 from ddp_viz.model.report import run_report
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.session import status_text
@@ -32,6 +34,11 @@ STAGES = {
     "projector 1920×1080": ("projector", 1341, 696),
     "projector 1280×800": ("projector", 889, 495),
 }
+
+
+# recordings cut mid-run on purpose (tests/data/README.md): a watched run's hang, saved while
+# its ranks were stuck
+CUT = {"watched-hang.jsonl"}
 
 
 def kind_ids() -> list[str]:
@@ -57,10 +64,18 @@ def recordings() -> dict[str, list[str]]:
 
 
 def _lesson_id(kind_id: str) -> str | None:
+    """Its first lesson of the course; a kind with a page of its own: the kind's id, which
+    its recordings' header names."""
+    if registry.page_of(kind_id) is not None:
+        return kind_id
     return next((lesson.id for lesson in load_course() if lesson.kind == kind_id), None)
 
 
 def lesson_of(kind_id: str):  # -> Lesson
+    """The lesson that shows the kind's runs (its page, for a kind with one)."""
+    page = registry.page_of(kind_id)
+    if page is not None:
+        return load_lesson_folder(asset(page))
     return next(lesson for lesson in load_course() if lesson.kind == kind_id)
 
 
@@ -79,11 +94,11 @@ def _records(kind_id: str) -> list[tuple[str, RunRecord]]:
 def test_a_kinds_recordings_fold_and_open_on_its_lesson(kind_id: str) -> None:
     kind = registry.get(kind_id)
     for name, rec in _records(kind_id):
-        assert rec.bad_lines == 0 and rec.done, name
+        assert rec.bad_lines == 0 and (rec.done or name in CUT), name
         assert kind in rec.kinds(), name
-        if kind.part is not None:
+        if kind.part is not None or kind.record_part is not None:
             assert kind_id in rec.parts, name
-        assert lesson_for(rec.scenario) == lesson_of(kind_id).id, name
+        assert lesson_for(rec.scenario) == _lesson_id(kind_id), name
         report = run_report(rec)
         assert report.strip() and "Traceback" not in report, name
         assert status_text(rec).startswith(f"Run {rec.run} "), name

@@ -427,7 +427,7 @@ def test_a_legend_for_many_parameters_would_squeeze_the_plot_so_there_is_none(qt
 
     def run_of(n: int) -> SimpleNamespace:
         params = [SimpleNamespace(name=f"{i}.weight", numel=4) for i in range(n)]
-        return SimpleNamespace(params=params, scenario={})
+        return SimpleNamespace(params=params, scenario={}, foreign_model=False)
 
     assert plots._param_legend(run_of(LEGEND_UP_TO)) is not None
     assert plots._param_legend(run_of(LEGEND_UP_TO + 1)) is None

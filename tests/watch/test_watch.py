@@ -18,12 +18,12 @@ import psutil
 import pytest
 import torch
 
-from ddp_viz.bench.watch import teardown_abort_only
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.bench.overhead import teardown_abort_only
+from ddp_viz.kinds.watched.watch.command import watched_env
 from ddp_viz.model import protocol
-from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.tensors import is_summary, tensor_sample
 from ddp_viz.model.timeline import record
-from ddp_viz.watch.command import watched_env
 from tests.conftest import still_running
 
 pytestmark = pytest.mark.gloo
@@ -125,7 +125,7 @@ def test_the_ranks_capture_the_same_steps_in_full_so_their_averages_are_compared
 
 
 def test_the_full_capture_period_is_a_power_of_two_within_the_budget() -> None:
-    from ddp_viz.watch.capture import MAX_PERIOD, full_capture_period
+    from ddp_viz.kinds.watched.watch.capture import MAX_PERIOD, full_capture_period
 
     assert full_capture_period(0.001, 0.1, 0.02) == 1  # 1 ms a capture, 2 ms allowed
     assert full_capture_period(0.002, 0.1, 0.02) == 1
@@ -133,7 +133,7 @@ def test_the_full_capture_period_is_a_power_of_two_within_the_budget() -> None:
     assert full_capture_period(0.05, 0.01, 0.02) == 256  # 250 steps' share per capture
     assert full_capture_period(10.0, 1e-9, 0.02) == MAX_PERIOD
     assert full_capture_period(10.0, 0.01, 1.0) == 1  # --budget 1: every step, whatever it costs
-    from ddp_viz.watch.capture import DEFAULT_BUDGET, _budget
+    from ddp_viz.kinds.watched.watch.capture import DEFAULT_BUDGET, _budget
 
     # set by hand, past the CLI's check: never a NaN in a forward's arithmetic
     assert [_budget(t) for t in ("nan", "inf", "-1", "0", "x", "")] == [DEFAULT_BUDGET] * 6

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ddp_viz.kinds.watched.checks import doctoring
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import record
-from ddp_viz.model.watch_checks import doctoring
 
 pytestmark = pytest.mark.gloo
 

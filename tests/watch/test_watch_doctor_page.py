@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.kinds.watched.doctor import Doctor, hang_lines, hang_threshold, missing
+from ddp_viz.kinds.watched.events import WatchBeat
 from ddp_viz.model.assets import asset
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.lesson import load_lesson_folder
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
-from ddp_viz.model.watch_doctor import Doctor, hang_lines, hang_threshold, missing
-from ddp_viz.model.watch_events import WatchBeat
 from tests.conftest import load_recording
 from tests.frames import STAGE_SIZES, assert_fits
 

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.watch.listener import Listener
 from ddp_viz.model import protocol
-from ddp_viz.model import watch_wire as wire
-from ddp_viz.watch.listener import Listener
 from tests.watch.test_watch_listener import TOKEN, connect, hello, step_events
 
 

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.watch.listener import Listener, on_listener_clock
 from ddp_viz.model import protocol
-from ddp_viz.model import watch_wire as wire
-from ddp_viz.watch.listener import Listener, on_listener_clock
 
 TOKEN = "a-test-token"
 PARAMS = [{"name": "weight", "shape": [1, 1]}, {"name": "bias", "shape": [1]}]

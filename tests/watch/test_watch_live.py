@@ -21,14 +21,14 @@ TORCHRUN = [str(Path(sys.executable).parent / "torchrun"), "--standalone", "--np
 def live_window(make_window, *args: str):  # type: ignore[no-untyped-def]
     from types import SimpleNamespace
 
-    from ddp_viz.app import start_live_watch
+    from ddp_viz.kinds.watched.qt import start_live
 
     window = make_window()
     result = {"code": 0}
     opts = SimpleNamespace(
         watch_cmd=[*TORCHRUN, str(SCRIPT), *args], record=None, budget=1.0, listen="127.0.0.1:0"
     )
-    return window, start_live_watch(window, opts, result), result
+    return window, start_live(window, opts, result), result
 
 
 def test_a_watched_run_streams_into_the_window_as_it_trains(qtbot, make_window) -> None:

@@ -5,14 +5,17 @@ reads extend what earlier frames counted instead of going over the whole run aga
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pyqtgraph as pg
 
-from ddp_viz.model import protocol, watched_history, watched_steps
-from ddp_viz.model.scenes.watch import MAX_PARAMS
+from ddp_viz.kinds.watched import history as watched_history
+from ddp_viz.kinds.watched import steps as watched_steps
+from ddp_viz.kinds.watched.run import latest_full
+from ddp_viz.kinds.watched.scene import MAX_PARAMS
+from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord, record
-from ddp_viz.model.watched import latest_full
 from tests.conftest import DATA
 from tests.watch.test_watch_page import MANY, frame
 
@@ -125,12 +128,14 @@ def test_a_streaming_watched_stage_is_rebuilt_per_new_step_not_per_event(
 ) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from ddp_viz._qt import refresh_turns, stage
+    from ddp_viz._qt import stage
+    from ddp_viz.model import registry
 
     built: list[int] = []
     build = stage.stage_frame
     monkeypatch.setattr(stage, "stage_frame", lambda *a: built.append(1) or build(*a))
-    monkeypatch.setattr(refresh_turns, "WATCHED_STAGE_MS", 60_000)  # no catching up here
+    kind = registry.get("watched")  # no catching up here
+    monkeypatch.setitem(registry._KINDS, kind.id, dataclasses.replace(kind, stage_every_ms=6e4))
     window = make_window()
     lines = (DATA / MANY).read_text().splitlines()
     events = [protocol.decode(line) for line in lines]

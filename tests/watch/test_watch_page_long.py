@@ -5,8 +5,9 @@ newest steps and every 64th whole."""
 
 from __future__ import annotations
 
-from ddp_viz._qt import plot_watched
-from ddp_viz.model import protocol, watched_history
+from ddp_viz.kinds.watched import history as watched_history
+from ddp_viz.kinds.watched.qt import plot as plot_watched
+from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
 from tests.core.test_watched_history import NAMES, RANKS, step_events
 

@@ -117,9 +117,9 @@ def test_an_opened_watched_run_does_not_say_the_engine_is_starting(make_window) 
     # `ddp-viz watch`: before its first step the page waits for the script, whatever the
     # lessons' engine does meanwhile
     from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.kinds.watched.scene import WAITING
     from ddp_viz.model.assets import asset
     from ddp_viz.model.lesson import load_lesson_folder
-    from ddp_viz.model.scenes.watch import WAITING
 
     show_lesson(window, load_lesson_folder(asset("watched")))
     window.stage.set_message(WAITING)

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from ddp_viz.kinds.watched.run import arrivals, averages_identical, last_to_arrive, step_time
 from ddp_viz.model.assets import asset
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.lesson import load_lesson_folder
@@ -15,7 +16,6 @@ from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.tensors import tensor_norm
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
-from ddp_viz.model.watched import arrivals, averages_identical, last_to_arrive, step_time
 from tests.conftest import DATA, load_recording
 from tests.frames import STAGE_SIZES, assert_fits
 
@@ -126,8 +126,8 @@ def test_the_window_opens_a_watched_recording_and_one_of_its_own(make_window, tm
 
 
 def test_places_follow_a_growing_record_and_reading_it_is_incremental() -> None:
+    from ddp_viz.kinds.watched.run import places
     from ddp_viz.model.timeline import RunRecord
-    from ddp_viz.model.watched import places
 
     events = load_recording(WATCHED)
     joined = [i for i, e in enumerate(events) if e.kind == "watched_rank"]
@@ -178,7 +178,7 @@ def test_a_watched_run_plots_each_ranks_step_times_and_its_full_captures(make_wi
 def test_the_pure_layer_keeps_no_cache_of_its_own() -> None:
     """What was read of a growing record is held by the record (its caller's object), not in
     a module's dict keyed by ids (issue 26, 7)."""
-    from ddp_viz.model import watched
+    from ddp_viz.kinds.watched import run as watched
 
     mutable = dict | list | set
     held = [n for n, v in vars(watched).items() if isinstance(v, mutable) and n[:2] != "__"]

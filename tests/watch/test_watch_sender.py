@@ -8,9 +8,9 @@ from __future__ import annotations
 import socket
 import threading
 
-from ddp_viz.model import watch_wire as wire
-from ddp_viz.watch import sender as sender_module
-from ddp_viz.watch.sender import Sender
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.watch import sender as sender_module
+from ddp_viz.kinds.watched.watch.sender import Sender
 from tests.watch.test_watch_listener import TOKEN, hello
 
 

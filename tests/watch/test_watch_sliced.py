@@ -5,9 +5,9 @@ that one frame held it for tens of milliseconds."""
 
 from __future__ import annotations
 
+from ddp_viz.kinds.watched.steps import gradient_norms, tensor_rows
 from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watched_steps import gradient_norms, tensor_rows
 from tests.conftest import load_recording
 from tests.watch.test_watch_page import MANY
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import random
 
+from ddp_viz.kinds.watched.checks import straggler_text
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watch_checks import straggler_text
 
 
 def watched(lates: list[dict[int, float]], world: int, step_s: float = 1.0) -> RunRecord:

@@ -10,8 +10,7 @@ import dataclasses
 
 import pytest
 
-from ddp_viz.model.timeline import record
-from ddp_viz.model.watch_checks import (
+from ddp_viz.kinds.watched.checks import (
     PART,
     Doctoring,
     desync_text,
@@ -19,8 +18,9 @@ from ddp_viz.model.watch_checks import (
     non_finite_text,
     straggler_text,
 )
-from ddp_viz.model.watch_doctor import Doctor, hang_lines, mismatch
-from ddp_viz.model.watch_events import WatchBeat, WatchDigests, WatchNonFinite
+from ddp_viz.kinds.watched.doctor import Doctor, hang_lines, mismatch
+from ddp_viz.kinds.watched.events import WatchBeat, WatchDigests, WatchNonFinite
+from ddp_viz.model.timeline import record
 from tests.conftest import load_recording
 
 
@@ -155,7 +155,7 @@ def test_at_eight_ranks_the_odd_rank_out_is_named_first_and_the_rest_in_one_line
 
 
 def test_rank_lists_read_as_runs() -> None:
-    from ddp_viz.model.watch_doctor import rank_list
+    from ddp_viz.kinds.watched.doctor import rank_list
 
     assert rank_list([3]) == "rank 3"
     assert rank_list([0, 1]) == "ranks 0, 1"
@@ -167,6 +167,7 @@ def test_the_header_and_the_hang_count_steps_alike() -> None:
     """The header said "step 2 of 3" while the hang said "its latest step 4": the header
     counted steps reported, the heartbeat steps begun. Both now say how many were reported
     (a rank reports a step as its next begins)."""
+    from ddp_viz.kinds.watched.events import WatchHang
     from ddp_viz.model import protocol
     from ddp_viz.model.assets import asset
     from ddp_viz.model.frame import estimate_width
@@ -174,7 +175,6 @@ def test_the_header_and_the_hang_count_steps_alike() -> None:
     from ddp_viz.model.scenes import SceneContext, stage_frame
     from ddp_viz.model.theme import load_theme
     from ddp_viz.model.timeline import Cursor, RunRecord
-    from ddp_viz.model.watch_events import WatchHang
 
     rec = RunRecord()
     rec.apply(protocol.RunStarted(1, 2, 0, {"watched": True}, params=[{"name": "w", "shape": [1]}]))

@@ -9,13 +9,13 @@ import dataclasses
 
 import pytest
 
+from ddp_viz.kinds.watched.run import after_first_ms
 from ddp_viz.model.assets import asset
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.lesson import load_lesson_folder
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
-from ddp_viz.model.watched import after_first_ms
 from tests.conftest import load_recording
 
 WATCHED = "watched-2-ranks.jsonl"

@@ -84,13 +84,13 @@ class RejectedKeys(QObject):
         for spin in names:
             spin.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.KeyPress and isinstance(watched, QAbstractSpinBox):
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and isinstance(obj, QAbstractSpinBox):
             text = QKeyEvent(event).text() if isinstance(event, QKeyEvent) else ""
             if text and text.isprintable() and not set(text) <= NUMBER_KEYS:
-                name = self.names.get(watched, "This field")  # type: ignore[call-overload]
+                name = self.names.get(obj, "This field")  # type: ignore[call-overload]
                 self.said = f"{name} takes a number: “{text}” is not part of one."
-                say_at(watched, self.said)
+                say_at(obj, self.said)
                 QApplication.beep()
                 return True
         return False
@@ -126,7 +126,7 @@ class FieldNote(QLabel):
     def _on_table_current_cell_changed(self, *_: int) -> None:
         note_the_focus(self.form)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and self.isVisible():
             note_the_focus(self.form)
         return False

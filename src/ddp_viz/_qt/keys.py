@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-SHORTCUTS = [
+# the window's keys; a kind's Qt part adds its own (its SHORTCUTS) after the first part
+WINDOW_SHORTCUTS = [
     ("Space", "play / pause"),
     ("Right, PageDown", "next phase"),
     ("Left, PageUp", "previous phase"),
@@ -33,11 +34,21 @@ SHORTCUTS = [
     ("F11", "full screen"),
     ("Ctrl+P", "projector mode on / off"),
     ("Ctrl+L", "show / hide the lesson and settings column"),
-    ("Ctrl+T", "a watched run's tables: every bucket and tensor"),
+]
+VIEW_SHORTCUTS = [
     ("Ctrl+= / Ctrl+-", "zoom in / out (Ctrl+0: actual size)"),
     ("Ctrl+O / Ctrl+S", "load / save a scenario"),
     ("F1", "this sheet"),
 ]
+
+
+def shortcuts() -> list[tuple[str, str]]:
+    """Every key on the help sheet: the window's, and those the kinds' Qt parts add."""
+    from ddp_viz.model import registry
+
+    kinds = [k for p in registry.load_parts("qt").values() for k in getattr(p, "SHORTCUTS", [])]
+    return [*WINDOW_SHORTCUTS, *kinds, *VIEW_SHORTCUTS]
+
 
 TRANSPORT_KEYS = {
     Qt.Key.Key_Space,
@@ -111,8 +122,9 @@ class KeyRouter(QObject):
 
 def sheet_html(columns: int) -> str:
     """The keys as a table, in ``columns`` pairs of key and meaning."""
-    per = -(-len(SHORTCUTS) // columns)
-    parts = [SHORTCUTS[i * per : (i + 1) * per] for i in range(columns)]
+    every = shortcuts()
+    per = -(-len(every) // columns)
+    parts = [every[i * per : (i + 1) * per] for i in range(columns)]
     rows = ""
     for i in range(per):
         cells = [pair for part in parts for pair in part[i : i + 1]]

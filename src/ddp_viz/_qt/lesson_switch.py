@@ -1,12 +1,12 @@
-"""Putting a lesson on every view: the course's lessons, and the page a watched run opens on
-(``assets/watched``, not part of the course)."""
+"""Putting a lesson on every view: the course's lessons, and the page a kind of run may open
+on outside the course (``RunKind.page``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ddp_viz._qt.watch_tables import show_run_tab
 from ddp_viz._qt.window_layout import apply_split_proportions
+from ddp_viz.model import registry
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import whole_steps
 
@@ -35,7 +35,9 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window.stage.set_record(None)
     window.stage.set_message("Press Run to start real DDP ranks for this lesson.")
     window.process_view.set_record(None)  # the last run's ranks and rows
-    window.plots_panel.surface = lesson.scene != "watch"  # a watched run has no loss surface
+    kind = lesson.run_kind()
+    # a run of a model not ddp-viz's has no loss surface to draw
+    window.plots_panel.surface = kind is None or not kind.foreign_model
     if window.plots_panel.built:
         window.plots.clear_run(window.plots_panel.surface)
     window.plots_panel.setVisible(lesson.plots)  # nothing to plot for a collective run
@@ -45,7 +47,9 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     back = kept is not None and kept != defaults
     if back:  # a visit back finds the learner's own settings ("Lesson values" resets them)
         window.form.set_scenario(kept)
-    show_run_tab(window, lesson.scene == "watch")  # every bucket and tensor, sortable
+    for kind_id, part in registry.load_parts("qt").items():  # a kind's page's own views
+        if hasattr(part, "show_page"):
+            part.show_page(window, kind is not None and kind.id == kind_id)
     window.tabs.setCurrentWidget(window.lesson_view)
     in_course = lesson.id in window.course.ids
     # a watched run's page has nothing to try: the run is the user's own script

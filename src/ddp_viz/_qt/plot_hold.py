@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from typing import Any
 
 from ddp_viz.model.cursor import Cursor, steps_shown
 
@@ -15,7 +16,9 @@ class HoldMixin:
     shown. Curves are cut there when pushed; ``_push`` is the plots' own."""
 
     _hold: tuple[float, float] = ALL
-    _watched: bool = False
+    # a kind's own curves (plots.kind_curves), which say from which phase a step's first
+    # curves show (None: the lessons' loss, from the local phase)
+    _own: Any = None
 
     def hold_to(self, cursor: Cursor | None, progress: float = 1.0) -> None:
         """Hold the curves to the stage. A step's loss appears once its backward phase has
@@ -25,7 +28,7 @@ class HoldMixin:
         if cursor is None:
             hold = ALL
         else:
-            first = "allreduce" if self._watched else "local"
+            first = self._own.HOLD_FROM if self._own is not None else "local"
             hold = (steps_shown(cursor, progress, first), steps_shown(cursor, progress, "step"))
         if hold == self._hold:
             return

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from ddp_viz.model import registry
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watched import is_watched
 
 
 def full_batch_loss_grid(
@@ -56,17 +57,29 @@ def param_title(record: RunRecord) -> str:
     return "Parameters<br>" + ", ".join(parts) if parts else "Parameters"
 
 
+def kind_curves(record: RunRecord) -> Any:
+    """The curves a run's kind draws in place of the loss and the parameters (its Qt part's
+    ``CURVES``: titles, label, tooltip, each step's points, the phase they show from), or
+    None for the lessons' own."""
+    parts = registry.load_parts("qt")
+    for kind in record.kinds():
+        part = parts.get(kind.id)
+        if part is not None and hasattr(part, "CURVES"):
+            return part.CURVES
+    return None
+
+
 def by_tensor(record: RunRecord) -> bool:
     """Does the parameter plot tell its curves apart by tensor (a colour each, a marker per
     rank) rather than by rank (a rank's colour, a dash per parameter)? With more than two
     parameters: four dashes cannot name eight tensors, and the ranks' curves coincide."""
-    return len(record.params) > 2 and not is_watched(record)
+    return len(record.params) > 2 and not record.foreign_model
 
 
 def has_surface(record: RunRecord) -> bool:
     """The loss surface is drawn for y = w·x + b only: nn.Linear(1, 1), two parameters, in a
-    lesson's run (a watched run's model and rows are the script's own)."""
-    if is_watched(record):
+    lesson's run (a user's script's model and rows are its own)."""
+    if record.foreign_model:
         return False
     return record.scenario.get("model", {}).get("kind", "linear") == "linear"
 

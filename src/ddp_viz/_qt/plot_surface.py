@@ -12,7 +12,6 @@ from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_math import full_batch_loss_grid, has_surface
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, scalar
-from ddp_viz.model.watched import is_watched
 
 
 class SurfaceMixin:
@@ -36,8 +35,8 @@ class SurfaceMixin:
                 "The loss surface is drawn for the one-weight model only; this model has "
                 f"{sum(p.numel for p in record.params):,} parameters."
             )
-            # a watched run's model and data are the script's: no surface, nothing to excuse
-            self.surface_note.setText("" if is_watched(record) else note)
+            # a user's script's model and data are its own: no surface, nothing to excuse
+            self.surface_note.setText("" if record.foreign_model else note)
             return
         A = np.vstack([np.asarray(x, float), np.ones(len(x))]).T
         (w_opt, b_opt), *_ = np.linalg.lstsq(A, np.asarray(y, float), rcond=None)

@@ -13,7 +13,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ddp_viz._qt import plot_watched
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_hold import HoldMixin
@@ -23,6 +22,7 @@ from ddp_viz._qt.plot_math import (
     SYMLOG_ABOVE,
     by_tensor,
     has_surface,
+    kind_curves,
     param_title,
     symlog,
     symlog_ticks,
@@ -32,7 +32,6 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-from ddp_viz.model.watched import is_watched
 
 # A watched run's curves made per frame: a curve costs about 7 ms (pyqtgraph item, pens,
 # the plot's bookkeeping; measured offscreen), 17 at 8 ranks held one frame 120 ms
@@ -151,8 +150,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         # a watched run has no loss: each rank's arrival at the all-reduce takes the loss plot
         # (a straggler's line sits above the others), and since its length is not known it is
         # drawn as a long run is
-        self._watched = watched = is_watched(record)
-        long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or watched
+        self._own = own = kind_curves(record)
+        long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or own is not None
         for w in (self.loss_plot, self.param_plot):
             w.clear()
             # long runs: draw at most ~2 points per pixel, skip antialiasing (keeps frames short)
@@ -174,7 +173,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         lw = t.line_px
         sym = max(5, t.font_px * 0.5)
         # a watched run: one curve per rank, named by the ranks' colours, as the loss plot's
-        if watched:
+        if own is not None:
             self._drop_param_legend()
         else:
             self._param_legend(record)
@@ -187,7 +186,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             size = sym * (1.6 - 0.6 * r / max(1, record.world_size - 1))
             curves = [("loss", self.loss_plot, 0, c)] + [
                 (f"p{i}:", self.param_plot, 0 if tensors else i, t.rank_color(i) if tensors else c)
-                for i, _ in enumerate(record.params[: 1 if watched else None])
+                for i, _ in enumerate(record.params[: 1 if own is not None else None])
             ]
             for key, plot, dash, colour in curves:
                 self._curve(
@@ -197,25 +196,25 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         # a symbol too, so a one-step run still shows its full-batch loss; a long run's
         # reference steps (1–20, then every 100th) are a dashed line alone: big crosses over
         # its first 20 steps buried the ranks' curves (a watched run has no reference)
-        if not watched:
+        if own is None:
             self._curve(
                 "full", self.loss_plot, pen=_pen(t.muted, lw if long_run else lw + 1, dash=True),
                 symbol="+" if markers else None,  # no rank's marker
                 symbolSize=max(10, t.font_px), symbolPen=_pen(t.muted, 2), symbolBrush=None,
             )  # fmt: skip
         self._symlog = {self.loss_plot: False, self.param_plot: False}
-        self._loss_label = "ms" if watched else "loss"
+        self._loss_label = own.LOSS_LABEL if own is not None else "loss"
         for plot, label in ((self.loss_plot, self._loss_label), (self.param_plot, "value")):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks(None)
             axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
         self._x_shown = 0
         self._show_steps(x_extent(record, 0, MARKERS_UP_TO))
-        self._set_title(self.param_plot, (plot_watched.title if watched else param_title)(record))
+        self._set_title(self.param_plot, (own.title if own is not None else param_title)(record))
         full = "dashed: full batch" if long_run else "dashed +: full batch"
         title = f"Loss per rank<br>({full})"
-        if watched:
-            title = "Arrival at the all-reduce<br>(ms after the first rank)"
+        if own is not None:
+            title = own.LOSS_TITLE
         self._set_title(self.loss_plot, title)
         styles = [
             f"{'' if by_tensor(record) else DASH_NAMES[i % 4] + ': '}{p.name} {list(p.shape)}"
@@ -224,7 +223,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         # a long run: not every step has values
         if record.steps_planned > EVERY_STEP_BELOW and not values_at_every_step(record.scenario):
             styles.append(values_policy())
-        tip = plot_watched.tooltip(record) if watched else "\n".join(styles)
+        tip = own.tooltip(record) if own is not None else "\n".join(styles)
         self.param_plot.setToolTip(tip)
         init = record.initial_params()
         names = record.param_names
@@ -232,13 +231,13 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             self._series[f"loss{r}"] = ([], [])
             for i, n in enumerate(names):
                 self._series[f"p{i}:{r}"] = (
-                    ([], []) if watched else ([0.0], [display_value(init.get(n))])
+                    ([], []) if own is not None else ([0.0], [display_value(init.get(n))])
                 )
         self._series["full"] = ([], [])
-        if watched:  # the averaged gradient's norm, dashed and muted as the full batch's loss
-            self._series[plot_watched.AVERAGE] = ([], [])
+        if own is not None:  # the averaged gradient's norm, dashed, muted as the full loss
+            self._series[own.AVERAGE] = ([], [])
             self._curve(
-                plot_watched.AVERAGE, self.param_plot, pen=_pen(t.muted, lw + 1, dash=True),
+                own.AVERAGE, self.param_plot, pen=_pen(t.muted, lw + 1, dash=True),
                 antialias=False,
             )  # fmt: skip
         self._series["path"] = self._path_point(record, init, [], [])
@@ -249,7 +248,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
     def _curve(self, key: str, plot: pg.PlotWidget, **opts: object) -> None:
         """A watched run's curves are made a few per frame (``_make_queued``): eight ranks'
         made at once held the frame its run started in; a lesson's are made at once."""
-        if self._watched:
+        if self._own is not None:
             self._queued.append((key, plot, opts))
         else:
             self._curves[key] = plot.plot([], [], **opts)
@@ -336,8 +335,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
-            if self._watched:  # arrivals at the all-reduce, gradient norms
-                for name, y in plot_watched.points(st):
+            if self._own is not None:  # arrivals at the all-reduce, gradient norms
+                for name, y in self._own.points(st):
                     self._append(name, st.step + 1, y)
                 continue
             for r, rs in st.ranks.items():
@@ -363,7 +362,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
                 w.showGrid(x=True, y=True, alpha=0.25)
                 w.enableAutoRange(axis="y")  # the run is over: fit it tightly
                 self._y_range.pop(w, None)
-        if ended and (done < record.steps_planned or self._watched):
+        if ended and (done < record.steps_planned or self._own is not None):
             self._show_steps(max(1, done))  # cancelled, failed or watched: the steps it made
         elif not ended:
             self._show_steps(x_extent(record, done, MARKERS_UP_TO))
@@ -387,7 +386,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         xs, ys = self._series[name]
         xs.append(x if math.isfinite(x) else np.nan)
         ys.append(y if math.isfinite(y) else np.nan)
-        if self._watched and len(xs) > plot_watched.MAX_POINTS:
+        if self._own is not None and len(xs) > self._own.MAX_POINTS:
             # a watched run of any length: every other point goes (the curve still spans the
             # run, at half the resolution), so a curve holds at most MAX_POINTS
             del xs[1::2], ys[1::2]

@@ -23,9 +23,25 @@ from ddp_viz.model.report import rows_label
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import RunRecord, RunStatus
-from ddp_viz.model.watched import is_watched, places, ranks_ended
 
 MAX_LOG_BLOCKS = 5000
+
+
+def has_hosts(rec: RunRecord) -> bool:
+    """The run's kind reports where its ranks run (the last column shows hosts)."""
+    return any(k.rank_hosts is not None for k in rec.kinds())
+
+
+def rank_hosts(rec: RunRecord) -> dict[int, str]:
+    """rank -> host, as the run's kind reports them (none for our own runs)."""
+    return next((k.rank_hosts(rec) for k in rec.kinds() if k.rank_hosts is not None), {})
+
+
+def ranks_done(rec: RunRecord) -> set[int]:
+    """The ranks whose training is over while the run is not, as the run's kind says."""
+    return {r for k in rec.kinds() if k.ranks_done is not None for r in k.ranks_done(rec)}
+
+
 NOT_NEEDED = "no engine needed: these ranks are your script's"
 
 
@@ -168,7 +184,7 @@ class ProcessView(QWidget):
             and rec.status is not RunStatus.IDLE
         ):
             out = []
-            hosts = {p.rank: p.host for p in places(rec).values()}  # a watched run's ranks
+            hosts = rank_hosts(rec)
             for r in range(rec.world_size):
                 pid = rec.pids.get(r)
                 if hosts:
@@ -200,8 +216,8 @@ class ProcessView(QWidget):
             return "cancelled"
         if r not in rec.pids:
             return "starting"
-        if rec.status is RunStatus.FINISHED or r in ranks_ended(rec):
-            return "done"  # a watched rank's last word: its training is over
+        if rec.status is RunStatus.FINISHED or r in ranks_done(rec):
+            return "done"  # the rank's last word: its training is over
         return "training"
 
     def _refresh(self) -> None:
@@ -211,15 +227,15 @@ class ProcessView(QWidget):
                 f"starting {self._pending} rank(s)… {min(ready, self._pending)} warm"
             )
         rows = self.rows()
-        watched = self._record is not None and is_watched(self._record)
+        hosted = self._record is not None and has_hosts(self._record)
         # a DistributedSampler hands out other rows every epoch: the column holds the first's
         data = self._record.scenario.get("data", {}) if self._record is not None else {}
         sampled = data.get("sampler") == "distributed"
         head = self.table.horizontalHeaderItem(3)
-        head.setText("host" if watched else "epoch 1" if sampled else "rows")
+        head.setText("host" if hosted else "epoch 1" if sampled else "rows")
         head.setToolTip(
             "the rows this rank's sampler gave it in the first epoch; the stage shows each step's"
-            if sampled and not watched
+            if sampled and not hosted
             else ""
         )
         if rows == getattr(self, "_shown", None):

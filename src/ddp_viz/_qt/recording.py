@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from ddp_viz._qt.lesson_switch import show_lesson
-from ddp_viz.model import protocol
+from ddp_viz.model import protocol, registry
 from ddp_viz.model.assets import asset
 from ddp_viz.model.course import lesson_for
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.lesson import Lesson, load_lesson_folder
-from ddp_viz.model.recording_format import WATCHED
 from ddp_viz.model.recordings import Recording, read_lines
 from ddp_viz.model.scenario import Scenario
 
@@ -38,15 +37,15 @@ def read_recording(path: str | Path) -> Recording:
 
 
 def lesson_of(window: Any, recording: Recording) -> Lesson:
-    """The lesson the header names; for schema 0 (no header), the one the scenario is about."""
+    """The lesson the header names; for schema 0 (no header), the one the scenario is about.
+    A kind with a page of its own outside the course opens on that page."""
     start = next(e for e in recording.events if isinstance(e, protocol.RunStarted))
-    lesson = recording.lesson
-    if lesson is None:  # schema 0
-        lesson = WATCHED if start.scenario.get("watched") else lesson_for(start.scenario)
-    if lesson == WATCHED:
-        return load_lesson_folder(asset("watched"))
-    if lesson not in window.course.ids:
+    lesson = recording.lesson or lesson_for(start.scenario)  # no header: schema 0
+    if registry.page_of(lesson) is None and lesson not in window.course.ids:
         lesson = lesson_for(start.scenario)
+    page = registry.page_of(lesson)
+    if page is not None:
+        return load_lesson_folder(asset(page))
     return window.course.get(lesson)
 
 

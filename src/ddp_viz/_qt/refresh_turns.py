@@ -16,7 +16,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer
 
 from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watched import is_watched
 
 BOTH = frozenset({"plots", "stage"})
 
@@ -53,16 +52,12 @@ class RefreshTurns(QObject):
             self._catch_up(owed)
 
 
-# A watched run's stage, while it streams and follows the newest step, is rebuilt at once when
-# the newest complete step changes and otherwise at most this often: its events (eight ranks'
-# timings, gradients, digests) came in a dozen refreshes a step, each rebuilding and repainting
-# the whole page (some 13 ms of a loaded core) to change a count in its header.
-WATCHED_STAGE_MS = 250
-
-
 class StageRate(QObject):
-    """Whether a refresh redraws the watched stage now; if not, a timer redraws it when due
-    (``catch_up``), so the newest events always reach it."""
+    """Whether a refresh redraws the stage now; if not, a timer redraws it when due
+    (``catch_up``), so the newest events always reach it. A kind whose stage is costly to
+    rebuild sets its rate (``RunKind.stage_every_ms``): while its run streams and the view
+    follows the newest step, the stage is rebuilt at once when the newest complete step
+    changes and otherwise at most that often."""
 
     def __init__(self, catch_up: Callable[[frozenset[str]], None], parent: QObject) -> None:
         super().__init__(parent)
@@ -73,10 +68,11 @@ class StageRate(QObject):
         self._timer.timeout.connect(self._on_timer_timeout)
 
     def due(self, record: RunRecord, following: bool) -> bool:
-        if not following or record.done or not is_watched(record):
+        every_ms = next((k.stage_every_ms for k in record.kinds() if k.stage_every_ms), None)
+        if not following or record.done or every_ms is None:
             return True
         step, now = record.complete_prefix(), time.monotonic()
-        wait_ms = WATCHED_STAGE_MS - (now - self._last) * 1e3
+        wait_ms = every_ms - (now - self._last) * 1e3
         if step != self._step or wait_ms <= 0:
             self._step, self._last = step, now
             self._timer.stop()

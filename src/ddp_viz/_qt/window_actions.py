@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSlider, QToolBar
 
-from ddp_viz._qt.watch_tables import show_run_tables
+from ddp_viz.model import registry
 
 if TYPE_CHECKING:
     from ddp_viz._qt.main_window import MainWindow  # which imports this module
@@ -136,15 +136,10 @@ def build_menus(w: MainWindow) -> None:
     w.side_action.setChecked(True)
     w.side_action.toggled.connect(w._on_side_panel_toggled)
     view.addAction(w.side_action)
-    w.run_tables_action = action(
-        w,
-        "Run tables: every bucket and tensor",
-        ["Ctrl+T"],
-        lambda: show_run_tables(w),
-        "A watched run's tables, in the left column",
-    )
-    w.run_tables_action.setEnabled(False)  # a watched run's page only
-    view.addAction(w.run_tables_action)
+    for part in registry.load_parts("qt").values():  # a kind's page adds its own views
+        if hasattr(part, "view_actions"):
+            for act in part.view_actions(w):
+                view.addAction(act)
     view.addSeparator()
     w.zoom_in_action = action(w, "Zoom in", ["Ctrl+=", "Ctrl++"], pr.zoom_in, "Zoom in")
     w.zoom_out_action = action(w, "Zoom out", ["Ctrl+-"], pr.zoom_out, "Zoom out")

@@ -161,7 +161,7 @@ class SplitKeeper(QObject):
         for i in range(splitter.count()):
             splitter.widget(i).installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show, QEvent.Type.Hide):
             self._timer.start()
         return False

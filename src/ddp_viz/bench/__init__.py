@@ -16,13 +16,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ddp_viz.client import EngineClient
-from ddp_viz.model import protocol
+from ddp_viz.model import protocol, registry
 from ddp_viz.model.scenario import Scenario
 
-ALL = ("cold", "warm", "gui", "stream", "memory", "overhead", "pipeline", "window", "watch")
+# the core's benchmarks; a kind adds its own after them (kind_benches)
+CORE = ("cold", "warm", "gui", "stream", "memory", "overhead", "pipeline", "window")
 TARGETS = {
     "cold_ratio_8": ("cold 8 ranks ÷ naive", "≤ 0.35"),
     "warm_2_s": ("warm Run → first averaged gradient, 2 ranks", "< 0.15 s"),
@@ -37,10 +39,6 @@ TARGETS = {
     "mlp_ratio_4": ("run --json ÷ bare DDP loop, buckets MLP, 4 ranks", "≤ 1.2"),
     "window_ratio": ("window run ÷ headless, per step", "≤ 1.2"),
     "window_p99_ratio": ("window frame p99 ÷ bare Qt timer p99", "≤ 2"),
-    "watch_ratio_mlp": ("watched ÷ plain torchrun step, buckets MLP", "≤ 1.05"),
-    "watch_ratio_10m": ("watched ÷ plain torchrun step, 10 M parameters", "≤ 1.05"),
-    "watch_gone_ratio_10m": ("listener gone ÷ plain step, 10 M parameters", "≤ 1.05"),
-    "watch_over_profiler_10m": ("watched ÷ torch.profiler step, 10 M parameters", "< 1"),
 }
 
 
@@ -264,38 +262,21 @@ def _window(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
     )
 
 
-def _watch(fig: dict[str, Any], row: Callable[..., None], reps: int, smoke: bool) -> None:
-    from ddp_viz.bench.watch import CASES, SMOKE, watch_overhead
-
-    fig.update(watch_overhead(reps, smoke))
-    for key, what, _, _ in SMOKE if smoke else CASES:
-        also = {
-            "gone": "listener gone",
-            "hook": "PyTorch's Python allreduce_hook in the script",
-            "profiler": "torch.profiler",
-        }
-        prefix = {"gone": "watch_gone", "hook": "watch_hook", "profiler": "watch_profiler"}
-        notes = [
-            f"{said} {fig[f'{prefix[arm]}_ratio_{key}']:.3f}"
-            for arm, said in also.items()
-            if f"{prefix[arm]}_ratio_{key}" in fig
-        ]
-        row(
-            f"torchrun step watched, {what}, {fig[f'watch_rounds_{key}']} rounds",
-            f"{fig[f'watch_{key}_ms']:.2f} ms",
-            f"plain {fig[f'watch_plain_{key}_ms']:.2f} ms, ratio "
-            f"{fig[f'watch_ratio_{key}']:.3f}; " + "; ".join(notes),
-        )
-    if fig["watch_retries"]:
-        row("torchrun runs ending in torch's teardown abort", str(fig["watch_retries"]))
+def kind_benches() -> dict[str, ModuleType]:
+    """Each kind's benchmarks (its folder's ``bench`` package), by the names ``--only`` takes:
+    its ``NAMES``, ``TARGETS`` and ``run(name, fig, row, reps, smoke)``."""
+    return {name: part for part in registry.load_parts("bench").values() for name in part.NAMES}
 
 
 def main(quick: bool = False, only: str | None = None, smoke: bool = False) -> int:
-    chosen = [s.strip() for s in (only or ",".join(ALL)).split(",") if s.strip()]
-    unknown = set(chosen) - set(ALL)
+    benches = kind_benches()
+    every = (*CORE, *benches)
+    chosen = [s.strip() for s in (only or ",".join(every)).split(",") if s.strip()]
+    unknown = set(chosen) - set(every)
     if unknown:
         print(
-            f"ddp-viz bench: --only: unknown {sorted(unknown)}; choose from {ALL}", file=sys.stderr
+            f"ddp-viz bench: --only: unknown {sorted(unknown)}; choose from {every}",
+            file=sys.stderr,
         )
         return 2
     reps = 2 if quick else 5
@@ -374,10 +355,13 @@ def main(quick: bool = False, only: str | None = None, smoke: bool = False) -> i
                 f"{fig[f'{kind}_captured_step_ms'] / plain:.2f}; PyTorch's own Python "
                 f"allreduce_hook alone {fig[f'{kind}_python_hook_ratio']:.2f}",
             )
-    if "watch" in chosen:
-        _watch(fig, row, reps + 2, smoke)  # noisy: more rounds than the other parts
+    targets = dict(TARGETS)
+    for name, part in benches.items():
+        targets.update(part.TARGETS)
+        if name in chosen:
+            part.run(name, fig, row, reps, smoke)
     verdicts = {}
-    for key, (label, target) in TARGETS.items():
+    for key, (label, target) in targets.items():
         if key in fig:
             value = fig[key]
             limit = float(target.split()[1])

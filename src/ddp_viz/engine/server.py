@@ -97,14 +97,14 @@ class Engine:
         return 0
 
     def _tick(self) -> None:
-        watched: list[Any] = [self._commands_rx]
+        waitables: list[Any] = [self._commands_rx]
         for w in self.pool.workers:
             if w.alive:
-                watched += [w.conn, w.process.sentinel]
+                waitables += [w.conn, w.process.sentinel]
         timeout = 0.5
         if self.active and self.active.deadline is not None:
             timeout = max(0.0, min(timeout, self.active.deadline - time.monotonic()))
-        for obj in mpc.wait(watched, timeout=timeout):
+        for obj in mpc.wait(waitables, timeout=timeout):
             if obj is self._commands_rx:
                 self._on_command_line(self._commands_rx.recv())
             elif isinstance(obj, int):

@@ -3,7 +3,10 @@
 A folder ``<id>/`` holds everything one kind adds: ``__init__.py`` registers its
 :class:`~ddp_viz.model.registry.RunKind` (pure: no torch, no Qt), beside its events, its scene,
 its report; ``engine.py`` is what a rank runs (torch, no Qt); ``form.py`` its fields in the
-window (Qt, no torch). The core finds the folders by discovery and never imports one by name.
+window (Qt, no torch). A kind may also have a ``qt/`` package (more of the window: a run
+streamed in from outside, its page's own views and keys), a ``cli.py`` (subcommands of
+``ddp-viz``) and a ``bench/`` package (``ddp-viz bench`` targets); the watched kind has all three.
+The core finds the folders by discovery and never imports one by name.
 """
 
 import os

@@ -97,6 +97,8 @@ def lesson_for(scenario: dict) -> str:
     accumulation, a sampler, buckets, an MLP; the DDP pattern otherwise."""
     model = scenario.get("model", {})
     kind = registry.kind_of(scenario)
+    if kind is not None and kind.page is not None:  # a page of its own, outside the course
+        return kind.id
     if kind is not None and not kind.default:  # the first lesson of the kind it is about
         return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
     if model.get("kind") == "mlp":  # DDP training of an MLP: every parameter's gradient

@@ -76,16 +76,20 @@ class Lesson:
         """Does the lesson's run train a model of ddp-viz's (with a loss, a reference and a
         form to change it)? The all-reduce lesson's moves vectors only; a watched run trains
         the user's own script."""
-        kind = registry.get(self.kind) if self.kind else None
-        return kind.trains if kind is not None else self.scene != "watch"
+        kind = self.run_kind()
+        return kind.trains if kind is not None else True
 
     @property
     def plots(self) -> bool:
         """Does the window show plots beside it? A training run's loss and parameters, a
         watched run's arrivals at the all-reduce and parameters; nothing for the all-reduce
         lesson's vectors."""
-        kind = registry.get(self.kind) if self.kind else None
+        kind = self.run_kind()
         return kind.plots if kind is not None else True
+
+    def run_kind(self) -> registry.RunKind | None:
+        """The kind the lesson names, or (naming none) the kind whose scene it shows."""
+        return registry.get(self.kind) if self.kind else registry.kind_showing(self.scene)
 
     def lines_for(
         self, phase: str, scenario: Mapping[str, Any] | None = None, section: str = ""

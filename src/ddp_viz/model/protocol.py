@@ -14,9 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-# watch_events: a kind not yet moved into a folder of its own, imported so that its events
-# are defined
-from ddp_viz.model import launchspec, recording_format, registry, watch_events  # noqa: F401
+from ddp_viz.model import launchspec, recording_format, registry  # noqa: F401
 from ddp_viz.model.event_base import EVENT_TYPES, Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 

@@ -34,7 +34,6 @@ FORMAT = "ddp-viz-events"
 # version 3: the watch doctor's events (watch_beat, watch_hang, watch_rank_lost,
 # watch_non_finite, watch_digests); nothing older changed
 SCHEMA_VERSION = 3
-WATCHED = "watched"  # the lesson word of a watched run (its page, not a lesson of the course)
 HEADER_KIND = "recording"
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}

@@ -38,10 +38,15 @@ def _upgrade_0_to_1(obj: dict[str, Any]) -> dict[str, Any]:
     if obj.get("event") == "run_started":
         obj.setdefault("cores", 0)
         scenario = obj.get("scenario")
-        if not obj.get("params") and isinstance(scenario, dict) and not scenario.get("watched"):
+        if not obj.get("params") and isinstance(scenario, dict) and not _foreign(scenario):
             spec = ModelSpec.from_mapping(scenario.get("model", {"kind": "linear"}))
             obj["params"] = [{"name": p.name, "shape": list(p.shape)} for p in spec.parameters()]
     return obj
+
+
+def _foreign(scenario: dict[str, Any]) -> bool:
+    """Does a run of ``scenario`` train a model not of ddp-viz's (its ``[model]`` says nothing)?"""
+    return any(k.foreign_model and k.owns(scenario) for k in registry.kinds())
 
 
 def _upgrade_1_to_2(obj: dict[str, Any]) -> dict[str, Any]:

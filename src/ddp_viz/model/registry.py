@@ -9,7 +9,8 @@ quantities and its form's field names. The core loops over :func:`kinds` and nam
 
 Its engine part (torch) and its form (Qt) sit in the same folder as ``engine.py`` and
 ``form.py``; the engine and the window load them through their own registries, so this module
-imports neither torch nor Qt.
+imports neither torch nor Qt. The window, the command line and the bench find a kind's
+``qt``, ``cli`` and ``bench`` parts the same way (:func:`load_parts`).
 """
 
 from __future__ import annotations
@@ -135,6 +136,43 @@ class RunKind:
     trains: bool = True
     # the lessons' plots have nothing to show for a run of this kind
     plots: bool = True
+    # the run's model is not one of ddp-viz's (a user's own script): the scenario's ``[model]``
+    # says nothing of its parameters
+    foreign_model: bool = False
+    # a part of the record made with the record it folds into (it reads the record's steps,
+    # and may thin the record's history as it grows), kept under the kind's id
+    record_part: Callable[[RunRecord], RecordPart] | None = None
+    # False: the kind's scenes show none of the run's numbers, so the record does not measure
+    # the widest of them for the stage
+    stage_values: bool = True
+    # a step is complete once every rank reported it as this kind's ranks do (None: the
+    # core's rule, every rank that trains it reported all of it)
+    step_reported: Callable[[RunRecord, StepRecord], bool] | None = None
+    # the run's length is not known in advance: the views follow its newest step
+    follow_latest: bool = False
+    # while its run streams and the view follows the newest step, the stage is rebuilt when
+    # the newest complete step changes and otherwise at most this often (None: every refresh)
+    stage_every_ms: float | None = None
+    # its scenes show a step whole, as the ranks reported it: the player moves a step at a time
+    whole_steps: bool = False
+    # the steps the run made, counting those its part no longer holds (None: the record's
+    # complete steps)
+    steps_done: Callable[[RunRecord], int] | None = None
+    # the status line's words for how long the run took (None: the run's elapsed seconds)
+    elapsed: Callable[[RunRecord], str] | None = None
+    # where each rank runs (rank -> host), when the kind's ranks report it (the process
+    # table's last column shows hosts, not rows)
+    rank_hosts: Callable[[RunRecord], dict[int, str]] | None = None
+    # the ranks whose training is over while the run is not (each sent its last word)
+    ranks_done: Callable[[RunRecord], set[int]] | None = None
+    # the commands that record a run of this kind, besides ``ddp-viz run`` (the docs and the
+    # help of ``--open`` name them)
+    records: tuple[str, ...] = ()
+    # the folder under ``assets/`` of the page a run of this kind opens on, outside the course;
+    # a recording of such a run names the kind's id as its lesson
+    page: str | None = None
+    # what a run on that page is, for the docs ("your own script under `ddp-viz watch`")
+    page_note: str = ""
 
     def owns(self, scenario: Mapping[str, Any]) -> bool:
         """Is a run of this scenario (a mapping, as ``run_started`` carries it) of this kind?"""
@@ -146,6 +184,17 @@ class RunKind:
         """Is a run of this scenario (also) of this kind: does the kind fold its part of the
         record and add its engine part to the run?"""
         return self.every_run or self.owns(scenario)
+
+
+@dataclass(frozen=True)
+class CommandHost:
+    """What ``ddp-viz`` does for a kind's own subcommand (its folder's ``cli.py``, whose
+    ``run(args, host)`` gets this): the window's arguments as ``ddp-viz ARGV`` parses them,
+    opening the window with such arguments (its exit code), and whether a window can open."""
+
+    window_args: Callable[[list[str]], Any]  # an argparse.Namespace
+    open_window: Callable[[Any], int]
+    has_display: Callable[[], bool]
 
 
 class DuplicateKind(ValueError):
@@ -251,6 +300,18 @@ def kind_of(scenario: Mapping[str, Any]) -> RunKind | None:
         return tabled
     claiming = [k for k in kinds() if k.table is None and k.owns(scenario)]
     return max(claiming, key=lambda k: k.precedence, default=None)
+
+
+def page_of(lesson: str) -> str | None:
+    """The page folder of the kind whose id is ``lesson`` (a recording's header names it for
+    a run with a page of its own), or None for a lesson of the course."""
+    kind = get(lesson)
+    return kind.page if kind is not None else None
+
+
+def kind_showing(scene: str) -> RunKind | None:
+    """The kind whose scenes include ``scene`` (a lesson that names no kind shows it)."""
+    return next((k for k in kinds() if scene in k.scenes), None)
 
 
 def tables() -> dict[str, type[TableSpec]]:

@@ -18,9 +18,6 @@ from ddp_viz.model.cursor import shown
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
-from ddp_viz.model.watched import is_watched
-from ddp_viz.model.watched_history import complete_count
-from ddp_viz.model.watched_steps import watched_elapsed
 
 FOLLOW_LATEST_ABOVE = 30  # runs longer than this stream in fast mode (follow the newest step)
 
@@ -297,9 +294,9 @@ class SessionController:
                 self._bind_prediction(run)
                 self._set_run_state(RunState.RUNNING)
                 self.view.show_run_started(self.record)
-                # a long run, or a watched one (its length unknown): show the latest step
+                # a long run, or one whose length is not known in advance: the latest step
                 long = self.record.steps_planned > FOLLOW_LATEST_ABOVE
-                self.follow_latest = long or bool(self.record.scenario.get("watched"))
+                self.follow_latest = long or any(k.follow_latest for k in self.record.kinds())
                 self.view.show_follow_latest(self.follow_latest)
                 self.view.show_status(f"Run {run}: {self.record.world_size} rank(s) training…")
             case _:
@@ -359,8 +356,17 @@ def status_text(rec: RunRecord) -> str:
     return f"{rec.note} {text}" if rec.note_first else f"{text} {rec.note}"
 
 
+def steps_done(rec: RunRecord) -> int:
+    """The complete steps the run made, as its kind counts them (a part that thinned the
+    record's history still counts the steps it emptied)."""
+    for kind in rec.kinds():
+        if kind.steps_done is not None:
+            return kind.steps_done(rec)
+    return len(rec.complete_steps())
+
+
 def _status_text(rec: RunRecord) -> str:
-    done = complete_count(rec)  # a long watched run's thinned steps too
+    done = steps_done(rec)
     for kind in rec.kinds():
         line = kind.status(rec) if kind.status is not None else None
         if line is not None:
@@ -379,8 +385,9 @@ def _status_text(rec: RunRecord) -> str:
             else ", ✗ average ≠ full batch (see the stage for why)"
         )
         elapsed = f" in {rec.elapsed_s:.3f} s" if rec.elapsed_s is not None else ""
-        if is_watched(rec):  # its elapsed time is the launcher's too: say which is which
-            elapsed = watched_elapsed(rec)
+        for kind in rec.kinds():
+            if kind.elapsed is not None:  # a kind's own words (what its time includes)
+                elapsed = kind.elapsed(rec)
         return (
             f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
             f"{agree}{full}."

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from ddp_viz.model import protocol, registry, step_memo, watched_history
+from ddp_viz.model import protocol, registry, step_memo
 
 # re-exported: the views and tests take the cursor from here, beside the record it walks
 from ddp_viz.model.cursor import PHASES as PHASES
@@ -212,8 +212,7 @@ class RunRecord:
             self.params = _param_infos(event)
             self._kinds = [k for k in registry.kinds() if k.folds(event.scenario)]
             self.parts = {k.id: k.part() for k in self._kinds if k.part is not None}
-            if event.scenario.get("watched"):  # its history bounded (model.watched_history)
-                self.parts[watched_history.HISTORY] = watched_history.History(self)
+            self.parts |= {k.id: k.record_part(self) for k in self._kinds if k.record_part}
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -250,7 +249,7 @@ class RunRecord:
                 self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
                 self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
-        if watched_history.HISTORY not in self.parts:  # the watched page draws no DDP stage
+        if all(k.stage_values for k in self._kinds):
             self.value_chars = max(self.value_chars, _value_chars(event))
         for part in self.parts.values():
             part.apply(event)
@@ -275,6 +274,10 @@ class RunRecord:
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
 
     @property
+    def foreign_model(self) -> bool:  # a model not of ddp-viz's: a user's own script's
+        return any(k.foreign_model for k in self._kinds)
+
+    @property
     def cores(self) -> int:
         """The CPU cores the ranks could run on, as the engine counted them (0: not recorded)."""
         start = self.events[0] if self.events else None
@@ -282,7 +285,7 @@ class RunRecord:
 
     def steps_total(self) -> int:
         """The run's length as every view states it ("step 7 of N"): the steps planned (or
-        seen, for a watched run), and for a run that ended early, the steps it completed."""
+        seen, when not known in advance), and for a run that ended early, the steps it made."""
         if self.done and self.status != RunStatus.FINISHED:  # cancelled or failed
             return max(1, self.complete_prefix())
         return max(self.steps_planned, len(self.steps))
@@ -302,8 +305,9 @@ class RunRecord:
     def _step_complete(self, n: int) -> bool:
         """Every rank that trains step ``n`` reported it (a kind of run may say some do not)."""
         st = self.steps[n]
-        if self.scenario.get("watched"):  # a watched step may report its timings alone
-            return len(st.ranks) == self.world_size and all(rs.spans for rs in st.ranks.values())
+        for kind in self._kinds:
+            if kind.step_reported is not None:
+                return kind.step_reported(self, st)
         for kind in self._kinds:
             if kind.step_ranks is not None:
                 expected = kind.step_ranks(self, n)
@@ -323,7 +327,7 @@ class RunRecord:
         if self.initial:
             return self.initial[min(self.initial)]
         linear = self.scenario.get("model", {}).get("kind", "linear") == "linear"
-        if linear and len(self.params) == 2 and not self.scenario.get("watched"):
+        if linear and len(self.params) == 2 and not self.foreign_model:
             first, second = (p.name for p in self.params)  # nn.Linear(1, 1)'s two parameters
             return {
                 first: [float(self.scenario.get("init_weight", math.nan))],
@@ -355,7 +359,7 @@ class RunRecord:
             return {"ranks_agree": None, "average_is_full_batch": None}
         # the reference runs at some steps only (model.reference): judge those, not the others
         checked = [s.average_is_full_batch() for s in steps if s.reference is not None]
-        # a watched step that reported its timings alone has no parameters to compare
+        # a step whose ranks reported their timings alone has no parameters to compare
         agree = [a for a in (s.ranks_agree() for s in steps) if a is not None]
         return {
             "ranks_agree": all(agree) if agree else None,

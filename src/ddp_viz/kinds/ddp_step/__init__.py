@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ddp_viz.kinds.ddp_step.scene import build
+from ddp_viz.model import registry
 from ddp_viz.model.registry import RunKind, register
 
 KIND = "ddp_step"
@@ -22,8 +23,8 @@ KIND = "ddp_step"
 
 def claims(scenario: Mapping[str, Any]) -> bool:
     """Every run ddp-viz trains itself takes the DDP step (a kind's table may replace the
-    run); a watched script's run is the script's own."""
-    return not scenario.get("watched")
+    run); a run of a model not ddp-viz's (a user's own script) is that script's."""
+    return not any(k.foreign_model and k.owns(scenario) for k in registry.kinds())
 
 
 register(

@@ -1,8 +1,8 @@
 """Stage scenes: pure functions from a recorded run and a position to a :class:`StageFrame`.
 
 A lesson names its scene in ``lesson.toml``; the Qt stage draws whatever frame the scene
-builds. The scenes here are the core's; a kind of run brings its own (its folder's
-``RunKind.scenes``), found through :mod:`ddp_viz.model.registry`.
+builds. Every scene is a kind of run's (its folder's ``RunKind.scenes``), found through
+:mod:`ddp_viz.model.registry`.
 """
 
 from __future__ import annotations
@@ -13,27 +13,17 @@ from ddp_viz.model import registry
 from ddp_viz.model.frame import StageFrame
 from ddp_viz.model.scenes.base import empty_frame
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.watch import build as build_watch
 from ddp_viz.model.timeline import PHASES, Cursor, RunRecord
 
 SceneBuilder = Callable[[RunRecord | None, Cursor, float, SceneContext], StageFrame]
 
-CORE_SCENES: dict[str, SceneBuilder] = {
-    "watch": build_watch,  # a watched run: your own script under ddp-viz watch
-}
-DDP_WORDS = ("shards", "local", "all-reduce", "step")
 # the toolbar's word for each phase: DDP's step for the training scenes, unless a scene has its own
-CORE_PHASE_WORDS: dict[str, tuple[str, ...]] = {
-    # the scenes whose phases the stage titles in words of their own (each scene's TITLES)
-    "watch": ("as reported",) * 4,  # one position per step (whole_steps)
-}
-# the scenes that show a step whole, as the ranks reported it: no phases to step through
-WHOLE_STEP_SCENES = frozenset({"watch"})
+DDP_WORDS = ("shards", "local", "all-reduce", "step")
 
 
 def scenes() -> dict[str, SceneBuilder]:
-    """Every scene by name: the core's and every kind's."""
-    out = dict(CORE_SCENES)
+    """Every scene by name: every kind's."""
+    out: dict[str, SceneBuilder] = {}
     for kind in registry.kinds():
         out.update(kind.scenes)
     return out
@@ -49,12 +39,12 @@ def phase_words(scene: str) -> tuple[str, ...]:
     for kind in registry.kinds():
         if scene in kind.phase_words:
             return kind.phase_words[scene]
-    return CORE_PHASE_WORDS.get(scene, DDP_WORDS)
+    return DDP_WORDS
 
 
 def whole_steps(scene: str) -> bool:
     """Whether the player moves ``scene`` a whole step at a time (Right: the next step)."""
-    return scene in WHOLE_STEP_SCENES
+    return any(k.whole_steps and scene in k.scenes for k in registry.kinds())
 
 
 def stage_frame(

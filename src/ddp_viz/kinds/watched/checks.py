@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddp_viz.model.event_base import Event
-from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watch_doctor import hang_lines, lost_text
-from ddp_viz.model.watch_events import (
+from ddp_viz.kinds.watched.doctor import hang_lines, lost_text
+from ddp_viz.kinds.watched.events import (
     WatchDigests,
     WatchHang,
     WatchNonFinite,
     WatchRankLost,
 )
-from ddp_viz.model.watched_steps import stragglers_with_waits, typical_step_s
+from ddp_viz.kinds.watched.steps import stragglers_with_waits, typical_step_s
+from ddp_viz.model.event_base import Event
+from ddp_viz.model.timeline import RunRecord
 
 PART = "watched.doctor"  # the record's part that folds them
 MAX_NAMES = 6  # tensors named in one line; the rest are counted

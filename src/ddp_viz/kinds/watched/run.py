@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ddp_viz.kinds.watched.events import WatchDropped, WatchedRank
 from ddp_viz.model.arrivals import arrivals, last_to_arrive
 from ddp_viz.model.event_base import Event
 from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
-from ddp_viz.model.watch_events import WatchDropped, WatchedRank
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def is_watched(rec: RunRecord) -> bool:
 
 def seen_steps(rec: RunRecord) -> int:
     """Steps any rank reported (timings at least; a watched record's from its history)."""
-    from ddp_viz.model.watched_history import HISTORY, History
+    from ddp_viz.kinds.watched.history import HISTORY, History
 
     part = rec.parts.get(HISTORY)
     if isinstance(part, History):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Union
 
-from ddp_viz.model import watch_wire as wire
+from ddp_viz.kinds.watched import wire
 
 CONNECT_S = 3.0
 QUEUE_LINES = 4096

@@ -19,21 +19,22 @@ from pathlib import Path
 from typing import TextIO
 
 import ddp_viz
-from ddp_viz.model import protocol
-from ddp_viz.model import watch_wire as wire
-from ddp_viz.model.recording_format import WATCHED, header
-from ddp_viz.model.timeline import RunRecord
-from ddp_viz.model.watch_checks import findings, straggler_text
-from ddp_viz.model.watch_events import (
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.checks import findings, straggler_text
+from ddp_viz.kinds.watched.events import (
+    KIND,
     WatchDigests,
     WatchHang,
     WatchNonFinite,
     WatchRankLost,
     WatchSummary,
 )
-from ddp_viz.model.watched_history import HISTORY, History, complete_count, recorded
-from ddp_viz.watch.listener import RUN, Listener, Sink
-from ddp_viz.watch.relay import Relay
+from ddp_viz.kinds.watched.history import HISTORY, History, complete_count, recorded
+from ddp_viz.kinds.watched.watch.listener import RUN, Listener, Sink
+from ddp_viz.kinds.watched.watch.relay import Relay
+from ddp_viz.model import protocol
+from ddp_viz.model.recording_format import header
+from ddp_viz.model.timeline import RunRecord
 
 BOOT = Path(__file__).parent / "boot"
 DRAIN_S = 5.0  # after the command ends: how long the last connections may take to close
@@ -75,7 +76,7 @@ class Recorder:
         self.path = record
         self.file = open(record, "w", encoding="utf-8") if record else None  # noqa: SIM115
         if self.file is not None:
-            self.file.write(protocol.encode(header(WATCHED)) + "\n")
+            self.file.write(protocol.encode(header(KIND)) + "\n")
         self.t0 = time.monotonic()
 
     def __call__(self, event: protocol.Event) -> None:

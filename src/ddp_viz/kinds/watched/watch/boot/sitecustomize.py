@@ -8,7 +8,7 @@ if os.environ.get("DDP_VIZ_ADDR"):
     if home and home not in sys.path:
         sys.path.append(home)  # last: the script's own packages come first
     try:
-        from ddp_viz.watch.bootstrap import install
+        from ddp_viz.kinds.watched.watch.bootstrap import install
 
         install()
     except Exception as exc:  # never stop the user's program

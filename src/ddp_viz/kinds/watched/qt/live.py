@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ddp_viz.kinds.watched.watch.command import stop_command, watch_live
+from ddp_viz.kinds.watched.watch.relay import Relay
 from ddp_viz.model import protocol
-from ddp_viz.watch.command import stop_command, watch_live
-from ddp_viz.watch.relay import Relay
 
 DRAIN_EVERY_MS = 16
 DRAIN_BUDGET_S = 0.006  # per timer tick: painting keeps its share of the thread

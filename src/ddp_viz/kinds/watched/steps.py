@@ -2,7 +2,7 @@
 on average, each rank's step times, every tensor's gradient norms, and how long the training
 itself took. What the watched page and its tables show; every number is a recorded one.
 
-Times are the listener's clock (see :mod:`ddp_viz.model.watched`).
+Times are the listener's clock (see :mod:`ddp_viz.kinds.watched.run`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddp_viz.model import watched_history
+from ddp_viz.kinds.watched import history as watched_history
+from ddp_viz.kinds.watched.run import averages_identical
 from ddp_viz.model.arrivals import last_to_arrive
 from ddp_viz.model.step_memo import rank_norms
 from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
-from ddp_viz.model.watched import averages_identical
 
 
 @dataclass(frozen=True)

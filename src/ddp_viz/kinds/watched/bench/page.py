@@ -2,7 +2,7 @@
 Qt window's 16 ms timer over the same seconds (the same machine load): the page stays
 responsive when its frame p99 is within twice the bare timer's.
 
-    python -m ddp_viz.bench.watch_page [--projector] [--size WxH] -- COMMAND…
+    python -m ddp_viz.kinds.watched.bench.page [--projector] [--size WxH] -- COMMAND…
 
 prints one JSON line: the page's frame p50 and p99, the bare timer's p99, their ratio, and the
 run's steps and ranks. The page runs offscreen (``QT_QPA_PLATFORM`` as set, ``offscreen``
@@ -31,7 +31,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.app import start_live_watch
+    from ddp_viz.kinds.watched.qt import start_live
     from ddp_viz.model.scenario import default_scenario
 
     app = QApplication(sys.argv[:1])
@@ -44,7 +44,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
     window.start()
     args = SimpleNamespace(watch_cmd=command, record=None, budget=None, listen="127.0.0.1:0")
     result: dict[str, Any] = {"code": 0}
-    live = start_live_watch(window, args, result)
+    live = start_live(window, args, result)
     ticks: list[float] = []
     frames = QTimer(interval=16)
     frames.timeout.connect(lambda: ticks.append(time.monotonic()))
@@ -95,7 +95,7 @@ def measure(command: list[str], projector: bool = False, size: str = "1280x800")
     try:
         assert floor.stdout is not None
         floor.stdout.readline()  # TICKING: the bare window is up
-        me = [sys.executable, "-m", "ddp_viz.bench.watch_page", "--page", "--size", size]
+        me = [sys.executable, "-m", "ddp_viz.kinds.watched.bench.page", "--page", "--size", size]
         me += ["--projector"] if projector else []
         run = subprocess.run([*me, "--", *command], capture_output=True, text=True, env=env,
                              timeout=900)  # fmt: skip
@@ -112,7 +112,7 @@ def measure(command: list[str], projector: bool = False, size: str = "1280x800")
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ddp_viz.bench.watch_page")
+    parser = argparse.ArgumentParser(prog="python -m ddp_viz.kinds.watched.bench.page")
     parser.add_argument("--page", action="store_true", help="(internal) be the page's process")
     parser.add_argument("--projector", action="store_true")
     parser.add_argument("--size", default="1280x800")

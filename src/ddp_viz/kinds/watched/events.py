@@ -8,6 +8,10 @@ from typing import ClassVar, TypedDict
 
 from ddp_viz.model.event_base import Event
 
+# the kind's id: the lesson word a watched run's recording names (its page, not a lesson of
+# the course)
+KIND = "watched"
+
 
 @dataclass(frozen=True)
 class WatchedRank(Event):
@@ -105,7 +109,7 @@ class StuckRank(_StuckKeys, total=False):
 @dataclass(frozen=True)
 class WatchHang(Event):
     """No rank moved for ``stalled_s`` (the threshold was ``threshold_s``): where each rank
-    was. :mod:`ddp_viz.model.watch_doctor` says it in words."""
+    was. :mod:`ddp_viz.kinds.watched.doctor` says it in words."""
 
     kind: ClassVar[str] = "watch_hang"
     run: int

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from ddp_viz.kinds.watched.steps import BucketTime, bucket_times, size_text
 from ddp_viz.model.frame import Align, Font, Rect
 from ddp_viz.model.scenes.base import StepFrameBuilder
-from ddp_viz.model.watched_steps import BucketTime, bucket_times, size_text
 
 MIN_CHART_PX = 80.0  # narrower than this, the bars say nothing: the rows keep their numbers
 

@@ -20,12 +20,13 @@ import traceback
 from collections import deque
 from collections.abc import Callable
 
+import ddp_viz
+from ddp_viz.kinds.watched.doctor import hang_threshold, threshold_from_env
+from ddp_viz.kinds.watched.events import WatchBeat
+from ddp_viz.kinds.watched.watch.calls import CALLS
 from ddp_viz.model import protocol
-from ddp_viz.model.watch_doctor import hang_threshold, threshold_from_env
-from ddp_viz.model.watch_events import WatchBeat
-from ddp_viz.watch.calls import CALLS
 
-_OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # ddp_viz's frames
+_OURS = os.path.dirname(os.path.abspath(ddp_viz.__file__)) + os.sep  # ddp_viz's frames
 BEAT_S = 0.5
 STACK_FRAMES = 12  # the innermost frames of a stack; a rank's stack is read only when stuck
 RUN = 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Any
 
+from ddp_viz.kinds.watched.events import KIND
 from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.arrivals import last_to_arrive
 
@@ -31,7 +32,7 @@ CHUNK = 500
 # 2nd step's, past twice that every 4th, and so on: a doubling of the run adds as many lines as
 # the first RECORD_ALL / 2 steps, so 100,000 steps write about 27,000 steps' lines, not all.
 RECORD_ALL = 10_000
-HISTORY = "watched.history"  # the record's part (RunRecord.parts)
+HISTORY = KIND  # the record's part (RunRecord.parts): the kind's own, under its id
 # a step's events that the emptied steps no longer need (the rest: the run's own, the doctor's)
 STEP_EVENTS = (protocol.LocalGrad, protocol.AveragedGrad, protocol.Params, protocol.Timing)
 

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import math
 
-from ddp_viz.model.arrivals import arrivals, last_to_arrive
-from ddp_viz.model.frame import Align, Font, StageFrame, fmt, wrap_lines
-from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
-from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.scenes.watch_buckets import BucketRows
-from ddp_viz.model.timeline import Cursor, RunRecord
-from ddp_viz.model.watch_checks import findings, straggler_text
-from ddp_viz.model.watched import averages_identical, latest_full, places, seen_steps
-from ddp_viz.model.watched_steps import (
+from ddp_viz.kinds.watched.checks import findings, straggler_text
+from ddp_viz.kinds.watched.run import averages_identical, latest_full, places, seen_steps
+from ddp_viz.kinds.watched.scene_buckets import BucketRows
+from ddp_viz.kinds.watched.steps import (
     TensorRow,
     latest_step_time,
     mean_step_time,
     stragglers_with_waits,
     telling_rows,
 )
+from ddp_viz.model.arrivals import arrivals, last_to_arrive
+from ddp_viz.model.frame import Align, Font, StageFrame, fmt, wrap_lines
+from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
+from ddp_viz.model.scenes.context import SceneContext
+from ddp_viz.model.timeline import Cursor, RunRecord
 
 MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
 MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ddp_viz.bench.stats import rotated
-from ddp_viz.watch.command import watched_env
+from ddp_viz.kinds.watched.watch.command import watched_env
 
 SCRIPT = Path(__file__).with_name("watched_train.py")
 BIN = Path(sys.executable).parent

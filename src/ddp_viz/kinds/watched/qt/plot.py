@@ -5,11 +5,15 @@ unnamed curves; one norm per rank reads at any size and the ranks' colours name 
 
 from __future__ import annotations
 
+from ddp_viz.kinds.watched.run import after_first_ms
+from ddp_viz.kinds.watched.steps import gradient_norms
 from ddp_viz.model.timeline import RunRecord, StepRecord
-from ddp_viz.model.watched import after_first_ms
-from ddp_viz.model.watched_steps import gradient_norms
 
 AVERAGE = "pavg"  # the averaged gradient's norm: a curve of the parameter plot's group
+# the loss plot's place: each rank's arrival at the all-reduce (a straggler's line on top)
+LOSS_TITLE = "Arrival at the all-reduce<br>(ms after the first rank)"
+LOSS_LABEL = "ms"
+HOLD_FROM = "allreduce"  # a step's first points show once its all-reduce has been shown
 
 
 def title(record: RunRecord) -> str:

@@ -30,13 +30,13 @@ import torch
 import torch.distributed as dist
 
 from ddp_viz.engine.tensors import encode_all
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.events import WatchDropped
+from ddp_viz.kinds.watched.watch import calls, checks
+from ddp_viz.kinds.watched.watch.calls import CALLS, call_site
+from ddp_viz.kinds.watched.watch.heartbeat import Heartbeat
+from ddp_viz.kinds.watched.watch.sender import Sender
 from ddp_viz.model import protocol
-from ddp_viz.model import watch_wire as wire
-from ddp_viz.model.watch_events import WatchDropped
-from ddp_viz.watch import calls, checks
-from ddp_viz.watch.calls import CALLS, call_site
-from ddp_viz.watch.heartbeat import Heartbeat
-from ddp_viz.watch.sender import Sender
 
 RUN = 1  # a listener records one watched run
 # A host's clock as this rank reads it. DDP_VIZ_CLOCK_SKEW_S moves it, so that tests on one

@@ -1,6 +1,6 @@
 """The listener: where watched ranks send their events (asyncio; no torch, no Qt).
 
-Every connection must prove the token (see :mod:`ddp_viz.model.watch_wire`) within
+Every connection must prove the token (see :mod:`ddp_viz.kinds.watched.wire`) within
 ``HANDSHAKE_S`` before a single event is read. After that each line is at most
 ``MAX_LINE_BYTES`` and must decode as an event of the stream about the rank that proved
 itself; anything else is refused (the connection) or counted (the line), never raised. Times
@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
+from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.doctor import Doctor, threshold_from_env
+from ddp_viz.kinds.watched.events import WatchBeat, WatchDropped, WatchedRank
 from ddp_viz.model import protocol
-from ddp_viz.model import watch_wire as wire
 from ddp_viz.model.fieldcheck import ProtocolError
-from ddp_viz.model.watch_doctor import Doctor, threshold_from_env
-from ddp_viz.model.watch_events import WatchBeat, WatchDropped, WatchedRank
 
 RUN = 1
 CHECK_S = 0.25  # how often the doctor asks whether any rank moved (a hang is named within 2 s)

@@ -25,7 +25,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from ddp_viz.model.watch_events import CommCall
+import ddp_viz
+from ddp_viz.kinds.watched.events import CommCall
 
 # every public function of torch.distributed that another rank must match
 OPS = (
@@ -39,7 +40,7 @@ MAX_SIZES = 4  # shapes kept per call (a list of 64 tensors: its first four, and
 # frames of these folders are not the script's: torch's, and ddp-viz's own
 _SKIP = (
     os.path.dirname(torch.__file__ or "") + os.sep,
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+    os.path.dirname(os.path.abspath(ddp_viz.__file__)) + os.sep,
 )
 
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ddp_viz.model.watch_events import (
+from ddp_viz.kinds.watched.events import (
     CommCall,
     StuckRank,
     WatchBeat,

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from ddp_viz._qt.window_layout import apply_split_proportions
+from ddp_viz.kinds.watched.run import is_watched, latest_full
+from ddp_viz.kinds.watched.steps import bucket_times, size_text, tensor_rows
 from ddp_viz.model.frame import fmt
 from ddp_viz.model.timeline import Cursor, RunRecord
-from ddp_viz.model.watched import is_watched, latest_full
-from ddp_viz.model.watched_steps import bucket_times, size_text, tensor_rows
 
 Cell = tuple[str, float | str]  # what a cell shows, and what it sorts by
 

@@ -10,7 +10,7 @@
   optimizer. The first finding stops the checking: after that, nothing.
 - **Digests.** On the steps captured in full, every parameter and buffer is copied as the
   module's forward begins (after DDP's buffer broadcast); the sender's thread turns the copies
-  into CRC-32s of their bytes (:class:`~ddp_viz.model.watch_events.WatchDigests`), which the
+  into CRC-32s of their bytes (:class:`~ddp_viz.kinds.watched.events.WatchDigests`), which the
   listener's side compares across ranks.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from ddp_viz.model.watch_events import WatchDigests, WatchNonFinite
+from ddp_viz.kinds.watched.events import WatchDigests, WatchNonFinite
 
 RUN = 1
 

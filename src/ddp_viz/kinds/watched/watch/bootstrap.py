@@ -30,7 +30,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         def exec_module(module: ModuleType) -> None:
             run(module)
             try:
-                from ddp_viz.watch.capture import patch
+                from ddp_viz.kinds.watched.watch.capture import patch
 
                 patch(module)
             except Exception as exc:  # the script runs unwatched rather than not at all
@@ -42,7 +42,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def install() -> None:
     if TARGET in sys.modules:  # already imported (rare): patch it now
-        from ddp_viz.watch.capture import patch
+        from ddp_viz.kinds.watched.watch.capture import patch
 
         patch(sys.modules[TARGET])
     elif not any(isinstance(f, _Finder) for f in sys.meta_path):
