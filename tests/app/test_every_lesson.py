@@ -1,10 +1,14 @@
-"""Every lesson of the course runs headless from its own folder: ``ddp-viz run --lesson ID
---json`` ends well, every line it prints is strict JSON valid against ``ddp-viz schema`` (the
-first one the header naming the lesson), and the report made from those lines says the run's
-verdict.
+"""Every lesson of the course runs headless from its own folder: the scenario ``ddp-viz run
+--lesson ID --json`` loads (the command line's own parser and loader) runs on a real engine and
+ends well, every line of its recording (the header naming the lesson, then each line as the
+engine wrote it, which ``--json`` passes on unread) is strict JSON valid against ``ddp-viz
+schema``, and the report made from those lines says the run's verdict.
 
-One real run per lesson serves both checks (each lesson's run is the slow part), and each lesson
-is its own test so the workers share them. The verdicts of each kind are checked in depth by the
+The runs share the test worker's warm engine (the ``engine`` fixture): a ``ddp-viz run`` per
+lesson paid an engine's cold start eleven times over, most of each test's time. The command
+line itself, as a process, is ``test_cli.py``'s (``test_run_json_is_the_event_stream`` and the
+exit-status tests). One real run per lesson serves both checks, and each lesson is its own test
+so the workers share them. The verdicts of each kind are checked in depth by the
 kind's own tests (``tests/kinds/<kind>/``); here it is enough that each lesson's default run
 reaches its verdict at all.
 """
@@ -12,18 +16,16 @@ reaches its verdict at all.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from ddp_viz.model import protocol
 from ddp_viz.model.course import load_course
-from ddp_viz.model.recording_format import SCHEMA_VERSION
+from ddp_viz.model.recording_format import SCHEMA_VERSION, header
 from ddp_viz.model.report import run_report
 from ddp_viz.model.schema import schema
-from ddp_viz.model.timeline import RunRecord
+from ddp_viz.model.timeline import RunRecord, RunStatus
 
 # What each lesson's report says when its run went as the lesson tells it. A lesson of DDP
 # training says the ranks agreed; the others say their own verdict.
@@ -73,24 +75,24 @@ def test_every_lesson_has_a_verdict_to_look_for() -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("lesson_id", load_course().ids)
 def test_every_lesson_runs_headless_and_records_valid_json(
-    lesson_id: str, validator: Draft202012Validator, tmp_path
+    lesson_id: str, validator: Draft202012Validator, tmp_path, engine
 ) -> None:
-    res = subprocess.run(
-        [sys.executable, "-m", "ddp_viz", "run", *_args(lesson_id, tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=280,
-    )
-    assert res.returncode == 0, (lesson_id, res.stderr)
-    lines = [json.loads(x, parse_constant=_reject) for x in res.stdout.splitlines()]
+    from ddp_viz.cli import build_parser
+    from ddp_viz.options import load_scenario
+
+    scenario = load_scenario(build_parser().parse_args(["run", *_args(lesson_id, tmp_path)]))
+    out = [protocol.encode(header(lesson_id))]  # what cmd_run writes first
+    out += [line.decode() for _, line in engine.run_with_lines(scenario, timeout=240)]
+    lines = [json.loads(x, parse_constant=_reject) for x in out]
     assert lines[0]["event"] == "recording" and lines[0]["lesson"] == lesson_id
     assert lines[0]["schema"] == SCHEMA_VERSION
     for n, line in enumerate(lines, start=1):
         errors = sorted(validator.iter_errors(line), key=str)
         assert not errors, f"line {n}: {errors[0].message}"
     rec = RunRecord()
-    for text in res.stdout.splitlines()[1:]:
+    for text in out[1:]:
         rec.apply(protocol.decode(text))
+    assert rec.status is RunStatus.FINISHED, (lesson_id, rec.reason)
     report = run_report(rec)
     for needle in VERDICTS.get(lesson_id, (TRAINING_VERDICT,)):
         assert needle in report, (lesson_id, needle, report)
