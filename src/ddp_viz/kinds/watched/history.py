@@ -115,6 +115,8 @@ def thin(rec: RunRecord, part: History) -> None:
     """Empty the steps older than the newest ``KEEP_STEPS`` (but every stride-th),
     once ``CHUNK`` of them wait; never a step the page has not taken in yet (steps past the
     complete prefix, as while a rank hangs, stay whole)."""
+    if len(rec.steps) - KEEP_STEPS - part.thinned < CHUNK:
+        return  # nothing to do whatever the complete prefix, which is dearer to find
     upto = min(len(rec.steps) - KEEP_STEPS, rec.complete_prefix())
     if upto - part.thinned < CHUNK:
         return
