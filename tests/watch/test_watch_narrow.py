@@ -73,3 +73,40 @@ def test_eight_ranks_norms_that_do_not_fit_show_the_smallest_and_largest_rank() 
     # wide enough, a column per rank as before
     _, wide = frame(3, w=1900, h=900, events=events)
     assert any(k.startswith("rank7.local.") for k in wide.numbers())
+
+
+def _paragraph(f, key: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The lines of the paragraph whose first line carries ``key``: that line and the unkeyed
+    lines right below it at its left edge."""
+    first = f.text_with_key(key)
+    below = sorted((t for t in f.texts if t.box.x == first.box.x), key=lambda t: t.box.y)
+    out, y = [first.text], first.box.y
+    for t in below:
+        if t.box.y > y and not t.key and t.box.y - y < first.box.h * 1.6:
+            out.append(t.text)
+            y = t.box.y
+        elif t.box.y > y:
+            break
+    return out
+
+
+def test_a_paragraph_the_stage_ends_in_says_so_instead_of_stopping_mid_sentence() -> None:
+    """Eight ranks on a short projector stage: the "last to the all-reduce" paragraph was cut
+    at the stage's edge after "…; 5", its last words never drawn and nothing saying so."""
+    events = _eight_ranks()
+    _, tall = frame(3, w=700, h=3000, events=events, theme="projector")
+    whole = _paragraph(tall, "stragglers")
+    assert len(whole) >= 2, whole  # wraps, so a height can end inside it
+    cut = 0
+    for height in range(200, 1400, 8):
+        _, f = frame(3, w=700, h=height, events=events, theme="projector")
+        if f.text_with_key("stragglers") is None:
+            continue
+        shown = _paragraph(f, "stragglers")
+        if len(shown) < len(whole):
+            cut += 1
+            assert shown[:-1] == whole[: len(shown) - 1], height
+            assert shown[-1].endswith(" …"), (height, shown)
+        else:
+            assert shown == whole, height
+    assert cut, "no height ended inside the paragraph"

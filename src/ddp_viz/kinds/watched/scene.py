@@ -68,13 +68,24 @@ class _Builder(StepFrameBuilder):
     def para(self, y: float, text: str, color: str, key: str = "", value: float | None = None,
              bold: bool = False) -> float:  # fmt: skip
         font = Font(self.small.px, bold=bold)
-        for i, part in enumerate(wrap_lines(text, font, self.room, self.width)):
+        parts = wrap_lines(text, font, self.room, self.width)
+        fit = max(0, int((self.ctx.height - y) // self.lh))
+        if 0 < fit < len(parts):  # the stage ends inside it: say so, never stop mid-sentence
+            parts = [*parts[: fit - 1], self._ellipsis(parts[fit - 1], font)]
+        for i, part in enumerate(parts):
             if y + self.lh > self.ctx.height:
                 return y
             k = key if i == 0 else ""
             self.text(self.pad, y, part, font, color, key=k, value=value if k else None)
             y += self.lh
         return y
+
+    def _ellipsis(self, line: str, font: Font) -> str:
+        """``line`` with " …" at its end, words dropped until it fits the stage's width."""
+        words = line.split()
+        while len(words) > 1 and self.width(" ".join(words) + " …", font) > self.room:
+            words.pop()
+        return " ".join(words) + " …"
 
     # --- what went wrong, first: a hang, a lost rank, a NaN, a desync, a straggler -----------
     def doctor(self, top: float) -> float:
