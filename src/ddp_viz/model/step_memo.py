@@ -36,7 +36,7 @@ def memoized(
 def rank_norms(st: Any, rank: int, kind: str) -> dict[str, float]:
     """Each tensor's norm in one rank's ``kind`` ("local" or "averaged") gradients at step
     ``st``, computed once per gradients received. A watched run's record asks as each rank's
-    gradients arrive (model.watched_history), so a step's norms are computed one rank's event
+    gradients arrive (its kind's record part), so a step's norms are computed one rank's event
     at a time, between the window's frames, and not all ranks' at once in the frame that first
     draws the step: 198 tensors on 8 ranks held that frame for tens of milliseconds."""
     grads = getattr(st.ranks[rank], kind) if rank in st.ranks else None
