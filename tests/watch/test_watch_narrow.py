@@ -110,3 +110,27 @@ def test_a_paragraph_the_stage_ends_in_says_so_instead_of_stopping_mid_sentence(
         else:
             assert shown == whole, height
     assert cut, "no height ended inside the paragraph"
+
+
+def test_the_ranks_left_out_of_the_last_to_arrive_line_are_counted_in_words() -> None:
+    """Four ranks each last at least once, three named: the fourth was "1 other ranks fewer
+    times"."""
+    from ddp_viz.model import protocol
+
+    names = ["w"]
+    events: list = [protocol.RunStarted(1, 4, 0, {"watched": True}, params=[
+        {"name": "w", "shape": [2]}
+    ])]  # fmt: skip
+    lasts = [0, 0, 0, 0, 1, 1, 1, 2, 2, 3]  # rank 0 last 4 times, 1 three, 2 twice, 3 once
+    for step, last in enumerate(lasts):
+        for r in range(4):
+            t = float(step)
+            late = 0.02 if r == last else 0.0
+            bucket = {"index": 0, "params": names, "bytes": 8}
+            bucket.update(launched=t + 0.01 + late, finished=t + 0.04)
+            spans = {"forward": [[t, t + 0.005]], "allreduce": [[t + 0.01 + late, t + 0.04]]}
+            events.append(protocol.Timing(1, step, r, spans, buckets=[bucket]))
+    _, f = frame(len(lasts) - 1, w=1900, h=2000, events=events)
+    text = f.text_with_key("stragglers").text
+    assert text.count("mean wait") == 3, text
+    assert text.endswith("; 1 other rank fewer times"), text

@@ -167,7 +167,8 @@ class _Builder(StepFrameBuilder):
                 for x in found_all[:MAX_LAST]
             )
             if len(found_all) > MAX_LAST:  # eight ranks took four lines of a projector's stage
-                parts += f"; {len(found_all) - MAX_LAST} other ranks fewer times"
+                more = len(found_all) - MAX_LAST
+                parts += f"; {more} other rank{'s' if more > 1 else ''} fewer times"
             y = self.para(
                 y,
                 f"last to the all-reduce in steps 1–{self.cursor.step + 1} ({n}): {parts}",
