@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ddp_viz.bench.stats import p99_between, rotated, steady_per_step
+from ddp_viz.bench.stats import probe_figures, rotated, steady_per_step
 from ddp_viz.engine.pool import Pool
 from ddp_viz.model.protocol import WorkerStatus, line_kind
 from ddp_viz.model.scenario import Scenario
@@ -158,10 +158,4 @@ def window_run(steps: int, world_size: int, lesson: str = "") -> dict[str, Any]:
         )
     finally:
         floor.terminate()
-    ticks = json.loads(floor.communicate(timeout=60)[0].strip().splitlines()[-1])["ticks"]
-    line = next((ln for ln in app.stdout.splitlines() if ln.startswith("{")), None)
-    if line is None:
-        raise RuntimeError(f"window probe failed: {app.stderr[-800:]}")
-    data = json.loads(line)
-    data["bare_timer_p99_ms"] = p99_between(ticks, data["t_start"], data["t_end"])
-    return data
+    return probe_figures(floor, app, "window")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+from typing import Any
 
 STEADY_FROM = 10
 
@@ -39,3 +42,17 @@ def p99_between(ticks: list[float], start: float, end: float) -> float | None:
     inside = [t for t in ticks if start <= t <= end]
     intervals = [b - a for a, b in itertools.pairwise(inside)]
     return percentiles(intervals)["frame_p99_ms"]
+
+
+def probe_figures(
+    floor: subprocess.Popen, probe: subprocess.CompletedProcess, what: str
+) -> dict[str, Any]:
+    """A window probe's JSON figures, with the p99 of the bare Qt timer that ran beside it
+    (``floor``, terminated by the caller) over the same span."""
+    ticks = json.loads(floor.communicate(timeout=60)[0].strip().splitlines()[-1])["ticks"]
+    line = next((ln for ln in probe.stdout.splitlines() if ln.startswith("{")), None)
+    if line is None:
+        raise RuntimeError(f"{what} probe failed: {probe.stderr[-800:]}")
+    data = json.loads(line)
+    data["bare_timer_p99_ms"] = p99_between(ticks, data["t_start"], data["t_end"])
+    return data

@@ -20,7 +20,7 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-from ddp_viz.bench.stats import p99_between, percentiles
+from ddp_viz.bench.stats import percentiles, probe_figures
 
 
 def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
@@ -101,12 +101,8 @@ def measure(command: list[str], projector: bool = False, size: str = "1280x800")
                              timeout=900)  # fmt: skip
     finally:
         floor.terminate()
-    ticks = json.loads(floor.communicate(timeout=60)[0].strip().splitlines()[-1])["ticks"]
-    line = next((ln for ln in run.stdout.splitlines() if ln.startswith("{")), None)
-    if line is None:
-        raise RuntimeError(f"watch page probe failed: {run.stderr[-800:]}")
-    data = json.loads(line)
-    data["bare_timer_p99_ms"] = bare = p99_between(ticks, data["t_start"], data["t_end"])
+    data = probe_figures(floor, run, "watch page")
+    bare = data["bare_timer_p99_ms"]
     data["p99_ratio"] = data["frame_p99_ms"] / bare if bare and data["frame_p99_ms"] else None
     return data
 
