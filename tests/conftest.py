@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,6 +90,16 @@ def no_leftover_processes() -> Iterator[None]:
     for p in alive:
         p.kill()
     assert not alive, f"test left processes behind: {[(p.pid, p.name()) for p in alive]}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def lent_engine_stops() -> Iterator[None]:
+    """The window tests' shared engine (``tests/qt/lent_engine.py``), if one was started,
+    stops with the session."""
+    yield
+    lent = sys.modules.get("tests.qt.lent_engine")
+    if lent is not None:
+        lent.close_shared()
 
 
 @pytest.fixture(scope="session")

@@ -308,7 +308,9 @@ def test_the_toy_kind_runs_in_the_window(toy: Path, window, qtbot) -> None:
     assert fields.value.value() == 2 and fields.value.isVisibleTo(window.form)
     assert not window.form.table.isVisibleTo(window.form)  # trains nothing: no data rows
     fields.value.setValue(5)  # 5 + 6 + 7
-    start_engine(qtbot, window)
+    # an engine of its own: the worker's shared one started before DDP_VIZ_KINDS_PATH named
+    # the toy kind, and an engine finds its kinds once, when it starts
+    start_engine(qtbot, window, own=True)
     lock_guess(qtbot, window, "toy-total", "18")
     assert not window.form.errors, window.form.errors
     qtbot.waitUntil(lambda: window.run_action.isEnabled(), timeout=30_000)

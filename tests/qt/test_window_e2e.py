@@ -15,11 +15,16 @@ from ddp_viz.kinds.accumulation.record import micro_of
 from ddp_viz.model.session import EngineState
 from ddp_viz.model.timeline import Cursor, RunStatus, grads_close, record
 from tests.conftest import still_running
+from tests.qt.lent_engine import lend_engine
 
 pytestmark = pytest.mark.gloo
 
 
-def start_engine(qtbot, window) -> None:
+def start_engine(qtbot, window, own: bool = False) -> None:
+    """Start the window's engine: the worker's warm one, lent (see ``lent_engine``), unless
+    the test is about the engine's own life (``own``)."""
+    if not own:
+        lend_engine(window)
     window.start()
     qtbot.waitUntil(lambda: window.session.engine_ready, timeout=60_000)
     qtbot.waitUntil(lambda: len(window.session.workers) >= 2, timeout=60_000)
@@ -48,9 +53,9 @@ def guess_then_run(qtbot, window, qid: str, guess: str):  # -> RunRecord
     return window.session.record
 
 
-def start_long_run(qtbot, window) -> None:
+def start_long_run(qtbot, window, own: bool = False) -> None:
     """Start a 100,000-step run from the window and return once it is streaming."""
-    start_engine(qtbot, window)
+    start_engine(qtbot, window, own)
     window.form.steps.setValue(100_000)
     with qtbot.waitSignal(window.run_started, timeout=30_000):
         click_run(qtbot, window)
@@ -78,7 +83,7 @@ def test_run_button_runs_real_ranks_and_shows_their_numbers(qtbot, window):
     assert rec.status is RunStatus.FINISHED
     # the rank processes were real and separate from the window and the engine
     assert len(set(rec.pids.values())) == 2 and os.getpid() not in rec.pids.values()
-    assert window.engine.pid not in rec.pids.values()
+    assert window.session.transport.pid not in rec.pids.values()
     shown = window.stage.frame().numbers()
     assert window.player.cursor == Cursor(0, 3)
     assert (shown["rank0.local.weight"], shown["rank0.local.bias"]) == (-10.5, -6.5)
@@ -121,7 +126,7 @@ def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, windo
 
 
 def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
-    start_engine(qtbot, window)
+    start_engine(qtbot, window, own=True)
     engine_pid = window.engine.pid
     family = tree(engine_pid)
     with qtbot.waitSignal(window.engine.state_changed, timeout=5_000):
@@ -138,7 +143,7 @@ def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
 
 
 def test_closing_the_window_mid_run_leaves_no_process(qtbot, window):
-    start_long_run(qtbot, window)
+    start_long_run(qtbot, window, own=True)
     family = tree(window.engine.pid)
     assert len(family) >= 3  # engine, forkserver, ranks
     window.close()
@@ -190,7 +195,7 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
 
 
 def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
-    start_long_run(qtbot, window)
+    start_long_run(qtbot, window, own=True)
     family = tree(window.engine.pid)
     with qtbot.waitSignal(window.run_ended, timeout=5_000):
         os.kill(window.engine.pid, signal.SIGKILL)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 
@@ -32,7 +33,7 @@ class AfterFirstPaint(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if (
             not self.fired
-            and event.type() == QEvent.Type.Paint
+            and isinstance(event, QPaintEvent)  # before type(): that one builds an enum
             and isinstance(obj, QWidget)
             and obj.window() is self.window
         ):
