@@ -18,12 +18,17 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that run real ranks (or are marked slow) first: on two workers the run ends when
-    the busier one does, and a 20 s test dealt out last leaves the other worker idle that
-    long, where the sub-second tests dealt out last even the two out."""
-    items.sort(
-        key=lambda item: not any(item.iter_markers("gloo")) and not any(item.iter_markers("slow"))
-    )
+    """The slow tests first, then the others that run real ranks, then the rest: on two
+    workers the run ends when the busier one does, and a 20 s test dealt out last leaves the
+    other worker idle that long, where the sub-second tests dealt out last even the two out.
+    (``slow``: about 10 s or more on two busy cores; mark a test so when it grows there.)"""
+
+    def cost(item: pytest.Item) -> int:
+        if any(item.iter_markers("slow")):
+            return 0
+        return 1 if any(item.iter_markers("gloo")) else 2
+
+    items.sort(key=cost)
 
 
 # Processes started by session-wide fixtures (and their descendants) are not leaks.

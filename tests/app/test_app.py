@@ -38,6 +38,7 @@ def test_bad_size_is_refused() -> None:
     assert res.returncode == 2 and "--size" in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 def test_scripted_run_and_screenshot(tmp_path) -> None:
     out = tmp_path / "window.png"
@@ -84,6 +85,7 @@ def test_the_offscreen_platform_needs_no_x11_libraries() -> None:
     assert not uses_xcb({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"})
 
 
+@pytest.mark.slow
 def test_a_recording_opens_from_the_command_line_and_the_app_leaves(tmp_path) -> None:
     """`ddp-viz FILE.jsonl --screenshot F --quit` saves and exits (it once hung: the
     recording was shown to its end before the event loop ran, and the quit was lost)."""

@@ -113,6 +113,7 @@ runpy.run_module("ddp_viz", run_name="__main__", alter_sys=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 @pytest.mark.timeout(300)
 def test_installed_wheel_runs_from_another_folder(wheel: Path, tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ def test_a_dead_idle_worker_is_replaced() -> None:
         assert rec.status is RunStatus.FINISHED and victim not in rec.pids.values()
 
 
+@pytest.mark.slow
 def test_bench_runs_and_reports_json() -> None:
     res = subprocess.run(
         [sys.executable, "-m", "ddp_viz", "bench", "--quick", "--only", "warm,overhead"],

@@ -31,6 +31,7 @@ def uss_mib(pid: int) -> float:
     return sum(p.memory_full_info().uss for p in family(pid)) / 2**20
 
 
+@pytest.mark.slow
 def test_fifty_runs_leave_processes_fds_and_memory_flat() -> None:
     """A leak grows by the same amount every 50 runs; copy-on-write un-sharing in the forked
     ranks (their first touches of pages shared with the forkserver) levels off instead.

@@ -153,6 +153,7 @@ def test_every_shortcut(qtbot, window):
     assert "Waiting for the engine" in window.status.text()
 
 
+@pytest.mark.slow
 def test_exports_produce_valid_files(qtbot, window, tmp_path):
     show_run(qtbot, window, "four-ranks-3-steps.jsonl")
     fa = window.file_actions

@@ -125,6 +125,7 @@ def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, windo
     run_again_and_finish(qtbot, window)
 
 
+@pytest.mark.slow
 def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
     start_engine(qtbot, window, own=True)
     engine_pid = window.engine.pid
@@ -206,6 +207,7 @@ def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
     assert not alive
 
 
+@pytest.mark.slow
 def test_an_mlp_lesson_runs_in_the_window_at_1_2_and_4_ranks(qtbot, window):
     """No view code names the MLP's parameters: the stage, plots and checks follow the spec."""
     window.set_lesson("every-parameter")

@@ -65,6 +65,7 @@ def watch(
     return done.returncode, events, done.stderr
 
 
+@pytest.mark.slow
 def test_an_unchanged_script_is_watched_and_its_exit_status_is_watchs(tmp_path) -> None:
     code, events, err = watch(tmp_path, *torchrun("--epochs", "2", "--exit-code", "3"))
     assert code == 1, err  # torchrun's own status when a worker exits with 3, as unwatched
@@ -98,6 +99,7 @@ def test_an_unchanged_script_is_watched_and_its_exit_status_is_watchs(tmp_path) 
     assert "8 step(s)" in err
 
 
+@pytest.mark.slow
 def test_with_the_whole_budget_every_step_is_captured_in_full(tmp_path) -> None:
     code, events, err = watch(tmp_path, *torchrun("--epochs", "1"), budget="1")
     assert code == 0, err
@@ -105,6 +107,7 @@ def test_with_the_whole_budget_every_step_is_captured_in_full(tmp_path) -> None:
     assert len(steps) == 4 and all(st.averaged_agree() and st.ranks_agree() for st in steps)
 
 
+@pytest.mark.slow
 def test_the_ranks_capture_the_same_steps_in_full_so_their_averages_are_compared(
     tmp_path,
 ) -> None:
@@ -163,6 +166,7 @@ def test_the_exit_status_is_the_commands(tmp_path) -> None:
     assert "the command exited with 7; no rank connected" in err
 
 
+@pytest.mark.slow
 def test_a_scripts_own_comm_hook_keeps_its_effect_and_is_watched(tmp_path) -> None:
     plain = tmp_path / "plain.pt"
     run = run_command(
@@ -190,6 +194,7 @@ def test_a_scripts_own_comm_hook_keeps_its_effect_and_is_watched(tmp_path) -> No
         assert got != pytest.approx(want, rel=1e-9, abs=0) or all(v == 0 for v in want)
 
 
+@pytest.mark.slow
 def test_without_a_listener_the_script_runs_as_if_unwatched(tmp_path) -> None:
     import socket
 
@@ -261,6 +266,7 @@ def watched_tree(proc: subprocess.Popen, rec: Path) -> dict[str, psutil.Process]
     return tree
 
 
+@pytest.mark.slow
 def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None:
     """The same attacks as the listener's own tests, against a real watched torchrun run:
     each is refused and counted, and the run loses nothing."""

@@ -18,7 +18,7 @@ from ddp_viz.kinds.watched.checks import doctoring
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import record
 
-pytestmark = pytest.mark.gloo
+pytestmark = [pytest.mark.gloo, pytest.mark.slow]
 
 SCRIPT = Path(__file__).parent.parent / "data" / "watched" / "doctor.py"
 BIN = Path(sys.executable).parent
@@ -153,7 +153,6 @@ def test_batchnorm_buffers_not_broadcast_are_the_desync_named(tmp_path) -> None:
     assert "✗ desync: entering step 2 (after step 1), rank 1 held other bytes" in said
 
 
-@pytest.mark.slow
 def test_a_rank_dependent_code_path_is_the_desync_named(tmp_path) -> None:
     # rank 0 steps its learning-rate schedule in its logging branch alone (after step 4's
     # update, 0-based 3): step 5's update then moves every parameter by another amount there

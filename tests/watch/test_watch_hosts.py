@@ -71,6 +71,7 @@ def free_port(ns: str, addr: str) -> int:
     return int(sh(sys.executable, "-c", code, ns=ns).stdout)
 
 
+@pytest.mark.slow
 def test_two_machines_stream_to_one_listener_on_one_clock(two_hosts, tmp_path) -> None:
     (ns_a, addr_a, _), _ = two_hosts
     rec_path = tmp_path / "two-hosts.jsonl"

@@ -31,6 +31,7 @@ def live_window(make_window, *args: str):  # type: ignore[no-untyped-def]
     return window, start_live(window, opts, result), result
 
 
+@pytest.mark.slow
 def test_a_watched_run_streams_into_the_window_as_it_trains(qtbot, make_window) -> None:
     window, live, result = live_window(make_window, "--epochs", "2")
     assert window.lesson.id == "watched" and not window.run_action.isEnabled()
@@ -46,6 +47,7 @@ def test_a_watched_run_streams_into_the_window_as_it_trains(qtbot, make_window) 
     assert status.endswith("The watched command exited with 0.")
 
 
+@pytest.mark.slow
 def test_closing_the_window_stops_the_whole_tree(qtbot, make_window, capfd) -> None:
     window, live, _ = live_window(make_window, "--forever")
 

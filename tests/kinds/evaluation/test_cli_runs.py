@@ -31,6 +31,7 @@ def sampler_indices(rows: int, world: int, shuffle: bool, seed: int) -> list[lis
     return [list(DistributedSampler(range(rows), world, r, shuffle, seed)) for r in range(world)]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_the_lesson_at_two_three_and_four_ranks() -> None:
     cmd = [sys.executable, "-m", "ddp_viz", "run", "--lesson", "evaluation", "--json"]

@@ -67,6 +67,7 @@ def test_every_rank_holds_what_the_formulas_say_and_trains_ddps_weights(engine, 
     check_collectives(rec, spec)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_the_cli_runs_the_lesson_at_eight_ranks() -> None:
     args = ["run", "--lesson", "sharded", "--world-size", "8", "--json"]
