@@ -75,6 +75,21 @@ def test_a_lesson_is_added_by_adding_a_folder(tmp_path) -> None:
     assert course.ids[0] == "my-lesson" and course.get("my-lesson").title == "Mine"
 
 
+def test_a_lesson_edited_on_disk_is_read_again_and_an_unchanged_one_is_not(tmp_path) -> None:
+    """Lessons are kept once read (a window reads the course when it opens); a lecturer's
+    edit, even one that keeps the file's size, shows the next time the lesson is read."""
+    folder = tmp_path / "mine"
+    shutil.copytree(asset("lessons", "ddp-pattern"), folder)
+    first = load_lesson_folder(folder)
+    assert load_lesson_folder(folder) is first  # nothing changed: not parsed again
+    toml = (folder / "lesson.toml").read_text()
+    old = 'title = "Launching and the DDP pattern"'
+    (folder / "lesson.toml").write_text(toml.replace(old, old.replace("DDP", "PDD")))
+    assert load_lesson_folder(folder).title == "Launching and the PDD pattern"
+    (folder / "lesson.md").write_text("# Rewritten\n")
+    assert load_lesson_folder(folder).markdown == "# Rewritten\n"
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [

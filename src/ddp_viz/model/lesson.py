@@ -12,18 +12,22 @@ that ``[code.choose."train.no_sync"]`` gives for the run's value), one sentence 
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddp_viz.model import registry
 from ddp_viz.model.dataspec import with_run_epochs
 from ddp_viz.model.quiz import Question, parse_questions
 from ddp_viz.model.scenario import Scenario
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 class LessonError(ValueError):
@@ -181,8 +185,34 @@ def _need(meta: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
+# folder -> (its files' names, sizes and times; the lesson read from them). Every window
+# reads the whole course when it opens, and each lesson again when it is shown: parsing the
+# same TOML and Markdown over and over was a tenth of a window's start. A lecturer's edit
+# changes a file's time or size, and the next read sees it.
+_READ: dict[Path, tuple[tuple[tuple[str, int, int], ...], Lesson]] = {}
+
+
+def _stamp(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    try:
+        files = [(p.name, p.stat()) for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return ()
+    return tuple(sorted((name, st.st_size, st.st_mtime_ns) for name, st in files))
+
+
 def load_lesson_folder(folder: Path) -> Lesson:
-    """Read one lesson folder; :class:`LessonError` names what is wrong."""
+    """Read one lesson folder; :class:`LessonError` names what is wrong. Read again only
+    when one of its files changed."""
+    stamp = _stamp(folder)
+    known = _READ.get(folder)
+    if known is not None and stamp and known[0] == stamp:
+        return known[1]
+    lesson = _read_lesson_folder(folder)
+    _READ[folder] = (stamp, lesson)
+    return lesson
+
+
+def _read_lesson_folder(folder: Path) -> Lesson:
     from ddp_viz.model.scenes import phases_of, scenes
 
     where = f"lesson {folder.name}"
@@ -256,6 +286,7 @@ def _choose(table: Any, listing: str, where: str) -> dict[str, dict[str, str]]:
     return {key: {str(k): str(v) for k, v in texts.items()} for key, texts in table.items()}
 
 
+@functools.lru_cache(maxsize=256)  # pure; the same listings are drawn again on every switch
 def highlight_python(code: str, style: str = "default", pre_style: str = "margin:0") -> str:
     """Syntax-highlighted HTML with inline styles (Qt's rich text has no stylesheet classes)."""
     from pygments import highlight
@@ -267,6 +298,7 @@ def highlight_python(code: str, style: str = "default", pre_style: str = "margin
     return f"<pre style='{pre_style}'>{body}</pre>"
 
 
+@functools.lru_cache(maxsize=64)
 def markdown_to_html(text: str, code_style: str = "default", code_bg: str = "#f3f3f0") -> str:
     """Render lesson Markdown, with Python code blocks syntax-highlighted."""
     from markdown_it import MarkdownIt
@@ -288,9 +320,15 @@ def markdown_to_html(text: str, code_style: str = "default", code_bg: str = "#f3
     return body
 
 
+@functools.lru_cache(maxsize=4096)
 def inline_markdown(text: str) -> str:
     """One paragraph of Markdown (quiz prompts, feedback) as rich text without the <p>."""
+    return _inline_parser().renderInline(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _inline_parser() -> MarkdownIt:
+    """One parser for every inline text: building one costs more than most texts' rendering."""
     from markdown_it import MarkdownIt
 
-    out = MarkdownIt("commonmark").renderInline(text)
-    return out
+    return MarkdownIt("commonmark")
