@@ -25,11 +25,12 @@ lint: setup
 	$(BIN)/lint-imports
 
 # Two workers: most of a real-run test is spent waiting on rank processes, so two share
-# two cores well (TEST_WORKERS=0 runs in one process, for pdb).
+# two cores well (TEST_WORKERS=0 runs in one process, for pdb). worksteal: a worker that is
+# done takes the tail of the other's share (tests/conftest.py deals the shares out evenly).
 TEST_WORKERS ?= 2
 
 test: lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # Lightning and Accelerate, watched unchanged: an optional extra (a minute to install), so
 # `make test` stays within its ten minutes; CI runs this after it (.ci/run). The import

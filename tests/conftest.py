@@ -18,17 +18,24 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first, then the others that run real ranks, then the rest: on two
-    workers the run ends when the busier one does, and a 20 s test dealt out last leaves the
-    other worker idle that long, where the sub-second tests dealt out last even the two out.
-    (``slow``: about 10 s or more on two busy cores; mark a test so when it grows there.)"""
+    """Deal the tests out to the workers like cards, dearest first, so that each worker's
+    share holds as many slow runs as the other's.
+
+    With ``--dist worksteal`` (``make test``), each worker starts on one contiguous part of
+    this list and takes the tail of the other's once its own is done. Sorted dearest-first
+    alone, the first worker's part held every real run: it worked for ten minutes while the
+    other was done in five. Dealt, each part starts with its slow runs and ends with
+    sub-second tests, which are the ones taken to even the two out at the end. (``slow``:
+    about 10 s or more on two busy cores; mark a test so when it grows there.)"""
 
     def cost(item: pytest.Item) -> int:
         if any(item.iter_markers("slow")):
             return 0
         return 1 if any(item.iter_markers("gloo")) else 2
 
-    items.sort(key=cost)
+    ranked = sorted(items, key=cost)
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    items[:] = [item for hand in range(workers) for item in ranked[hand::workers]]
 
 
 # Processes started by session-wide fixtures (and their descendants) are not leaks.
