@@ -197,6 +197,9 @@ class RunRecord:
     value_chars: int = 0
     _kinds: list[registry.RunKind] = field(default_factory=list)
     _complete_prefix: int = 0  # steps 0.._complete_prefix-1 have every rank's report
+    # every kind of the run puts numbers on the stage (so value_chars is measured): read off
+    # the kinds once, when the run starts, not on every event of a long run
+    _stage_values: bool = True
 
     def apply(self, event: protocol.Event) -> bool:
         """Fold one event in; return False if it belongs to another run (ignored)."""
@@ -213,6 +216,7 @@ class RunRecord:
             self._kinds = [k for k in registry.kinds() if k.folds(event.scenario)]
             self.parts = {k.id: k.part() for k in self._kinds if k.part is not None}
             self.parts |= {k.id: k.record_part(self) for k in self._kinds if k.record_part}
+            self._stage_values = all(k.stage_values for k in self._kinds)
             self.events.append(event)
             return True
         run = getattr(event, "run", self.run)
@@ -249,7 +253,7 @@ class RunRecord:
                 self.status, self.reason, self.failed_rank = RunStatus.FAILED, why, r
             case protocol.RunCancelled():
                 self.status, self.reason = RunStatus.CANCELLED, "cancelled by the user"
-        if all(k.stage_values for k in self._kinds):
+        if self._stage_values:
             self.value_chars = max(self.value_chars, _value_chars(event))
         for part in self.parts.values():
             part.apply(event)
