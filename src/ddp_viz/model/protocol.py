@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from ddp_viz.model import launchspec, recording_format, registry  # noqa: F401
+from ddp_viz.model import json_text, launchspec, recording_format, registry  # noqa: F401
 from ddp_viz.model.event_base import EVENT_TYPES, Event, Grads
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
 
@@ -271,7 +271,7 @@ def decode(line: str | bytes) -> Event:
         except UnicodeDecodeError as exc:
             raise ProtocolError(f"not UTF-8: {exc}") from None
     try:
-        data = json.loads(line)
+        data = json_text.loads(line)
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"not JSON: {exc.msg} at column {exc.colno}") from None
     return from_dict(data)

@@ -13,12 +13,11 @@ object per line. :func:`read_lines` reads one of any version:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ddp_viz.model import protocol, registry
+from ddp_viz.model import json_text, protocol, registry
 from ddp_viz.model.event_base import EVENT_TYPES, Event
 from ddp_viz.model.fieldcheck import ProtocolError
 from ddp_viz.model.modelspec import ModelSpec
@@ -146,7 +145,7 @@ def read_lines(lines: Iterable[bytes | str]) -> Recording:
         try:
             if len(raw) > protocol.MAX_LINE_BYTES:
                 raise ProtocolError("line too long")
-            obj = json.loads(raw)
+            obj = json_text.loads(raw)
             head = _header_of(obj)
             if head is not None:
                 if not seen_header:
