@@ -62,7 +62,14 @@ def _compile(tp: Any) -> tuple[Check, Norm]:
         return (lambda v: True), None
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        parts = [_compile(a) for a in typing.get_args(tp)]
+        args = typing.get_args(tp)
+        parts = [_compile(a) for a in args]
+        by_type = _by_json_type(args, parts)
+        if by_type is not None:  # each member its own JSON type: one look-up, not a search
+            return (
+                lambda v: (p := by_type.get(type(v))) is not None and p[0](v),
+                lambda v: v if (n := by_type[type(v)][1]) is None else n(v),
+            )
 
         def check_union(v: Any) -> bool:
             return any(c(v) for c, _ in parts)
@@ -104,6 +111,19 @@ def _compile(tp: Any) -> tuple[Check, Norm]:
     return (lambda v: isinstance(v, tp)), None
 
 
+def _by_json_type(args: tuple, parts: list[tuple[Check, Norm]]) -> dict[type, tuple] | None:
+    """A union whose members each decode from one JSON type of their own (a tensor: a list of
+    numbers or a summary object), keyed by that type; None for any other union."""
+    kinds = [_JSON_TYPE.get(typing.get_origin(a) or a) or (dict if typing.is_typeddict(a) else None)
+             for a in args]  # fmt: skip
+    if None in kinds or len(set(kinds)) < len(kinds):
+        return None
+    return dict(zip(kinds, parts, strict=True))
+
+
+_JSON_TYPE = {list: list, dict: dict, str: str, type(None): type(None)}
+
+
 def _compile_list(item: Any) -> tuple[Check, Norm]:
     if item is float:  # the hot path: tensors and spans as lists of numbers
         return _numbers, _floats
@@ -129,10 +149,15 @@ def _compile_typeddict(tp: Any) -> tuple[Check, Norm]:
             and all(parts[k][0](x) for k, x in v.items() if k in parts)
         )
 
+    normed = [(k, n) for k, (_, n) in parts.items() if n is not None]
+
     def norm(v: dict) -> dict:
-        return {
-            k: x if k not in parts or parts[k][1] is None else parts[k][1](x) for k, x in v.items()
-        }
+        # in place: JSON decoding made this dict afresh, and rebuilding it for every tensor of
+        # every rank was most of a watched step's decoding
+        for k, n in normed:
+            if k in v:
+                v[k] = n(v[k])
+        return v
 
     return check, norm
 
