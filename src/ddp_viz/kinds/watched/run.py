@@ -137,7 +137,12 @@ def _averages_identical(st: StepRecord) -> bool | None:
     if not avgs or any(a is None for a in avgs):
         return None
     first = avgs[0]
+    # ranks whose averages are equal dicts (compared at C speed: 198 tensors on 8 ranks took a
+    # frame's worth of Python pair by pair) agree when every summary carries its digest
+    digests = all(v.get("digest") is not None for v in first.values() if is_summary(v))
     for other in avgs[1:]:
+        if digests and other == first:
+            continue
         if set(other) != set(first):
             return False
         for name, value in first.items():
