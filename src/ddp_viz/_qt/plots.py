@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
@@ -33,9 +34,13 @@ from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, valu
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 
-# A watched run's curves made per frame: a curve costs about 7 ms (pyqtgraph item, pens,
-# the plot's bookkeeping; measured offscreen), 17 at 8 ranks held one frame 120 ms
+# A watched run's curves are made one per tick of a timer of their own: a curve costs about
+# 7 ms (pyqtgraph item, pens, the plot's bookkeeping; measured offscreen), 17 at 8 ranks held
+# one frame 120 ms, and one made inside each refresh lengthened that refresh's slice of the
+# thread by as much (a window sharing the CPU with 8 ranks is scheduled late after any slice
+# longer than ~10 ms: see docs/internals)
 CURVES_PER_FRAME = 1
+CURVE_EVERY_MS = 16
 
 
 class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
@@ -62,6 +67,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         self._arrows: list[pg.PlotDataItem] = []
         self._arrow_step = -1
         self._y_range: dict[pg.PlotWidget, tuple[float, float] | None] = {}
+        self._maker = QTimer(self, interval=CURVE_EVERY_MS)
+        self._maker.timeout.connect(self._on_maker_timeout)
         self._style()
         self.clear_run()
 
@@ -130,6 +137,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         the loss surface's among them if the page can have one (``surface``)."""
         self.record = None
         self._curves = {}
+        self._queued: list[tuple[str, pg.PlotWidget, dict]] = []  # curves not made yet
+        self._maker.stop()
         self._arrows = []
         self._drop_param_legend()
         self._style()  # the titles say nothing about the last run's parameters
@@ -165,7 +174,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             else:
                 w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
         self._curves = {}
-        self._queued: list[tuple[str, pg.PlotWidget, dict]] = []  # curves not made yet
+        self._queued = []
+        self._maker.stop()
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0
         self._stale: set[str] = set()
@@ -250,6 +260,7 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         made at once held the frame its run started in; a lesson's are made at once."""
         if self._own is not None:
             self._queued.append((key, plot, opts))
+            self._maker.start()
         else:
             self._curves[key] = plot.plot([], [], **opts)
 
@@ -259,6 +270,11 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         for key, plot, opts in made:
             self._curves[key] = plot.plot([], [], **opts)
             self._stale.add("loss" if plot is self.loss_plot else "param")  # its points so far
+
+    def _on_maker_timeout(self) -> None:
+        self._make_queued(everything=False)
+        if not self._queued:
+            self._maker.stop()
 
     def _show_steps(self, last: int) -> None:
         if last != getattr(self, "_x_shown", 0):
@@ -331,7 +347,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             self.set_record(record)
             return
         ended = final or record.done
-        self._make_queued(everything=ended)
+        if ended:  # while it streams, the curves are made on the maker's turns
+            self._make_queued(everything=True)
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:
