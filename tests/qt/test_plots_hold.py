@@ -60,3 +60,23 @@ def test_following_a_long_run_plots_every_complete_step(window) -> None:
     assert window.player.follow_latest
     xs = xs_of(window.plots._curves["loss0"])
     assert xs == list(range(1, 33))
+
+
+def test_holding_a_streaming_run_leaves_the_pushes_to_its_own_refreshes(window) -> None:
+    """Following a run that streams, the stage's turn only marks the plots out of date: each
+    refresh then pushes one plot, never all three in the stage's turn."""
+    feed(window, load_recording("default-run.jsonl"))
+    plots = window.plots
+    pushed: list[str] = []
+    push = plots._push
+    plots._push = lambda group: (pushed.append(group), push(group))
+    window.player.pause()
+    plots.hold_to(Cursor(1, 3), 1.0)  # a replay's hold: pushed at once
+    assert sorted(pushed) == ["loss", "param", "surface"]
+    pushed.clear()
+    plots.hold_to(None, later=True)
+    assert pushed == [] and plots._stale == {"loss", "param", "surface"}
+    plots.hold_to(Cursor(1, 3), 1.0)
+    pushed.clear()
+    plots.hold_to(None)  # not streaming: at once, or nothing would push them
+    assert sorted(pushed) == ["loss", "param", "surface"]

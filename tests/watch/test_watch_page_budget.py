@@ -152,3 +152,33 @@ def test_a_streaming_watched_stage_is_rebuilt_per_new_step_not_per_event(
     # one build per new step, and the page's first few (before its run, as it starts): 9 of
     # 40 refreshes here, where every refresh rebuilt it (42)
     assert end > 30 and len(built) <= len(steps) + 4, (len(built), len(steps), end)
+
+
+def test_a_streaming_watched_stage_is_rebuilt_on_a_turn_apart_from_the_plots(
+    make_window, qtbot
+) -> None:
+    """A refresh that redraws the plots leaves the costly stage to a turn of its own a moment
+    later (each is a short slice of the window's thread, with a sleep between), and that turn
+    comes: the stage ends up on the newest step."""
+    from ddp_viz._qt.refresh_turns import APART_MS
+
+    window = make_window()
+    events = [protocol.decode(line) for line in (DATA / MANY).read_text().splitlines()]
+    end = next(i for i, e in enumerate(events) if e.kind in ("run_finished", "watch_summary"))
+    window.session.expect_run(1)
+    window.session.set_follow_latest(True)
+    calls: list[str] = []
+    plots, player = window.plots.update_record, window.player.on_record_updated
+    window.plots.update_record = lambda *a, **k: (calls.append("plots"), plots(*a, **k))
+    window.player.on_record_updated = lambda: (calls.append("stage"), player())
+    steps = 0
+    for e in events[:end]:
+        window.session.on_transport_event(e)
+        if window.session.record.complete_prefix() > steps:  # a new step: its refresh
+            steps = window.session.record.complete_prefix()
+            calls.clear()
+            window.session.tick()
+            assert calls == ["plots"]  # not the stage in the same slice
+            qtbot.waitUntil(lambda: "stage" in calls, timeout=5_000)
+            assert window.player.cursor.step == steps - 1  # the newest complete step
+    assert steps >= 4 and APART_MS >= 16  # at least a frame: the plots' repaint comes first

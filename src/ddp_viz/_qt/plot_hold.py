@@ -20,11 +20,12 @@ class HoldMixin:
     # curves show (None: the lessons' loss, from the local phase)
     _own: Any = None
 
-    def hold_to(self, cursor: Cursor | None, progress: float = 1.0) -> None:
+    def hold_to(self, cursor: Cursor | None, progress: float = 1.0, later: bool = False) -> None:
         """Hold the curves to the stage. A step's loss appears once its backward phase has
         been shown (a watched step's wait, once its all-reduce has), its parameters once its
         optimizer step has. None shows every complete step (following a streaming run, where
-        the stage shows the newest one)."""
+        the stage shows the newest one). ``later``: a streaming run's own refreshes push the
+        curves, one plot a turn, rather than all three plots now in the stage's turn."""
         if cursor is None:
             hold = ALL
         else:
@@ -34,6 +35,9 @@ class HoldMixin:
             return
         self._hold = hold
         if getattr(self, "record", None) is not None and getattr(self, "_curves", None):
+            if later:
+                self._stale |= {"loss", "param", "surface"}  # type: ignore[attr-defined]
+                return
             for group in ("loss", "param", "surface"):
                 self._push(group)  # type: ignore[attr-defined]
 

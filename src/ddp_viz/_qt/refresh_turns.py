@@ -52,6 +52,11 @@ class RefreshTurns(QObject):
             self._catch_up(owed)
 
 
+# A costly stage's turn after the plots' (StageRate.due): long enough for their repaint to
+# come first and the thread to sleep between, short next to the stage's own rate
+APART_MS = 24
+
+
 class StageRate(QObject):
     """Whether a refresh redraws the stage now; if not, a timer redraws it when due
     (``catch_up``), so the newest events always reach it. A kind whose stage is costly to
@@ -67,13 +72,20 @@ class StageRate(QObject):
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self._on_timer_timeout)
 
-    def due(self, record: RunRecord, following: bool) -> bool:
+    def due(self, record: RunRecord, following: bool, plots_too: bool = False) -> bool:
+        """``plots_too``: this refresh redraws the plots; a costly stage then waits for a turn
+        of its own, ``APART_MS`` later, so the plots' update and repaint and the stage's
+        rebuild and repaint are two short slices of the thread, with a sleep between."""
         every_ms = next((k.stage_every_ms for k in record.kinds() if k.stage_every_ms), None)
         if not following or record.done or every_ms is None:
             return True
         step, now = record.complete_prefix(), time.monotonic()
         wait_ms = every_ms - (now - self._last) * 1e3
         if step != self._step or wait_ms <= 0:
+            if plots_too:
+                if not self._timer.isActive():  # refreshes that keep coming do not put it off
+                    self._timer.start(APART_MS)
+                return False
             self._step, self._last = step, now
             self._timer.stop()
             return True
