@@ -46,6 +46,7 @@ def main(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
+    from ddp_viz._qt.startup import freeze_start_up
     from ddp_viz._qt.theme import apply_theme
 
     previous = None
@@ -84,6 +85,7 @@ def main(args: argparse.Namespace) -> int:
         window._paint_probe = FirstPaintProbe(window)
     window.show()
     window.start()
+    window.after_paint.add(freeze_start_up)
     result = {"code": 0}
 
     def save_and_maybe_quit(record: object = None) -> None:

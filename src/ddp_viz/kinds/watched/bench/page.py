@@ -30,6 +30,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
+    from ddp_viz._qt.startup import freeze_start_up
     from ddp_viz._qt.theme import apply_theme
     from ddp_viz.kinds.watched.qt import start_live
     from ddp_viz.model.scenario import default_scenario
@@ -42,6 +43,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
     window.resize(*size)
     window.show()
     window.start()
+    window.after_paint.add(freeze_start_up)  # as the app does
     args = SimpleNamespace(watch_cmd=command, record=None, budget=None, listen="127.0.0.1:0")
     result: dict[str, Any] = {"code": 0}
     live = start_live(window, args, result)
