@@ -85,3 +85,45 @@ def test_a_short_run_redraws_both_at_every_refresh(qtbot, window) -> None:
         _refresh(window)
     assert calls == ["plots", "stage", "plots", "stage"]
     assert isinstance(events[-1], protocol.RunFinished)
+
+
+def test_a_streaming_plots_y_range_moves_rarely_and_always_holds_the_data(window) -> None:
+    """Each move of a range re-lays its axis (the costliest part of a plot's repaint): a
+    range that data leaves grows by half again, so a loss that grows a hundredfold moves it
+    a few times, not at nearly every step."""
+    plots, moved = window.plots, []
+
+    class Plot:  # what _expand_y asks of a PlotWidget
+        def setYRange(self, lo: float, hi: float, padding: float) -> None:
+            moved.append((lo, hi))
+
+    plot = Plot()
+    plots._y_range[plot] = None
+    for v in range(1, 101):
+        plots._expand_y(plot, -1.0, float(v))
+        lo, hi = plots._y_range[plot]
+        assert lo <= -1.0 and v <= hi
+    assert len(moved) <= 10, len(moved)
+
+
+def test_a_plots_axes_are_painted_again_only_when_they_change(window, monkeypatch) -> None:
+    """pyqtgraph replays an axis's picture on every repaint of its plot (most of the cost);
+    the axes are cached as pixmaps, drawn again when their range moves."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    feed(window, list(linear_run(2, steps=3).events))
+    painted: list[str] = []
+    paint = pg.AxisItem.paint
+    monkeypatch.setattr(
+        pg.AxisItem, "paint", lambda self, *a: (painted.append(self.orientation), paint(self, *a))
+    )
+    view = window.plots.loss_plot
+    view.grab()
+    painted.clear()
+    view.grab()  # nothing moved
+    assert painted == []
+    view.setYRange(0.0, 1e3)
+    QApplication.processEvents()
+    view.grab()
+    assert "left" in painted

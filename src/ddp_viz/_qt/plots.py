@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
@@ -128,6 +128,10 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
                 # values, kept for good. No range gets a prefix, and none is ever used.
                 axis.setSIPrefixEnableRanges(())
                 axis.enableAutoSIPrefix(False)
+                # pyqtgraph replays an axis's QPicture on every repaint of its plot, ~4 ms
+                # each, most of the repaint; kept as a pixmap, it is drawn again only when
+                # its range, ticks or style change
+                axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             w.showGrid(x=True, y=True, alpha=0.25)
             w.getPlotItem().layout.setContentsMargins(2, 2, t.font_px, 2)
 
@@ -334,9 +338,12 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         if shown is not None and shown[0] <= lo and hi <= shown[1]:
             return
         pad = 0.08 * max(hi - lo, abs(hi), 1e-9)
-        lo, hi = lo - pad, hi + pad
-        if shown is not None:
-            lo, hi = min(lo, shown[0]), max(hi, shown[1])
+        if shown is not None:  # data left it: the side it left by takes half as much again,
+            grow = pad + 0.5 * (max(hi, shown[1]) - min(lo, shown[0]))  # so it moves rarely
+            lo = shown[0] if lo >= shown[0] else lo - grow
+            hi = shown[1] if hi <= shown[1] else hi + grow
+        else:
+            lo, hi = lo - pad, hi + pad
         self._y_range[plot] = (lo, hi)
         plot.setYRange(lo, hi, padding=0)
 
