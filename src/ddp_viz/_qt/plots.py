@@ -312,13 +312,17 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         finite = [y[np.isfinite(y)] for y in ys.values() if np.isfinite(y).any()]
         if finite and max(float(np.abs(f).max()) for f in finite) > SYMLOG_ABOVE:
             self._symlog[plot] = True  # a diverging run: show the growth, not a flat line
-        lo, hi = np.inf, -np.inf
+        if self._symlog[plot]:
+            ys = {n: symlog(y) for n, y in ys.items()}
+        shown = [y[np.isfinite(y)] for y in ys.values()]
+        lo = min((float(y.min()) for y in shown if y.size), default=np.inf)
+        hi = max((float(y.max()) for y in shown if y.size), default=-np.inf)
+        if plot in self._y_range and np.isfinite(lo) and not self._symlog[plot]:
+            # the range first: moved after the curves, it made every curve work out its
+            # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
+            self._expand_y(plot, lo, hi)
         for n in names:
-            y = symlog(ys[n]) if self._symlog[plot] else ys[n]
-            self._curves[n].setData(np.asarray(self._series[n][0][: cut[n]], float), y)
-            if np.isfinite(y).any():
-                lo = min(lo, float(np.nanmin(y[np.isfinite(y)])))
-                hi = max(hi, float(np.nanmax(y[np.isfinite(y)])))
+            self._curves[n].setData(np.asarray(self._series[n][0][: cut[n]], float), ys[n])
         if self._symlog[plot] and np.isfinite(lo):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks([symlog_ticks(lo, hi)])
@@ -328,8 +332,8 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
                 color=self.theme.text,
                 **{"font-size": f"{self.text_px}px"},
             )
-        if plot in self._y_range and np.isfinite(lo):
-            self._expand_y(plot, lo, hi)
+        if plot in self._y_range and np.isfinite(lo) and self._symlog[plot]:
+            self._expand_y(plot, lo, hi)  # after its ticks, which follow the new scale
 
     def _expand_y(self, plot: pg.PlotWidget, lo: float, hi: float) -> None:
         """Long runs: grow the y range only when data leaves it. Autorange would re-lay the
