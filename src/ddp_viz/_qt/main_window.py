@@ -230,11 +230,10 @@ class MainWindow(QMainWindow):
 
     def _redraw(self, views: frozenset[str]) -> None:
         """The plots and (through the player) the stage, as the refresh's turn says."""
-        if "plots" in views:
+        if plots_too := "plots" in views:
             self.plots.update_record(self.session.record, self.player.cursor)
         rec = self.session.record
-        plots = "plots" in views
-        if "stage" in views and self.stage_rate.due(rec, self.player.follow_latest, plots):
+        if "stage" in views and self.stage_rate.due(rec, self.player.follow_latest, plots_too):
             self.player.on_record_updated()
             self.stage.update()
 
@@ -320,9 +319,8 @@ class MainWindow(QMainWindow):
         self.step_slider.blockSignals(False)
         streaming = self.player.follow_latest and self.session.busy
         if self.plots_panel.built:  # no point before the stage has shown its phase
-            self.plots.hold_to(
-                None if self.player.follow_latest else cursor, progress, later=streaming
-            )
+            held = None if self.player.follow_latest else cursor
+            self.plots.hold_to(held, progress, later=streaming)
         if rec is not None and progress >= 1.0 and self.plots_panel.built and not streaming:
             # (following a streaming run, the plots' own updates move the arrows, at their rate)
             self.plots.show_step(rec, cursor)

@@ -29,6 +29,7 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
     x_extent,
 )
+from ddp_viz._qt.plot_ranges import RangeMixin
 from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
@@ -43,7 +44,7 @@ CURVES_PER_FRAME = 1
 CURVE_EVERY_MS = 16
 
 
-class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
+class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=True, background=theme.panel, foreground=theme.text)
@@ -77,13 +78,6 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         """Plot text: the theme's size on a projector, a little smaller otherwise."""
         t = self.theme
         return t.font_px if t.name == "projector" else max(10, round(t.font_px * 0.9))
-
-    def _on_x_range_changed(self, view: pg.ViewBox, x_range: tuple[float, float]) -> None:
-        """Steps are whole: a short view ticks every step (one ticked 1.5 and 2.5); a wider one
-        (a long run, or a short one zoomed out) gets pyqtgraph's own spacing, since a tick per
-        step over thousands of steps froze the window."""
-        short = x_range[1] - x_range[0] <= 12
-        view.parentItem().getAxis("bottom").setTickSpacing(levels=[(1.0, 0)] if short else None)
 
     def _set_title(self, w: pg.PlotWidget, html: str) -> None:
         """pyqtgraph gives a title a 30 px row whatever its size: a two-line title in
@@ -280,12 +274,6 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
         if not self._queued:
             self._maker.stop()
 
-    def _show_steps(self, last: int) -> None:
-        if last != getattr(self, "_x_shown", 0):
-            self._x_shown = last
-            self.loss_plot.setXRange(0.7, last + 0.3, padding=0.02)
-            self.param_plot.setXRange(-0.3, last + 0.3, padding=0.02)
-
     def _next_group(self) -> list[str]:
         for _ in range(3):
             self._turn = (self._turn + 1) % 3
@@ -334,22 +322,6 @@ class Plots(HoldMixin, LegendMixin, SurfaceMixin, QWidget):
             )
         if plot in self._y_range and np.isfinite(lo) and self._symlog[plot]:
             self._expand_y(plot, lo, hi)  # after its ticks, which follow the new scale
-
-    def _expand_y(self, plot: pg.PlotWidget, lo: float, hi: float) -> None:
-        """Long runs: grow the y range only when data leaves it. Autorange would re-lay the
-        axis on every redraw while the loss falls, the costliest part of a streaming frame."""
-        shown = self._y_range[plot]
-        if shown is not None and shown[0] <= lo and hi <= shown[1]:
-            return
-        pad = 0.08 * max(hi - lo, abs(hi), 1e-9)
-        if shown is not None:  # data left it: the side it left by takes half as much again,
-            grow = pad + 0.5 * (max(hi, shown[1]) - min(lo, shown[0]))  # so it moves rarely
-            lo = shown[0] if lo >= shown[0] else lo - grow
-            hi = shown[1] if hi <= shown[1] else hi + grow
-        else:
-            lo, hi = lo - pad, hi + pad
-        self._y_range[plot] = (lo, hi)
-        plot.setYRange(lo, hi, padding=0)
 
     def update_record(
         self, record: RunRecord, cursor: Cursor | None = None, final: bool = False

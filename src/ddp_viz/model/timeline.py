@@ -124,10 +124,8 @@ class StepRecord:
         if not params or any(p is None for p in params):
             return None
         first = params[0]
-        if all(p == first for p in params[1:]):  # the usual answer, found at C speed
-            # equal dicts agree exactly when ``first`` agrees with itself (a non-finite value
-            # agrees with nothing): one pass over its tensors, not one per rank
-            return grads_close(first, first, AGREE_TOL)
+        if all(p == first for p in params[1:]):  # at C speed; then one pass, not one a rank
+            return grads_close(first, first, AGREE_TOL)  # (a non-finite value agrees with none)
         return all(grads_close(first, p, AGREE_TOL) for p in params[1:])
 
     def averaged_agree(self) -> bool | None:
