@@ -90,7 +90,11 @@ def main(args: argparse.Namespace) -> int:
 
     def save_and_maybe_quit(record: object = None) -> None:
         if args.screenshot:
-            app.processEvents()
+            # a few rounds, not one: pyqtgraph widens an axis for its tick values once they are
+            # laid out, a layout request or two after the run was shown, and a screenshot
+            # taken before had the projector's "ms" over the arrival plot's "100"
+            for _ in range(4):
+                app.processEvents()
             if not window.grab().save(args.screenshot):
                 print(f"ddp-viz: could not write {args.screenshot}", file=sys.stderr)
                 result["code"] = 1
