@@ -39,7 +39,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
 # 7 ms (pyqtgraph item, pens, the plot's bookkeeping; measured offscreen), 17 at 8 ranks held
 # one frame 120 ms, and one made inside each refresh lengthened that refresh's slice of the
 # thread by as much (a window sharing the CPU with 8 ranks is scheduled late after any slice
-# longer than ~10 ms: see docs/internals)
+# longer than ~10 ms: docs/benchmarks.md, "The watched page beside 4 and 8 ranks")
 CURVES_PER_FRAME = 1
 CURVE_EVERY_MS = 16
 
@@ -305,12 +305,6 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         shown = [y[np.isfinite(y)] for y in ys.values()]
         lo = min((float(y.min()) for y in shown if y.size), default=np.inf)
         hi = max((float(y.max()) for y in shown if y.size), default=-np.inf)
-        if plot in self._y_range and np.isfinite(lo) and not self._symlog[plot]:
-            # the range first: moved after the curves, it made every curve work out its
-            # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
-            self._expand_y(plot, lo, hi)
-        for n in names:
-            self._curves[n].setData(np.asarray(self._series[n][0][: cut[n]], float), ys[n])
         if self._symlog[plot] and np.isfinite(lo):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks([symlog_ticks(lo, hi)])
@@ -320,8 +314,12 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
                 color=self.theme.text,
                 **{"font-size": f"{self.text_px}px"},
             )
-        if plot in self._y_range and np.isfinite(lo) and self._symlog[plot]:
-            self._expand_y(plot, lo, hi)  # after its ticks, which follow the new scale
+        if plot in self._y_range and np.isfinite(lo):
+            # the range before the curves: moved after them, it made every curve work out its
+            # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
+            self._expand_y(plot, lo, hi)
+        for n in names:
+            self._curves[n].setData(np.asarray(self._series[n][0][: cut[n]], float), ys[n])
 
     def update_record(
         self, record: RunRecord, cursor: Cursor | None = None, final: bool = False
