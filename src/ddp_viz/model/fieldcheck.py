@@ -153,7 +153,7 @@ def _compile_typeddict(tp: Any) -> tuple[Check, Norm]:
 
     def norm(v: dict) -> dict:
         # in place: JSON decoding made this dict afresh, and rebuilding it for every tensor of
-        # every rank was most of a watched step's decoding
+        # every rank was most of decoding a step captured in full
         for k, n in normed:
             if k in v:
                 v[k] = n(v[k])
