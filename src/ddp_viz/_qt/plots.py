@@ -29,6 +29,7 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
     x_extent,
 )
+from ddp_viz._qt.plot_pool import CurvePool
 from ddp_viz._qt.plot_ranges import RangeMixin
 from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
@@ -70,6 +71,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         self._y_range: dict[pg.PlotWidget, tuple[float, float] | None] = {}
         self._maker = QTimer(self, interval=CURVE_EVERY_MS)
         self._maker.timeout.connect(self._on_maker_timeout)
+        self.pool = CurvePool([self.loss_plot, self.param_plot], lambda: self.record is None, self)
         self._style()
         self.clear_run()
 
@@ -143,7 +145,10 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         self.surface_plot.setVisible(surface)
         self.surface_note.setText("")
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
-            w.clear()
+            if w is self.surface_plot:
+                w.clear()
+            else:
+                self.pool.clear(w)  # its curves kept for the next run
             text = pg.TextItem("appears after Run", color=self.theme.muted, anchor=(0.5, 0.5))
             text.setPos(0.5, 0.5)
             w.addItem(text)
@@ -160,12 +165,13 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         self._own = own = kind_curves(record)
         long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or own is not None
         for w in (self.loss_plot, self.param_plot):
-            w.clear()
+            self.pool.clear(w)
             # long runs: draw at most ~2 points per pixel, skip antialiasing (keeps frames short)
             w.setDownsampling(auto=long_run, mode="peak")
             w.setClipToView(long_run)
             # the alpha-blended grid costs ~4 ms a repaint: off while a long run streams
             w.showGrid(x=not long_run, y=not long_run, alpha=0.25)
+            self._hold_axis_width(w, long_run)
             if long_run:
                 w.disableAutoRange(axis="y")  # expand-only ranges while streaming, see _push
                 self._y_range[w] = None
@@ -254,9 +260,12 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         self.update_record(record)
 
     def _curve(self, key: str, plot: pg.PlotWidget, **opts: object) -> None:
-        """A watched run's curves are made a few per frame (``_make_queued``): eight ranks'
-        made at once held the frame its run started in; a lesson's are made at once."""
-        if self._own is not None:
+        """A spare curve if the page keeps some (``pool``); otherwise a watched run's are
+        made a few per frame (``_make_queued``): eight ranks' made at once held the frame its
+        run started in; a lesson's are made at once."""
+        if (spare := self.pool.take(plot, opts)) is not None:
+            self._curves[key] = spare
+        elif self._own is not None:
             self._queued.append((key, plot, opts))
             self._maker.start()
         else:
@@ -360,6 +369,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
                 w.showGrid(x=True, y=True, alpha=0.25)
                 w.enableAutoRange(axis="y")  # the run is over: fit it tightly
                 self._y_range.pop(w, None)
+                self._hold_axis_width(w, False)
         if ended and (done < record.steps_planned or self._own is not None):
             self._show_steps(max(1, done))  # cancelled, failed or watched: the steps it made
         elif not ended:
