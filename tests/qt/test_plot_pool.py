@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
-from ddp_viz.kinds.watched.qt import SPARE_CURVES
+from ddp_viz.kinds.watched.qt.plot import SPARE as SPARE_CURVES
 from tests.frames import linear_run
 from tests.qt_helpers import feed
 from tests.watch.test_watch_page_budget import RANKS, _start, _timings
@@ -79,3 +79,45 @@ def test_a_streaming_plots_axis_keeps_its_width_as_its_range_moves(make_window, 
     assert not axis.style["autoReduceTextSpace"]
     plots.update_record(rec, final=True)  # the run is over: the axis fits its labels again
     assert axis.style["autoReduceTextSpace"]
+
+
+def _title(plot: pg.PlotWidget) -> str:
+    return plot.getPlotItem().titleLabel.text
+
+
+def _placeholder(plot: pg.PlotWidget) -> str:
+    return next(
+        i.textItem.toPlainText() for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)
+    )
+
+
+def test_the_watched_page_names_its_own_plots_before_its_run(make_window, qtbot, monkeypatch):
+    """Before the ranks report, the watched page's plots say what they will show (not a
+    lesson's loss and "appears after Run" on a page with no Run); its run then sets the same
+    titles, which re-lays nothing; a lesson's page gets its own titles back."""
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.kinds.watched.qt import plot as watched_plot
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+
+    window = make_window()
+    plots = window.plots
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    assert "Arrival at the all-reduce" in _title(plots.loss_plot)
+    assert "gradient" in _title(plots.param_plot)
+    assert _placeholder(plots.loss_plot) == watched_plot.WAITING
+    assert plots.loss_plot.getPlotItem().getAxis("left").labelText == watched_plot.LOSS_LABEL
+    titled: list[str] = []
+    set_title = pg.PlotItem.setTitle
+    monkeypatch.setattr(
+        pg.PlotItem,
+        "setTitle",
+        lambda self, *a, **k: titled.append(a[0]) or set_title(self, *a, **k),
+    )
+    plots.set_record(_start())
+    assert titled == [], titled  # the page showed them already
+    monkeypatch.undo()
+    window.session.forget_run()
+    window.set_lesson("ddp-pattern")
+    assert "Loss per rank" in _title(plots.loss_plot)
+    assert _placeholder(plots.loss_plot) == "appears after Run"

@@ -37,7 +37,8 @@ class CurvePool(QObject):
     def keep(self, per_plot: int) -> None:
         """Have ``per_plot`` spare curves in each plot, made while no run is on the page."""
         self._want = per_plot
-        self._timer.start()
+        if self._short():
+            self._timer.start()
 
     def spare(self, plot: pg.PlotWidget) -> int:
         return len(self._spare[plot])

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import bisect
 import math
+from types import ModuleType
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
@@ -31,6 +32,7 @@ from ddp_viz._qt.plot_math import (
 )
 from ddp_viz._qt.plot_pool import CurvePool
 from ddp_viz._qt.plot_ranges import RangeMixin
+from ddp_viz._qt.plot_style import StyleMixin
 from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
@@ -45,12 +47,13 @@ CURVES_PER_FRAME = 1
 CURVE_EVERY_MS = 16
 
 
-class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
+class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidget):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=True, background=theme.panel, foreground=theme.text)
         self.theme = theme
         self.record: RunRecord | None = None
+        self.expected: ModuleType | None = None  # a kind's CURVES: the run the page waits for
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -75,20 +78,13 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         self._style()
         self.clear_run()
 
-    @property
-    def text_px(self) -> int:
-        """Plot text: the theme's size on a projector, a little smaller otherwise."""
-        t = self.theme
-        return t.font_px if t.name == "projector" else max(10, round(t.font_px * 0.9))
-
-    def _set_title(self, w: pg.PlotWidget, html: str) -> None:
-        """pyqtgraph gives a title a 30 px row whatever its size: a two-line title in
-        projector type lost its top line. The row fits the title's lines."""
-        w.setTitle(html, color=self.theme.text, size=f"{self.text_px}px")
-        item = w.getPlotItem()
-        height = max(30, round(item.titleLabel.item.boundingRect().height()) + 4)
-        item.titleLabel.setMaximumHeight(height)
-        item.layout.setRowFixedHeight(0, height)
+    def expect(self, curves: ModuleType | None) -> None:
+        """The page waits for a run of the kind whose plots' part is ``curves`` (None: a
+        lesson's page): its titles and words before the run, not a lesson's."""
+        self.expected = curves
+        self.pool.keep(getattr(curves, "SPARE", 0))
+        if self.record is None:
+            self.clear_run(surface=self.surface_plot.isVisibleTo(self))
 
     def set_compact(self, on: bool) -> None:
         self.surface_note.setVisible(not on)
@@ -99,37 +95,6 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
         self._style()
         if self.record is not None:
             self.set_record(self.record)
-
-    def _style(self) -> None:
-        t = self.theme
-        font_px = self.text_px
-        for w, title, left, bottom in (
-            # two lines: one does not fit the panel's width at 1280 px
-            (self.loss_plot, "Loss per rank<br>(dashed +: full batch)", "loss", "step"),
-            (self.param_plot, "Parameters", "value", "after step (0: start)"),
-            (self.surface_plot, "Loss surface", "", ""),  # axes named by the run's parameters
-        ):
-            w.setBackground(t.panel)
-            self._set_title(w, title)
-            for side, text in (("left", left), ("bottom", bottom)):
-                axis = w.getPlotItem().getAxis(side)
-                axis.setLabel(text, color=t.text, **{"font-size": f"{font_px}px"})
-                axis.setPen(pg.mkPen(t.text, width=max(1, t.line_px // 2)))
-                axis.setTextPen(pg.mkPen(t.text))
-                f = axis.label.font()
-                f.setPixelSize(font_px)
-                axis.setTickFont(f)
-                # pyqtgraph still works out a prefix when the prefix is switched off, from the
-                # range the axis has then: a loss of 0.1-0.5 got "milli" and ticks 1000x the
-                # values, kept for good. No range gets a prefix, and none is ever used.
-                axis.setSIPrefixEnableRanges(())
-                axis.enableAutoSIPrefix(False)
-                # pyqtgraph replays an axis's QPicture on every repaint of its plot, ~4 ms
-                # each, most of the repaint; kept as a pixmap, it is drawn again only when
-                # its range, ticks or style change
-                axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            w.showGrid(x=True, y=True, alpha=0.25)
-            w.getPlotItem().layout.setContentsMargins(2, 2, t.font_px, 2)
 
     # --- data --------------------------------------------------------------------------------
     def clear_run(self, surface: bool = True) -> None:
@@ -149,7 +114,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, SurfaceMixin, QWidget):
                 w.clear()
             else:
                 self.pool.clear(w)  # its curves kept for the next run
-            text = pg.TextItem("appears after Run", color=self.theme.muted, anchor=(0.5, 0.5))
+            text = pg.TextItem(self.waiting_words(), color=self.theme.muted, anchor=(0.5, 0.5))
             text.setPos(0.5, 0.5)
             w.addItem(text)
             w.setXRange(0, 1)

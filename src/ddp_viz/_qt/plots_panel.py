@@ -14,6 +14,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from ddp_viz.model.theme import Theme
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from ddp_viz._qt.plots import Plots
 
 
@@ -32,6 +34,14 @@ class PlotsPanel(QWidget):
         # shown, not when its run starts: the plots' re-layout then repainted every plot
         # in the run's first frames
         self.surface = True
+        self.expected: ModuleType | None = None  # the run's kind, on a kind's page
+
+    def expect(self, curves: ModuleType | None) -> None:
+        """The page waits for a run of the kind whose plots' part is ``curves`` (None: a
+        lesson's own run), told to the plots now or when they are built."""
+        self.expected = curves
+        if self._plots is not None:
+            self._plots.expect(curves)
 
     def set_compact(self, on: bool) -> None:
         """Projector: the surface's explanation moves into a tooltip to give the plots room."""
@@ -46,6 +56,8 @@ class PlotsPanel(QWidget):
             self._plots = Plots(self.theme)
             self._plots.set_compact(self.compact)
             self._plots.clear_run(self.surface)
+            if self.expected is not None:
+                self._plots.expect(self.expected)
             self._layout.removeWidget(self._placeholder)
             self._placeholder.deleteLater()
             self._layout.addWidget(self._plots)

@@ -13,8 +13,6 @@ from ddp_viz.kinds.watched.qt import plot
 CURVES = plot  # what the plots draw for a watched run (the window's plots.kind_curves)
 
 # the help sheet's lines for the keys this part adds (after the window's own)
-SPARE_CURVES = 9  # per plot: a rank's arrival and its norm, for 8 ranks, and the average
-
 SHORTCUTS = [("Ctrl+T", "a watched run's tables: every bucket and tensor")]
 
 
@@ -41,6 +39,8 @@ def show_page(window: Any, shown: bool) -> None:
     from ddp_viz.kinds.watched.qt.tables import show_run_tab
 
     show_run_tab(window, shown)
+    # its titles before the run, and its curves made while the ranks start (plots.expect)
+    window.plots_panel.expect(CURVES if shown else None)
 
 
 def start_live(window, args, result):  # type: ignore[no-untyped-def]
@@ -55,10 +55,6 @@ def start_live(window, args, result):  # type: ignore[no-untyped-def]
 
     live = LiveWatch(args.watch_cmd, args.record, args.budget, args.listen)
     show_lesson(window, load_lesson_folder(asset("watched")))
-    # the curves of up to 8 ranks and the average's, made while the ranks import torch: made
-    # as the run starts, they were the biggest part of its first seconds' work on a machine
-    # its 8 ranks share (docs/benchmarks.md, "The watched page beside 4 and 8 ranks")
-    window.plots.pool.keep(SPARE_CURVES)
     window.session.expect_run(RUN)
     live.deliver = window.session.on_transport_event
     live.ended.connect(lambda code: result.update(code=code))
