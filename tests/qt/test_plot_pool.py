@@ -121,3 +121,32 @@ def test_the_watched_page_names_its_own_plots_before_its_run(make_window, qtbot,
     window.set_lesson("ddp-pattern")
     assert "Loss per rank" in _title(plots.loss_plot)
     assert _placeholder(plots.loss_plot) == "appears after Run"
+
+
+def test_a_watched_runs_start_draws_no_axis_again(make_window, qtbot, monkeypatch) -> None:
+    """The waiting page is set up as its run will be (the steps it starts with, no grid, the
+    axis's room for its labels): the run's first event lays out and draws no axis again,
+    each of which cost a few ms of a starting run's busiest second."""
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+
+    window = make_window()
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    plots = window.plots
+    # the page waits: laid out, its spare curves made (torchrun starts ranks meanwhile)
+    qtbot.waitUntil(lambda: not plots.pool._timer.isActive(), timeout=10_000)
+    QApplication.processEvents()
+    views = (plots.loss_plot, plots.param_plot)
+    for view in views:
+        view.grab()  # the waiting page, drawn
+    drawn: list[str] = []
+    paint = pg.AxisItem.paint  # cached as pixmaps: called only to draw an axis afresh
+    monkeypatch.setattr(
+        pg.AxisItem, "paint", lambda self, *a: (drawn.append(self.orientation), paint(self, *a))
+    )
+    plots.set_record(_start())
+    QApplication.processEvents()
+    for view in views:
+        view.grab()
+    assert drawn == []

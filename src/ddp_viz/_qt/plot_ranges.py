@@ -52,9 +52,10 @@ class RangeMixin:
         labels re-laid the whole plot when its range moved (a second full repaint, 7-10 ms
         beside 8 ranks on 2 cores); a finished run's axis fits its labels again."""
         axis = plot.getPlotItem().getAxis("left")
+        width = axis.textWidth
         if streaming:
             font = axis.style["tickFont"] or axis.font()
-            axis.textWidth = max(
-                axis.textWidth, QFontMetricsF(font).horizontalAdvance(RESERVED_TICK)
-            )
-        axis.setStyle(autoReduceTextSpace=not streaming)  # pyqtgraph re-lays the axis here
+            width = max(width, QFontMetricsF(font).horizontalAdvance(RESERVED_TICK))
+        if width != axis.textWidth or axis.style["autoReduceTextSpace"] == streaming:
+            axis.textWidth = width
+            axis.setStyle(autoReduceTextSpace=not streaming)  # pyqtgraph re-lays the axis

@@ -65,6 +65,13 @@ class StyleMixin:
         item.titleLabel.setMaximumHeight(height)
         item.layout.setRowFixedHeight(0, height)
 
+    def _set_axis_label(self, axis: pg.AxisItem, text: str) -> None:
+        """An axis's label in the theme's type; the same label again changes nothing (setting
+        it lays the axis out and draws it again)."""
+        style = {"color": self.theme.text, "font-size": f"{self.text_px}px"}
+        if axis.labelText != text or axis.labelStyle != style:
+            axis.setLabel(text, **style)
+
     def _style(self) -> None:
         t = self.theme
         font_px = self.text_px
@@ -78,7 +85,7 @@ class StyleMixin:
             self._set_title(w, title)
             for side, text in (("left", left), ("bottom", bottom)):
                 axis = w.getPlotItem().getAxis(side)
-                axis.setLabel(text, color=t.text, **{"font-size": f"{font_px}px"})
+                self._set_axis_label(axis, text)
                 axis.setPen(pg.mkPen(t.text, width=max(1, t.line_px // 2)))
                 axis.setTextPen(pg.mkPen(t.text))
                 f = axis.label.font()

@@ -54,6 +54,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self.theme = theme
         self.record: RunRecord | None = None
         self.expected: ModuleType | None = None  # a kind's CURVES: the run the page waits for
+        self._ticked: set[pg.PlotWidget] = set()  # left axes given ticks of our own
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -115,10 +116,21 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             else:
                 self.pool.clear(w)  # its curves kept for the next run
             text = pg.TextItem(self.waiting_words(), color=self.theme.muted, anchor=(0.5, 0.5))
-            text.setPos(0.5, 0.5)
             w.addItem(text)
-            w.setXRange(0, 1)
             w.setYRange(0, 1)
+            # a kind's page shows the steps its run starts with: its start re-lays no axis
+            last = x_extent(RunRecord(), 0, MARKERS_UP_TO) if self.expected is not None else 0
+            if w is self.surface_plot or not last:
+                w.setXRange(0, 1)
+                text.setPos(0.5, 0.5)
+            else:
+                text.setPos(last / 2, 0.5)
+        if self.expected is not None:  # as its run will set them up (set_record, long_run)
+            self._x_shown = 0
+            self._show_steps(x_extent(RunRecord(), 0, MARKERS_UP_TO))
+            for w in (self.loss_plot, self.param_plot):
+                w.showGrid(x=False, y=False)
+                self._hold_axis_width(w, True)
 
     def set_record(self, record: RunRecord) -> None:
         """A new run: create its curves once."""
@@ -185,8 +197,10 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self._loss_label = own.LOSS_LABEL if own is not None else "loss"
         for plot, label in ((self.loss_plot, self._loss_label), (self.param_plot, "value")):
             axis = plot.getPlotItem().getAxis("left")
-            axis.setTicks(None)
-            axis.setLabel(label, color=t.text, **{"font-size": f"{self.text_px}px"})
+            if plot in self._ticked:  # the last run's symmetric-log ticks
+                axis.setTicks(None)
+                self._ticked.discard(plot)
+            self._set_axis_label(axis, label)
         self._x_shown = 0
         self._show_steps(x_extent(record, 0, MARKERS_UP_TO))
         self._set_title(self.param_plot, (own.title if own is not None else param_title)(record))
@@ -282,12 +296,9 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         if self._symlog[plot] and np.isfinite(lo):
             axis = plot.getPlotItem().getAxis("left")
             axis.setTicks([symlog_ticks(lo, hi)])
+            self._ticked.add(plot)
             base = self._loss_label if plot is self.loss_plot else "value"
-            axis.setLabel(
-                f"{base} (symmetric log)",
-                color=self.theme.text,
-                **{"font-size": f"{self.text_px}px"},
-            )
+            self._set_axis_label(axis, f"{base} (symmetric log)")
         if plot in self._y_range and np.isfinite(lo):
             # the range before the curves: moved after them, it made every curve work out its
             # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
