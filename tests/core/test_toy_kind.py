@@ -325,3 +325,19 @@ def test_the_toy_kind_runs_in_the_window(toy: Path, window, qtbot) -> None:
     qtbot.waitUntil(lambda: "toy rank 2: 18" in window.stage.frame().all_text(), timeout=10_000)
     feedback = window.quiz_view.feedback["toy-total"]
     qtbot.waitUntil(lambda: feedback.text().startswith("✓ Right"), timeout=10_000)
+
+
+def test_a_kinds_parts_are_found_once_per_set_of_folders(toy: Path, monkeypatch) -> None:
+    """The window asks for the kinds' Qt parts as each run starts: the folders are looked
+    through once, and again when a folder of kinds comes or goes."""
+    scans: list[int] = []
+    folders = registry.kind_folders
+    monkeypatch.setattr(registry, "kind_folders", lambda: scans.append(1) or folders())
+    first = registry.load_parts("engine")
+    assert "toy" in first and scans
+    scans.clear()
+    assert registry.load_parts("engine") == first and scans == []
+    registry.remove_folder(str(toy.parent.parent / "kinds"))
+    assert "toy" not in registry.load_parts("engine")
+    registry.add_folder(str(toy.parent.parent / "kinds"))
+    assert "toy" in registry.load_parts("engine")

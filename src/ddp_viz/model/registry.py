@@ -203,6 +203,7 @@ class DuplicateKind(ValueError):
 
 _KINDS: dict[str, RunKind] = {}
 _loaded: list[str] = []  # the kind folders imported so far (discovery runs once)
+_parts: dict[tuple, dict[str, ModuleType]] = {}  # load_parts, by module and kind folders
 
 
 def register(kind: RunKind) -> RunKind:
@@ -245,20 +246,28 @@ def add_folder(path: str) -> None:
     package = importlib.import_module(KINDS_PACKAGE)
     if path not in package.__path__:
         package.__path__.append(path)
+    _parts.clear()
     load()
     _import_new()
 
 
 def load_parts(module: str) -> dict[str, ModuleType]:
     """Import the module ``module`` (``engine``, ``form``) of every kind folder that has one,
-    keyed by kind folder: how the engine and the window find their side of each kind."""
+    keyed by kind folder: how the engine and the window find their side of each kind. Found
+    once per set of kind folders: the window asks as each run starts, and looking through
+    the folders again took a few ms of that run's first frame."""
     load()
-    out = {}
-    for name in kind_folders():
-        qualified = f"{KINDS_PACKAGE}.{name}.{module}"
-        if importlib.util.find_spec(qualified) is not None:
-            out[name] = importlib.import_module(qualified)
-    return out
+    package = importlib.import_module(KINDS_PACKAGE)
+    key = (module, tuple(package.__path__), tuple(_loaded))
+    found = _parts.get(key)
+    if found is None:
+        found = {}
+        for name in kind_folders():
+            qualified = f"{KINDS_PACKAGE}.{name}.{module}"
+            if importlib.util.find_spec(qualified) is not None:
+                found[name] = importlib.import_module(qualified)
+        _parts[key] = found
+    return dict(found)
 
 
 def remove_folder(path: str) -> None:
@@ -270,6 +279,7 @@ def remove_folder(path: str) -> None:
     package = importlib.import_module(KINDS_PACKAGE)
     if path in package.__path__:
         package.__path__.remove(path)
+    _parts.clear()
     gone = [name for name in _loaded if name not in kind_folders()]
     for name in gone:
         _loaded.remove(name)
