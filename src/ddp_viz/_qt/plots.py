@@ -82,6 +82,8 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
     def expect(self, curves: ModuleType | None) -> None:
         """The page waits for a run of the kind whose plots' part is ``curves`` (None: a
         lesson's page): its titles and words before the run, not a lesson's."""
+        if curves is self.expected:
+            return  # a lesson after a lesson: the page's clear_run did it all
         self.expected = curves
         self.pool.keep(getattr(curves, "SPARE", 0))
         if self.record is None:
