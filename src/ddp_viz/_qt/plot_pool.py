@@ -16,9 +16,18 @@ from PySide6.QtCore import QObject, QTimer
 
 FILL_EVERY_MS = 16
 MAX_SPARE = 48  # per plot: curves given back beyond this are removed
-# every style option a curve of the plots may be given: a taken spare gets all of them, so
-# nothing of the run that used it last (a marker, a symbol pen) stays on it
-_STYLE = ("pen", "symbol", "symbolSize", "symbolPen", "symbolBrush", "antialias")
+# every style option a curve of the plots may be given, at pyqtgraph's PlotDataItem defaults
+# (antialias: the configured one): a taken spare gets all of them, so nothing of the run that
+# used it last (a marker, a symbol pen) stays on it. Written out, not read from a throwaway
+# PlotDataItem: one made and dropped per window left its child items to the cyclic collector,
+# which freed them at some later event (a window test's worker crashed in processEvents)
+_STYLE = {
+    "pen": (200, 200, 200),
+    "symbol": None,
+    "symbolSize": 10,
+    "symbolPen": (200, 200, 200),
+    "symbolBrush": (50, 50, 150),
+}
 
 
 class CurvePool(QObject):
@@ -29,8 +38,6 @@ class CurvePool(QObject):
         self._spare: dict[pg.PlotWidget, list[pg.PlotDataItem]] = {w: [] for w in plots}
         self._idle = idle  # no run on the page: the only time spares are made
         self._want = 0
-        made = pg.PlotDataItem().opts
-        self._defaults = {k: made[k] for k in _STYLE}
         self._timer = QTimer(self, interval=FILL_EVERY_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
 
@@ -49,7 +56,7 @@ class CurvePool(QObject):
         if not spare:
             return None
         curve = spare.pop()
-        style = {**self._defaults, "antialias": pg.getConfigOption("antialias"), **opts}
+        style = {**_STYLE, "antialias": pg.getConfigOption("antialias"), **opts}
         curve.setData([], [], **style)
         curve.show()
         return curve
