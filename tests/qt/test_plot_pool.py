@@ -47,6 +47,7 @@ def test_a_spare_keeps_nothing_of_the_run_that_used_it(make_window, qtbot) -> No
     """A lesson's curves (markers, dashes) go back to the pool when the page is cleared; the
     next run that takes them gets its own style whole, not the lesson's markers."""
     window = make_window()
+    window.plots.pool.keep(SPARE_CURVES)  # a page that keeps its curves between runs
     feed(window, list(linear_run(2, steps=3).events))
     full = window.plots._curves["full"]  # the full-batch loss: a "+" with a pen of its own
     assert full.opts["symbol"] == "+" and full.opts["symbolPen"] != (200, 200, 200)

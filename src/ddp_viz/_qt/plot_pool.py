@@ -62,9 +62,14 @@ class CurvePool(QObject):
         return curve
 
     def clear(self, plot: pg.PlotWidget) -> None:
-        """Empty ``plot`` as ``PlotWidget.clear`` does, its curves kept as spares."""
+        """Empty ``plot`` as ``PlotWidget.clear`` does, its curves kept as spares on a page
+        that keeps some (a lesson's page keeps none: it takes its plots' items out)."""
         item = plot.getPlotItem()
         spare = self._spare[plot]
+        if not self._want:
+            spare.clear()
+            plot.clear()
+            return
         for thing in item.items[:]:
             if isinstance(thing, pg.PlotDataItem) and len(spare) < MAX_SPARE:
                 if thing not in spare:
