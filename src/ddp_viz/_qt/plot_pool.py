@@ -2,7 +2,7 @@
 
 A pyqtgraph curve costs about 2 ms to make on a quiet machine (the item, its pens, the plot's
 bookkeeping and signal connections) and about 0.08 ms to restyle. A page that knows a run is
-coming (the watched page, while the command's ranks import torch) asks for spares
+coming (a kind's page, while its command's ranks start: ``Plots.expect``) asks for spares
 (:meth:`CurvePool.keep`); they are made one per tick while no run is on the page, hidden and
 empty in their plot. A new run takes them, restyled, and gives them back when it is cleared.
 """

@@ -112,6 +112,8 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self._style()  # the titles say nothing about the last run's parameters
         self.surface_plot.setVisible(surface)
         self.surface_note.setText("")
+        # a kind's page shows the steps its run starts with: its start re-lays no axis
+        last = x_extent(RunRecord(), 0, MARKERS_UP_TO) if self.expected is not None else 0
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
             if w is self.surface_plot:
                 w.clear()
@@ -120,16 +122,14 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             text = pg.TextItem(self.waiting_words(), color=self.theme.muted, anchor=(0.5, 0.5))
             w.addItem(text)
             w.setYRange(0, 1)
-            # a kind's page shows the steps its run starts with: its start re-lays no axis
-            last = x_extent(RunRecord(), 0, MARKERS_UP_TO) if self.expected is not None else 0
             if w is self.surface_plot or not last:
                 w.setXRange(0, 1)
                 text.setPos(0.5, 0.5)
             else:
                 text.setPos(last / 2, 0.5)
-        if self.expected is not None:  # as its run will set them up (set_record, long_run)
+        if last:  # as its run will set them up (set_record, long_run)
             self._x_shown = 0
-            self._show_steps(x_extent(RunRecord(), 0, MARKERS_UP_TO))
+            self._show_steps(last)
             for w in (self.loss_plot, self.param_plot):
                 w.showGrid(x=False, y=False)
                 self._hold_axis_width(w, True)
