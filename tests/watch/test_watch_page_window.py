@@ -4,6 +4,7 @@ the plot; Right moves a whole watched step; a rank that ended says so before the
 
 from __future__ import annotations
 
+from ddp_viz._qt.plot_lines import Lines
 from ddp_viz.model.timeline import Cursor
 from tests.conftest import DATA, load_recording
 from tests.watch.test_watch_page import MANY, timings
@@ -38,7 +39,8 @@ def test_the_gradient_plot_draws_one_norm_per_rank_not_one_curve_per_tensor(make
     window = make_window()
     window.file_actions.open_run(DATA / MANY)
     plots = window.plots
-    drawn = [c for c in plots.param_plot.getPlotItem().listDataItems() if len(c.getData()[0])]
+    items = [i for i in plots.param_plot.getPlotItem().items if isinstance(i, Lines)]
+    drawn = [line for i in items for line in i.lines if len(line.getData()[0])]
     assert len(drawn) == 3  # rank 0, rank 1 and the average
     assert "per rank" in plots.param_plot.getPlotItem().titleLabel.text
 

@@ -12,13 +12,13 @@ from types import ModuleType
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
 from ddp_viz._qt.plot_hold import HoldMixin
 from ddp_viz._qt.plot_legend import LegendMixin
+from ddp_viz._qt.plot_lines import Line, Lines
 from ddp_viz._qt.plot_math import (
     DASH_NAMES,
     SYMLOG_ABOVE,
@@ -30,21 +30,12 @@ from ddp_viz._qt.plot_math import (
     symlog_ticks,
     x_extent,
 )
-from ddp_viz._qt.plot_pool import CurvePool
 from ddp_viz._qt.plot_ranges import RangeMixin
 from ddp_viz._qt.plot_style import StyleMixin
 from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
-
-# A watched run's curves are made one per tick of a timer of their own: a curve costs about
-# 7 ms (pyqtgraph item, pens, the plot's bookkeeping; measured offscreen), 17 at 8 ranks held
-# one frame 120 ms, and one made inside each refresh lengthened that refresh's slice of the
-# thread by as much (a window sharing the CPU with 8 ranks is scheduled late after any slice
-# longer than ~10 ms: docs/benchmarks.md, "The watched page beside 4 and 8 ranks")
-CURVES_PER_FRAME = 1
-CURVE_EVERY_MS = 16
 
 
 class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidget):
@@ -69,13 +60,11 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self.surface_note = QLabel("")
         self.surface_note.setWordWrap(True)
         layout.addWidget(self.surface_note)
-        self._curves: dict[str, pg.PlotDataItem] = {}
+        self._curves: dict[str, pg.PlotDataItem | Line] = {}
+        self._lines: dict[pg.PlotWidget, Lines] = {}  # a kind's curves: a plot's in one item
         self._arrows: list[pg.PlotDataItem] = []
         self._arrow_step = -1
         self._y_range: dict[pg.PlotWidget, tuple[float, float] | None] = {}
-        self._maker = QTimer(self, interval=CURVE_EVERY_MS)
-        self._maker.timeout.connect(self._on_maker_timeout)
-        self.pool = CurvePool([self.loss_plot, self.param_plot], lambda: self.record is None, self)
         self._style()
         self.clear_run()
 
@@ -85,7 +74,6 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         if curves is self.expected:
             return  # a lesson after a lesson: the page's clear_run did it all
         self.expected = curves
-        self.pool.keep(getattr(curves, "SPARE", 0))
         if self.record is None:
             self.clear_run(surface=self.surface_plot.isVisibleTo(self))
 
@@ -105,8 +93,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         the loss surface's among them if the page can have one (``surface``)."""
         self.record = None
         self._curves = {}
-        self._queued: list[tuple[str, pg.PlotWidget, dict]] = []  # curves not made yet
-        self._maker.stop()
+        self._lines = {}
         self._arrows = []
         self._drop_param_legend()
         self._style()  # the titles say nothing about the last run's parameters
@@ -115,10 +102,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         # a kind's page shows the steps its run starts with: its start re-lays no axis
         last = x_extent(RunRecord(), 0, MARKERS_UP_TO) if self.expected is not None else 0
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
-            if w is self.surface_plot:
-                w.clear()
-            else:
-                self.pool.clear(w)  # its curves kept for the next run
+            w.clear()
             text = pg.TextItem(self.waiting_words(), color=self.theme.muted, anchor=(0.5, 0.5))
             w.addItem(text)
             w.setYRange(0, 1)
@@ -143,8 +127,12 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         # drawn as a long run is
         self._own = own = kind_curves(record)
         long_run = self._long_run = record.steps_planned > MARKERS_UP_TO or own is not None
+        self._lines = {}
         for w in (self.loss_plot, self.param_plot):
-            self.pool.clear(w)
+            w.clear()
+            if own is not None:
+                self._lines[w] = Lines()
+                w.addItem(self._lines[w])
             # long runs: draw at most ~2 points per pixel, skip antialiasing (keeps frames short)
             w.setDownsampling(auto=long_run, mode="peak")
             w.setClipToView(long_run)
@@ -157,8 +145,6 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             else:
                 w.enableAutoRange(axis="y")  # the placeholder's fixed 0–1 range must not stick
         self._curves = {}
-        self._queued = []
-        self._maker.stop()
         self._series: dict[str, tuple[list[float], list[float]]] = {}
         self._consumed = 0
         self._stale: set[str] = set()
@@ -241,28 +227,12 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self.update_record(record)
 
     def _curve(self, key: str, plot: pg.PlotWidget, **opts: object) -> None:
-        """A spare curve if the page keeps some (``pool``); otherwise a watched run's are
-        made a few per frame (``_make_queued``): eight ranks' made at once held the frame its
-        run started in; a lesson's are made at once."""
-        if (spare := self.pool.take(plot, opts)) is not None:
-            self._curves[key] = spare
-        elif self._own is not None:
-            self._queued.append((key, plot, opts))
-            self._maker.start()
+        """A kind's curve is a line of its plot's one item (``plot_lines``); a lesson's is a
+        pyqtgraph curve of its own (markers, antialiasing, the legend's samples)."""
+        if plot in self._lines:
+            self._curves[key] = self._lines[plot].line(opts["pen"])  # type: ignore[arg-type]
         else:
             self._curves[key] = plot.plot([], [], **opts)
-
-    def _make_queued(self, everything: bool) -> None:
-        n = len(self._queued) if everything else CURVES_PER_FRAME
-        made, self._queued = self._queued[:n], self._queued[n:]
-        for key, plot, opts in made:
-            self._curves[key] = plot.plot([], [], **opts)
-            self._stale.add("loss" if plot is self.loss_plot else "param")  # its points so far
-
-    def _on_maker_timeout(self) -> None:
-        self._make_queued(everything=False)
-        if not self._queued:
-            self._maker.stop()
 
     def _next_group(self) -> list[str]:
         for _ in range(3):
@@ -315,8 +285,6 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             self.set_record(record)
             return
         ended = final or record.done
-        if ended:  # while it streams, the curves are made on the maker's turns
-            self._make_queued(everything=True)
         # Append only the steps completed since the last frame: O(new steps), not O(run).
         done = record.complete_prefix()
         for st in record.steps[self._consumed : done]:

@@ -39,7 +39,7 @@ def show_page(window: Any, shown: bool) -> None:
     from ddp_viz.kinds.watched.qt.tables import show_run_tab
 
     show_run_tab(window, shown)
-    # its titles before the run, and its curves made while the ranks start (plots.expect)
+    # its plots' titles and words before the run (plots.expect)
     window.plots_panel.expect(CURVES if shown else None)
 
 

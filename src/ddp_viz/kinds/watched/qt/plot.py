@@ -14,11 +14,6 @@ AVERAGE = "pavg"  # the averaged gradient's norm: a curve of the parameter plot'
 LOSS_TITLE = "Arrival at the all-reduce<br>(ms after the first rank)"
 LOSS_LABEL = "ms"
 WAITING = "appears as the ranks report"
-# curves per plot made while the page waits (its ranks import torch): 8 ranks' arrivals; their
-# norms and the average's. Made as the run started, they were the biggest part of its first
-# seconds' work beside 8 ranks on 2 cores (docs/benchmarks.md, "The watched page beside 4 and
-# 8 ranks"); more ranks' are made a curve per frame
-SPARE = 9  # an empty plot's words: the page has no Run
 HOLD_FROM = "allreduce"  # a step's first points show once its all-reduce has been shown
 
 

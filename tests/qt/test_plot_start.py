@@ -1,30 +1,21 @@
-"""Curves made before a run and kept between runs (``_qt/plot_pool``), and a streaming plot's
-axis that keeps its width: what a run's first seconds no longer pay for beside 8 ranks."""
+"""A watched run's start beside 8 ranks: its curves are lines of one item per plot
+(``_qt/plot_lines``), none made as a pyqtgraph curve, and a streaming plot's axis keeps its
+width: what a run's first seconds no longer pay for."""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
-from ddp_viz.kinds.watched.qt.plot import SPARE as SPARE_CURVES
+from ddp_viz._qt.plot_lines import Line, Lines
 from tests.frames import linear_run
 from tests.qt_helpers import feed
 from tests.watch.test_watch_page_budget import RANKS, _start, _timings
 
 
-def _filled(qtbot, plots) -> None:
-    plots.pool.keep(SPARE_CURVES)
-    both = (plots.loss_plot, plots.param_plot)
-    qtbot.waitUntil(lambda: all(plots.pool.spare(w) >= SPARE_CURVES for w in both), timeout=10_000)
-
-
-def test_a_page_that_keeps_spares_makes_no_curve_as_its_run_starts(
-    make_window, qtbot, monkeypatch
-) -> None:
+def test_a_watched_run_makes_no_pyqtgraph_curve(make_window, monkeypatch) -> None:
     window = make_window()
     plots = window.plots
-    _filled(qtbot, plots)
-    assert not plots.pool._timer.isActive()  # full: nothing more is made
     made: list[int] = []
     plot = pg.PlotItem.plot
     monkeypatch.setattr(pg.PlotItem, "plot", lambda *a, **k: made.append(1) or plot(*a, **k))
@@ -33,33 +24,28 @@ def test_a_page_that_keeps_spares_makes_no_curve_as_its_run_starts(
     for step in range(3):
         _timings(rec, step)
         plots.update_record(rec)
-    assert made == []  # every curve of 8 ranks was a spare
-    assert len(plots._curves) == 2 * RANKS + 1 and not plots._queued
-    for r in range(RANKS):  # styled as a made one: its rank's colour, shown, with its points
-        curve = plots._curves[f"loss{r}"]
-        assert curve.isVisible()
-        assert curve.opts["pen"].color().name() == window.theme.rank_color(r).lower()
+    assert made == []  # eight ranks' arrivals and norms, and the average's: lines, made at once
+    assert len(plots._curves) == 2 * RANKS + 1
+    assert all(isinstance(c, Line) for c in plots._curves.values())
+    items = [i for i in plots.loss_plot.getPlotItem().items if isinstance(i, Lines)]
+    assert len(items) == 1 and len(items[0].lines) == RANKS  # one item holds a plot's lines
+    for r in range(RANKS):  # each in its rank's colour
+        line = plots._curves[f"loss{r}"]
+        assert line.pen.color().name() == window.theme.rank_color(r).lower()
     plots.update_record(rec, final=True)
     assert list(plots._curves["loss0"].getData()[0]) == [1, 2, 3]
 
 
-def test_a_spare_keeps_nothing_of_the_run_that_used_it(make_window, qtbot) -> None:
-    """A lesson's curves (markers, dashes) go back to the pool when the page is cleared; the
-    next run that takes them gets its own style whole, not the lesson's markers."""
+def test_a_lesson_after_a_watched_run_gets_pyqtgraph_curves(make_window) -> None:
+    """A lesson's curves have markers, dashes and a legend: pyqtgraph's own, as before."""
     window = make_window()
-    window.plots.pool.keep(SPARE_CURVES)  # a page that keeps its curves between runs
+    rec = _start()
+    window.plots.set_record(rec)
+    window.plots.clear_run()
     feed(window, list(linear_run(2, steps=3).events))
     full = window.plots._curves["full"]  # the full-batch loss: a "+" with a pen of its own
-    assert full.opts["symbol"] == "+" and full.opts["symbolPen"] != (200, 200, 200)
-    window.plots.clear_run()
-    plots = window.plots
-    assert full in plots.pool._spare[plots.loss_plot] and not full.isVisible()
-    assert full.getData()[0] is None or len(full.getData()[0]) == 0
-    rec = _start()
-    plots.set_record(rec)
-    taken = [k for k, c in plots._curves.items() if c is full]
-    assert taken, "the lesson's curve was not reused"
-    assert full.opts["symbol"] is None and full.opts["symbolPen"] == (200, 200, 200), taken
+    assert isinstance(full, pg.PlotDataItem) and full.opts["symbol"] == "+"
+    assert not [i for i in window.plots.loss_plot.getPlotItem().items if isinstance(i, Lines)]
 
 
 def test_a_streaming_plots_axis_keeps_its_width_as_its_range_moves(make_window, qtbot) -> None:
@@ -135,9 +121,7 @@ def test_a_watched_runs_start_draws_no_axis_again(make_window, qtbot, monkeypatc
     window = make_window()
     show_lesson(window, load_lesson_folder(asset("watched")))
     plots = window.plots
-    # the page waits: laid out, its spare curves made (torchrun starts ranks meanwhile)
-    qtbot.waitUntil(lambda: not plots.pool._timer.isActive(), timeout=10_000)
-    QApplication.processEvents()
+    QApplication.processEvents()  # the page waits, laid out (torchrun starts ranks meanwhile)
     views = (plots.loss_plot, plots.param_plot)
     for view in views:
         view.grab()  # the waiting page, drawn
