@@ -127,3 +127,19 @@ def test_a_plots_axes_are_painted_again_only_when_they_change(window, monkeypatc
     QApplication.processEvents()
     view.grab()
     assert "left" in painted
+
+
+def test_plots_left_behind_by_the_last_refresh_catch_up_when_the_events_stop(qtbot, window) -> None:
+    """A streaming run's refresh pushes one plot; when the run's events stop (a hang, a
+    pause) the others follow on a timer of their own, not at the next event, which may never
+    come."""
+    head, steps, _ = _by_step(list(linear_run(2, steps=40).events))
+    feed(window, head)
+    plots = window.plots
+    for k in range(5):  # a step a refresh: no turns of the window's own (RefreshTurns)
+        feed(window, steps[k])
+        _refresh(window)
+    assert plots._stale  # the last refresh pushed one plot only; the run now pauses
+    qtbot.waitUntil(lambda: not plots._stale, timeout=5_000)
+    for curve in ("loss0", "p0:1"):
+        assert list(plots._curves[curve].getData()[0])[-1] == 5  # the last step it sent

@@ -36,7 +36,7 @@ class HoldMixin:
         self._hold = hold
         if getattr(self, "record", None) is not None and getattr(self, "_curves", None):
             if later:
-                self._stale |= {"loss", "param", "surface"}  # type: ignore[attr-defined]
+                self._push_later()  # type: ignore[attr-defined]
                 return
             for group in ("loss", "param", "surface"):
                 self._push(group)  # type: ignore[attr-defined]

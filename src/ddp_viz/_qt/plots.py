@@ -12,6 +12,7 @@ from types import ModuleType
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
@@ -36,6 +37,11 @@ from ddp_viz._qt.plot_surface import SurfaceMixin
 from ddp_viz.model.reference import EVERY_STEP_BELOW, values_at_every_step, values_policy
 from ddp_viz.model.theme import Theme
 from ddp_viz.model.timeline import Cursor, RunRecord, display_value, scalar
+
+# A streaming run's plots are pushed one a refresh (round robin); when the refreshes stop (the
+# run paused, hung or ended its events) the rest follow one a turn of this timer, so no plot
+# is left behind the stage. It once stayed so until the next event: during a hang, for good.
+REST_EVERY_MS = 100
 
 
 class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidget):
@@ -65,6 +71,8 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self._arrows: list[pg.PlotDataItem] = []
         self._arrow_step = -1
         self._y_range: dict[pg.PlotWidget, tuple[float, float] | None] = {}
+        self._rest = QTimer(self, singleShot=True, interval=REST_EVERY_MS)
+        self._rest.timeout.connect(self._on_rest_timeout)
         self._style()
         self.clear_run()
 
@@ -235,12 +243,26 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             self._curves[key] = plot.plot([], [], **opts)
 
     def _next_group(self) -> list[str]:
+        self._stale &= {"loss", "param"} | ({"surface"} if self._surface_ready else set())
         for _ in range(3):
             self._turn = (self._turn + 1) % 3
             group = ("loss", "param", "surface")[self._turn]
             if group in self._stale:
                 return [group]
         return []
+
+    def _push_later(self) -> None:
+        """Every plot is pushed again, one a refresh, the rest on the timer's turns."""
+        self._stale |= {"loss", "param", "surface"}
+        self._rest.start()
+
+    def _on_rest_timeout(self) -> None:
+        if self.record is None:
+            return
+        for group in self._next_group():
+            self._push(group)
+        if self._stale:
+            self._rest.start()
 
     def _push(self, group: str) -> None:
         self._stale.discard(group)
@@ -323,6 +345,10 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         groups = sorted(self._stale) if ended else self._next_group()
         for group in groups:
             self._push(group)
+        if self._stale:
+            self._rest.start()  # restarted by every refresh: runs only when they stop
+        else:
+            self._rest.stop()
         self._update_surface(record, cursor)
 
     @staticmethod
