@@ -36,15 +36,15 @@ from ddp_viz._qt.status_line import StatusLine
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
 from ddp_viz._qt.window_layout import apply_presentation, apply_split_proportions, lay_out
+from ddp_viz._qt.window_player import PlayerMoves
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.quiz import Feedback, Question
 from ddp_viz.model.scenario import Scenario
-from ddp_viz.model.scenes import phase_words
 from ddp_viz.model.session import EngineState, SessionController
 from ddp_viz.model.theme import Theme
-from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
+from ddp_viz.model.timeline import RunRecord, RunStatus
 
 # A streaming run reaches the views 20 times a second. At 60 the window took 0.77 of a core
 # during a fast 2-rank run (stage frames, plot repaints), the ranks' cores; at 20, about 0.45
@@ -53,7 +53,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 REFRESH_MS = 50
 
 
-class MainWindow(QMainWindow):
+class MainWindow(PlayerMoves, QMainWindow):
     run_started = Signal(object)  # RunRecord
     run_ended = Signal(object)  # RunRecord: finished, failed or cancelled
     run_shown = Signal(object)  # RunRecord: the run ended and the stage shows its last step
@@ -285,57 +285,6 @@ class MainWindow(QMainWindow):
         self.run_action.setToolTip(
             "Fix the marked fields first" if not self.form.valid else "Start real DDP ranks (R)"
         )
-
-    # --- player ------------------------------------------------------------------------------
-    def _on_first(self) -> None:
-        self.session.step_by_hand()
-        self.player.pause()
-        self.player.cursor, self.player.progress = Cursor(), 1.0
-        self.player._emit(entered=True)
-
-    def _on_back(self) -> None:
-        self.session.step_by_hand()
-        self.player.step_back()
-
-    def _on_forward(self) -> None:
-        self.session.step_by_hand()
-        self.player.step_forward()
-
-    def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
-        self.stage.set_position(cursor, progress)
-        self.code_view.set_section(self.stage.frame().section)
-        rec = self.player.record
-        total = rec.steps_total() if rec else 0
-        self.position_label.setText(
-            f" step {cursor.step + 1}/{max(total, 1)} · "
-            f"{phase_words(self.lesson.scene)[cursor.phase]} "
-            if rec is not None
-            else ""
-        )
-        self.step_slider.blockSignals(True)
-        if rec is None:  # no run on the stage (a new lesson)
-            self.step_slider.setMaximum(0)
-        self.step_slider.setValue(cursor.step)
-        self.step_slider.blockSignals(False)
-        streaming = self.player.follow_latest and self.session.busy
-        if self.plots_panel.built:  # no point before the stage has shown its phase
-            held = None if self.player.follow_latest else cursor
-            self.plots.hold_to(held, progress, later=streaming)
-        if rec is not None and progress >= 1.0 and self.plots_panel.built and not streaming:
-            # (following a streaming run, the plots' own updates move the arrows, at their rate)
-            self.plots.show_step(rec, cursor)
-        self.session.on_stage_position(cursor, progress)
-
-    def _on_player_playing_changed(self, playing: bool) -> None:
-        self.play_action.setText("Pause" if playing else "Play")
-
-    def _on_follow_toggled(self, on: bool) -> None:
-        self.session.set_follow_latest(on)
-
-    def _on_step_slider_changed(self, value: int) -> None:
-        self.player.pause()
-        self.session.step_by_hand()
-        self.player.seek_step(value)
 
     # --- look --------------------------------------------------------------------------------
     def _on_side_panel_toggled(self, shown: bool) -> None:
