@@ -143,3 +143,17 @@ def test_plots_left_behind_by_the_last_refresh_catch_up_when_the_events_stop(qtb
     qtbot.waitUntil(lambda: not plots._stale, timeout=5_000)
     for curve in ("loss0", "p0:1"):
         assert list(plots._curves[curve].getData()[0])[-1] == 5  # the last step it sent
+
+
+def test_the_stage_reads_a_streaming_record_only_when_told(qtbot, window) -> None:
+    """A repaint between refreshes (a relayout, a tooltip) draws the frame the stage has;
+    the events that came since reach it at its next refresh (a turn, a move)."""
+    head, steps, _ = _by_step(list(linear_run(2, steps=6).events))
+    feed(window, head + steps[0] + steps[1])
+    stage = window.stage
+    built = stage.frame()
+    for event in steps[2]:  # the record has news; the stage was not told yet
+        window.session.record.apply(event)
+    assert stage.frame() is built
+    stage.refresh()
+    assert stage.frame() is not built

@@ -235,7 +235,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         rec = self.session.record
         if "stage" in views and self.stage_rate.due(rec, self.player.follow_latest, plots_too):
             self.player.on_record_updated()
-            self.stage.update()
+            self.stage.refresh()
 
     def show_run_ended(self, record: RunRecord) -> None:
         if record.status is not RunStatus.FINISHED or not record.steps_planned:
@@ -243,7 +243,7 @@ class MainWindow(PlayerMoves, QMainWindow):
             # before it ends)
             self.step_slider.setRange(0, max(0, len(record.steps) - 1))
         self.player.on_record_updated()
-        self.stage.update()
+        self.stage.refresh()
         self.run_ended.emit(record)
         self.session.on_stage_position(self.player.cursor, self.player.progress)
 
