@@ -84,7 +84,7 @@ def main(args: argparse.Namespace) -> int:
 
         window._paint_probe = FirstPaintProbe(window)
     window.show()
-    window.start()
+    window.start(engine=not getattr(args, "live", None))  # a watched run needs no engine
     window.after_paint.add(freeze_start_up)
     result = {"code": 0}
 

@@ -131,3 +131,27 @@ def test_an_opened_watched_run_does_not_say_the_engine_is_starting(make_window) 
     window.show_engine_state(EngineState.STARTING)
     assert label.text().startswith("engine: starting")
     assert "Starting the engine" in window.stage.message
+
+
+def test_a_watching_window_starts_the_engine_only_for_a_lesson(make_window, monkeypatch) -> None:
+    """``ddp-viz watch`` opens its window with no engine (``start(engine=False)``): the
+    script's ranks are the run, and the engine's warm-up took CPU from them and from the page
+    in the run's first seconds. A lesson opened from that window starts it, once."""
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+
+    window = make_window()
+    started: list[int] = []
+    monkeypatch.setattr(window.session, "start_engine", lambda: started.append(1))
+    window.start(engine=False)
+    show_lesson(window, load_lesson_folder(asset("watched")))  # what start_live shows
+    assert started == []
+    window.set_lesson("ddp-pattern")  # a lesson runs ranks of its own: now it is needed
+    assert started == [1]
+    window.set_lesson("buckets")
+    assert started == [1]  # started once
+    other = make_window()  # the app's own start (a lesson): at once, as before
+    monkeypatch.setattr(other.session, "start_engine", lambda: started.append(2))
+    other.start()
+    assert started == [1, 2]

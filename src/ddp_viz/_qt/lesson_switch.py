@@ -58,6 +58,7 @@ def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
     window._update_actions()
     apply_split_proportions(window)  # this lesson's form may be longer or shorter
     if in_course:
+        window.lesson_needs_engine()  # a watching window's engine starts now
         window.course_view.set_current(lesson.id)
         if window.settings is not None:
             window.settings.setValue("course/current", lesson.id)

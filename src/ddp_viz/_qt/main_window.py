@@ -122,6 +122,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         self.process_view.log_toggle.toggled.connect(lambda _: apply_split_proportions(self))
         self.presentation.changed.connect(self._on_presentation_changed)
         self.course_view.lesson_chosen.connect(self.set_lesson)
+        self._engine_on_demand = False  # start(engine=False): started by a lesson that runs
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
         self._warm_timer.timeout.connect(self._on_warm_timer_timeout)
         self._update_actions()
@@ -333,9 +334,21 @@ class MainWindow(PlayerMoves, QMainWindow):
     def plots(self):  # -> Plots, built on first use
         return self.plots_panel.ensure()
 
-    def start(self) -> None:
-        """Start the engine in the background: the pool warms while the learner reads."""
-        self.session.start_engine()
+    def start(self, engine: bool = True) -> None:
+        """Start the engine in the background: the pool warms while the learner reads.
+        ``engine=False`` (a window that watches a script: its ranks are the script's) starts it
+        only once a lesson that runs ranks is opened (:meth:`lesson_needs_engine`). Started at
+        once, its warm-up (torch imported, ranks made ready) took a share of the CPU from the
+        page and the watched ranks in the run's first seconds, for a pool no one used."""
+        self._engine_on_demand = not engine
+        if engine:
+            self.session.start_engine()
+
+    def lesson_needs_engine(self) -> None:
+        if self._engine_on_demand:
+            self._engine_on_demand = False
+            if self.session.engine_state is EngineState.STOPPED:
+                self.session.start_engine()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

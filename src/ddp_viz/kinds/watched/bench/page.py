@@ -42,7 +42,7 @@ def page(command: list[str], projector: bool, size: tuple[int, int]) -> None:
     apply_theme(app, window.theme)
     window.resize(*size)
     window.show()
-    window.start()
+    window.start(engine=False)  # as the app does for a watched run
     window.after_paint.add(freeze_start_up)  # as the app does
     args = SimpleNamespace(watch_cmd=command, record=None, budget=None, listen="127.0.0.1:0")
     result: dict[str, Any] = {"code": 0}
