@@ -157,3 +157,49 @@ def test_the_stage_reads_a_streaming_record_only_when_told(qtbot, window) -> Non
     assert stage.frame() is built
     stage.refresh()
     assert stage.frame() is not built
+
+
+def test_a_streaming_stage_is_painted_in_a_slice_of_its_own(qtbot) -> None:
+    """Following a streaming run, the stage's turn builds its frame and its paint comes a
+    few ms later, so the window's thread sleeps between the two; a learner's own move is
+    painted at once."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from ddp_viz._qt.stage import StageWidget
+    from ddp_viz.model.course import load_course
+    from ddp_viz.model.theme import load_theme
+    from ddp_viz.model.timeline import RunRecord
+
+    head, steps, _ = _by_step(list(linear_run(2, steps=6).events))
+    rec = RunRecord()
+    for event in head + steps[0]:
+        rec.apply(event)
+    stage = StageWidget(load_theme("light"), load_course().get("ddp-pattern"))
+    qtbot.addWidget(stage)
+    stage.set_record(rec)
+    stage.show()
+    qtbot.waitExposed(stage)
+    painted: list[int] = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                painted.append(len(stage.frame().texts))
+            return False
+
+    spy = Paints()
+    stage.installEventFilter(spy)
+    QApplication.processEvents()
+    painted.clear()
+    for event in steps[1]:
+        rec.apply(event)
+    stage.refresh(streaming=True)
+    assert stage._frame_key[1] == len(rec.events)  # built at its turn
+    QApplication.processEvents()
+    assert painted == []  # not in the same slice of the thread
+    qtbot.waitUntil(lambda: bool(painted), timeout=2_000)
+    painted.clear()
+    stage.refresh()  # a move by hand
+    QApplication.processEvents()
+    assert painted

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import traceback
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -23,6 +23,10 @@ from ddp_viz.model.timeline import Cursor, RunRecord
 MONO = ["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"]
 LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 PRESS_RUN = "Press Run to start real DDP ranks on this machine."
+# A streaming run's stage is painted this long after its frame was built: two slices of the
+# window's thread with a sleep between, not one as long as both. Beside 8 ranks on 2 cores a
+# slice of ~8 ms (a watched frame's build and paint) came back to the thread after 50-100 ms.
+PAINT_AFTER_MS = 12
 
 
 def waiting_words(state: EngineState) -> str:
@@ -97,6 +101,8 @@ class StageWidget(QWidget):
         self._frame_key: tuple | None = None
         self._frame: StageFrame | None = None
         self._seen = 0  # the record's events when the stage was last told of them
+        self._paint_later = QTimer(self, singleShot=True, interval=PAINT_AFTER_MS)
+        self._paint_later.timeout.connect(self.update)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(420, 300)
         self.setAccessibleName("DDP stage")
@@ -115,17 +121,25 @@ class StageWidget(QWidget):
         self.record = record
         self.refresh()
 
-    def set_position(self, cursor: Cursor, progress: float) -> None:
+    def set_position(self, cursor: Cursor, progress: float, streaming: bool = False) -> None:
         self.cursor, self.progress = cursor, progress
-        self.refresh()
+        self.refresh(streaming)
 
-    def refresh(self) -> None:
+    def refresh(self, streaming: bool = False) -> None:
         """Show the record's events so far. The stage reads a streaming record only when told
         (a refresh's turn, a move): a repaint in between (a relayout, a tooltip) shows the frame
         it has. Once it read every event at every paint, and a watched run's stage was built
-        twice a turn (the move, then the paint after more events came): ~4 ms each time."""
+        twice a turn (the move, then the paint after more events came): ~4 ms each time.
+        ``streaming`` (the view follows a run as it comes): the frame is built now and painted
+        ``PAINT_AFTER_MS`` later; a learner's own move is painted at once."""
         self._seen = len(self.record.events) if self.record is not None else 0
-        self.update()
+        if streaming:
+            self.frame()
+            if not self._paint_later.isActive():
+                self._paint_later.start()
+        else:
+            self._paint_later.stop()
+            self.update()
 
     def set_message(self, text: str) -> None:
         self.message = text

@@ -50,7 +50,8 @@ class PlayerMoves:
         self.player.step_forward()
 
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
-        self.stage.set_position(cursor, progress)
+        streaming = self.player.follow_latest and self.session.busy
+        self.stage.set_position(cursor, progress, streaming)
         self.code_view.set_section(self.stage.frame().section)
         rec = self.player.record
         total = rec.steps_total() if rec else 0
@@ -65,7 +66,6 @@ class PlayerMoves:
             self.step_slider.setMaximum(0)
         self.step_slider.setValue(cursor.step)
         self.step_slider.blockSignals(False)
-        streaming = self.player.follow_latest and self.session.busy
         if self.plots_panel.built:  # no point before the stage has shown its phase
             held = None if self.player.follow_latest else cursor
             self.plots.hold_to(held, progress, later=streaming)
