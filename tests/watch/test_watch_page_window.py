@@ -155,3 +155,26 @@ def test_a_watching_window_starts_the_engine_only_for_a_lesson(make_window, monk
     monkeypatch.setattr(other.session, "start_engine", lambda: started.append(2))
     other.start()
     assert started == [1, 2]
+
+
+def test_the_watched_page_lists_no_warm_engine_rank_as_its_own(make_window) -> None:
+    """Before a watched run's ranks report, its Processes table was the lessons' warm pool
+    ("— pid warm") under "no engine needed": ranks that are not the script's."""
+    from ddp_viz._qt.lesson_switch import show_lesson
+    from ddp_viz.model import protocol
+    from ddp_viz.model.assets import asset
+    from ddp_viz.model.lesson import load_lesson_folder
+
+    window = make_window()
+    warm = {s: protocol.WorkerState(slot=s, pid=4000 + s, state="ready") for s in range(2)}
+    window.show_workers(warm, 0)
+    view = window.process_view
+    assert [r[2] for r in view.rows()] == ["warm", "warm"]  # a lesson's page: its pool
+    show_lesson(window, load_lesson_folder(asset("watched")))
+    window.show_workers(warm, 0)
+    assert view.rows() == [] and view.table.rowCount() == 0
+    window.file_actions.open_run(DATA / "watched-2-ranks.jsonl")  # its own ranks, by pid
+    assert [r[0] for r in view.rows()] == ["0", "1"] and view.rows()[0][1] != "4000"
+    window.set_lesson("ddp-pattern")
+    window.show_workers(warm, 0)
+    assert [r[2] for r in view.rows()] == ["warm", "warm"]

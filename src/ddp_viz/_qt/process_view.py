@@ -195,6 +195,8 @@ class ProcessView(QWidget):
                     where = "—"
                 out.append((str(r), str(pid or "—"), self._rank_state(rec, r), where))
             return out
+        if not self._engine_needed:
+            return []  # the lessons' warm ranks are not this page's: its ranks are a script's
         return [
             (
                 "—",
