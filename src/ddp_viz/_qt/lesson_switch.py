@@ -3,15 +3,18 @@ on outside the course (``RunKind.page``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddp_viz._qt.window_layout import apply_split_proportions
 from ddp_viz.model import registry
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import whole_steps
 
+if TYPE_CHECKING:  # the window imports this module
+    from ddp_viz._qt.main_window import MainWindow
 
-def show_lesson(window: Any, lesson: Lesson) -> None:  # window: MainWindow
+
+def show_lesson(window: MainWindow, lesson: Lesson) -> None:
     if window.session.busy:
         window.status.setText("Finish or cancel the run before changing lessons.")
         return

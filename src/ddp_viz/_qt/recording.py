@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ddp_viz._qt.lesson_switch import show_lesson
 from ddp_viz.model import protocol, registry
@@ -17,6 +17,9 @@ from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.lesson import Lesson, load_lesson_folder
 from ddp_viz.model.recordings import Recording, read_lines
 from ddp_viz.model.scenario import Scenario
+
+if TYPE_CHECKING:  # the window imports this module
+    from ddp_viz._qt.main_window import MainWindow
 
 
 class RecordingError(ValueError):
@@ -36,7 +39,7 @@ def read_recording(path: str | Path) -> Recording:
     return recording
 
 
-def lesson_of(window: Any, recording: Recording) -> Lesson:
+def lesson_of(window: MainWindow, recording: Recording) -> Lesson:
     """The lesson the header names; for schema 0 (no header), the one the scenario is about.
     A kind with a page of its own outside the course opens on that page."""
     start = next(e for e in recording.events if isinstance(e, protocol.RunStarted))
@@ -49,7 +52,7 @@ def lesson_of(window: Any, recording: Recording) -> Lesson:
     return window.course.get(lesson)
 
 
-def open_recording(window: Any, path: str | Path) -> str:
+def open_recording(window: MainWindow, path: str | Path) -> str:
     """Show the run recorded in ``path``; the status line it leaves (RecordingError if the
     file is not a recording, before anything on screen changes)."""
     recording = read_recording(path)
