@@ -28,6 +28,8 @@ DRAIN_BUDGET_S = 0.006  # per timer tick: painting keeps its share of the thread
 # two share the window process's share of the CPU (each torchrun rank is a session, so a
 # scheduling group, of its own), and the thread's bursts as 8 ranks reported held the window's
 # frames back. Its events wait in a queue, so a late decode costs nothing the user sees.
+# Lowered once the command has started: a process inherits the nice of the thread that starts
+# it, and the user's ranks must run at the priority they were given.
 WATCH_NICE = 10  # added to the window's own
 
 
@@ -58,12 +60,6 @@ class LiveWatch(QObject):
         self._thread.start()
 
     def _run(self) -> None:  # the watch's thread
-        if sys.platform == "linux":  # a thread's own nice (elsewhere the id is not a pid)
-            me = threading.get_native_id()
-            with contextlib.suppress(OSError):
-                os.setpriority(
-                    os.PRIO_PROCESS, me, min(19, os.getpriority(os.PRIO_PROCESS, me) + WATCH_NICE)
-                )
         try:
             code = watch_live(
                 self.command, self.record, self.listen, self.budget, self._events.append,
@@ -74,8 +70,13 @@ class LiveWatch(QObject):
             code = 1
         self.code = code
 
-    def _started(self, pid: int) -> None:
+    def _started(self, pid: int) -> None:  # on the watch's thread, the command started
         self.pid = pid
+        if sys.platform == "linux":  # a thread's own nice (elsewhere the id is not a pid)
+            me = threading.get_native_id()
+            with contextlib.suppress(OSError):
+                nice = min(19, os.getpriority(os.PRIO_PROCESS, me) + WATCH_NICE)
+                os.setpriority(os.PRIO_PROCESS, me, nice)
 
     def _on_timer_timeout(self) -> None:
         deadline = time.perf_counter() + DRAIN_BUDGET_S
