@@ -40,6 +40,9 @@ def test_a_stretch_of_nan_stays_a_gap() -> None:
 def test_the_items_bounds_are_its_lines_finite_points(qtbot) -> None:
     plot = pg.PlotWidget()
     qtbot.addWidget(plot)
+    plot.resize(300, 200)
+    plot.show()  # a pixel's size in data units: the pens' margin
+    qtbot.waitExposed(plot)
     lines = Lines()
     plot.addItem(lines)
     a, b = lines.line(pg.mkPen("r")), lines.line(pg.mkPen("b"))
@@ -48,8 +51,10 @@ def test_the_items_bounds_are_its_lines_finite_points(qtbot) -> None:
     b.setData([2, 9], [np.nan, 0.5])
     assert lines.dataBounds(0) == (1.0, 9.0)
     assert lines.dataBounds(1) == (-1.0, 5.0)
-    rect = lines.boundingRect()  # with a margin for the pens' width
-    assert rect.left() <= 1.0 and rect.right() >= 9.0 and rect.top() <= -1.0
+    plot.setRange(xRange=(0, 10), yRange=(-2, 6), padding=0)
+    rect = lines.boundingRect()  # with a margin for the pens' width: a few pixels
+    assert 0.9 < rect.left() < 1.0 and 9.0 < rect.right() < 9.1
+    assert -1.2 < rect.top() < -1.0 and 5.0 < rect.bottom() < 5.2
     assert list(a.getData()[0]) == [1, 2, 3]
     plot.enableAutoRange()  # a finished run's plot fits its lines
     plot.getPlotItem().getViewBox().updateAutoRange()

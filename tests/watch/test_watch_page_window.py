@@ -170,11 +170,11 @@ def test_the_watched_page_lists_no_warm_engine_rank_as_its_own(make_window) -> N
     window.show_workers(warm, 0)
     view = window.process_view
     assert [r[2] for r in view.rows()] == ["warm", "warm"]  # a lesson's page: its pool
-    show_lesson(window, load_lesson_folder(asset("watched")))
+    show_lesson(window, load_lesson_folder(asset("watched")))  # the pool says nothing new
+    assert view.rows() == [] and view.table.rowCount() == 0
     window.show_workers(warm, 0)
     assert view.rows() == [] and view.table.rowCount() == 0
     window.file_actions.open_run(DATA / "watched-2-ranks.jsonl")  # its own ranks, by pid
     assert [r[0] for r in view.rows()] == ["0", "1"] and view.rows()[0][1] != "4000"
-    window.set_lesson("ddp-pattern")
-    window.show_workers(warm, 0)
-    assert [r[2] for r in view.rows()] == ["warm", "warm"]
+    window.set_lesson("ddp-pattern")  # back on a lesson: its pool at once
+    assert [r[2] for r in view.rows()] == ["warm", "warm"] and view.table.rowCount() == 2

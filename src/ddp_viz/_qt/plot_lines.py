@@ -109,6 +109,7 @@ class Lines(pg.GraphicsObject):
         return (rect[0], rect[1]) if ax == 0 else (rect[2], rect[3])
 
     def viewTransformChanged(self) -> None:  # pyqtgraph calls it: the margin in data units changed
+        super().viewTransformChanged()
         self.prepareGeometryChange()
         self._rect = None
 

@@ -138,6 +138,7 @@ class ProcessView(QWidget):
         so the engine's state (it may still be starting, for the lessons) is not this page's."""
         self._engine_needed = needed
         self.set_engine_state(self._engine_state)
+        self._refresh()  # the lessons' warm ranks are listed, or are not, at once
 
     def set_engine_state(self, state: EngineState) -> None:
         self._engine_state = state
