@@ -236,7 +236,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         rec = self.session.record
         if "stage" in views and self.stage_rate.due(rec, self.player.follow_latest, plots_too):
             self.player.on_record_updated()
-            self.stage.refresh(self.player.follow_latest and self.session.busy)
+            self.stage.refresh(self.streaming)
 
     def show_run_ended(self, record: RunRecord) -> None:
         if record.status is not RunStatus.FINISHED or not record.steps_planned:

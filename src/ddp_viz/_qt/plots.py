@@ -242,8 +242,11 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         else:
             self._curves[key] = plot.plot([], [], **opts)
 
+    def _groups(self) -> set[str]:
+        """The plots a push can change: the loss surface only on a page that draws one."""
+        return {"loss", "param"} | ({"surface"} if self._surface_ready else set())
+
     def _next_group(self) -> list[str]:
-        self._stale &= {"loss", "param"} | ({"surface"} if self._surface_ready else set())
         for _ in range(3):
             self._turn = (self._turn + 1) % 3
             group = ("loss", "param", "surface")[self._turn]
@@ -253,16 +256,22 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
 
     def _push_later(self) -> None:
         """Every plot is pushed again, one a refresh, the rest on the timer's turns."""
-        self._stale |= {"loss", "param", "surface"}
+        self._stale |= self._groups()
         self._rest.start()
 
-    def _on_rest_timeout(self) -> None:
-        if self.record is None:
-            return
+    def _push_turn(self) -> None:
+        """One stale plot pushed; the rest wait for the next refresh or the timer's turn
+        (restarted by every refresh: it runs only when they stop)."""
         for group in self._next_group():
             self._push(group)
         if self._stale:
             self._rest.start()
+        else:
+            self._rest.stop()
+
+    def _on_rest_timeout(self) -> None:
+        if self.record is not None:
+            self._push_turn()
 
     def _push(self, group: str) -> None:
         self._stale.discard(group)
@@ -329,7 +338,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
                 self._path_x += [st.step + 1] * (len(self._series["path"][0]) - len(self._path_x))
         if done > self._consumed:
             self._consumed = done
-            self._stale = {"loss", "param", "surface"}
+            self._stale = self._groups()
         # While a run streams, push one plot per call (round robin) so no single frame pays
         # for repainting all three; when it ends, everything at once.
         if ended and self._long_run:
@@ -342,13 +351,12 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             self._show_steps(max(1, done))  # cancelled, failed or watched: the steps it made
         elif not ended:
             self._show_steps(x_extent(record, done, MARKERS_UP_TO))
-        groups = sorted(self._stale) if ended else self._next_group()
-        for group in groups:
-            self._push(group)
-        if self._stale:
-            self._rest.start()  # restarted by every refresh: runs only when they stop
-        else:
+        if ended:
+            for group in sorted(self._stale):
+                self._push(group)
             self._rest.stop()
+        else:
+            self._push_turn()
         self._update_surface(record, cursor)
 
     @staticmethod

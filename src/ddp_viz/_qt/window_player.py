@@ -49,8 +49,13 @@ class PlayerMoves:
         self.session.step_by_hand()
         self.player.step_forward()
 
+    @property
+    def streaming(self) -> bool:
+        """The view follows a run as it comes: the newest step, drawn as the run sends it."""
+        return self.player.follow_latest and self.session.busy
+
     def _on_player_position_changed(self, cursor: Cursor, progress: float) -> None:
-        streaming = self.player.follow_latest and self.session.busy
+        streaming = self.streaming
         self.stage.set_position(cursor, progress, streaming)
         self.code_view.set_section(self.stage.frame().section)
         rec = self.player.record

@@ -59,16 +59,15 @@ def run(name: str, fig: dict[str, Any], row: Callable[..., None], reps: int, smo
 def _page(fig: dict[str, Any], row: Callable[..., None], smoke: bool) -> None:
     """The watched page while 8 ranks of a 198-tensor transformer train 20 steps, against a
     bare Qt window's timer over the same seconds (one invocation: about 40 s)."""
-    import sys
     from pathlib import Path
 
+    from ddp_viz.kinds.watched.bench.overhead import BIN
     from ddp_viz.kinds.watched.bench.page import measure
 
     ranks, steps = (2, 3) if smoke else (8, 20)
-    torchrun = str(Path(sys.executable).parent / "torchrun")
     script = str(Path(__file__).with_name("real_models.py"))
-    command = [torchrun, "--standalone", f"--nproc-per-node={ranks}", script, "transformer"]
-    got = measure([*command, "--steps", str(steps)])
+    torchrun = [str(BIN / "torchrun"), "--standalone", f"--nproc-per-node={ranks}"]
+    got = measure([*torchrun, script, "transformer", "--steps", str(steps)])
     fig["watch_page_p99_ms"] = got["frame_p99_ms"]
     fig["watch_page_bare_p99_ms"] = got["bare_timer_p99_ms"]
     ratio = got["p99_ratio"]  # None if the bare timer had no interval in the run's span
