@@ -16,14 +16,11 @@ from ddp_viz.model.course import load_course
 COURSE = load_course()
 # listings not yet tied to their engine's regions (issue 46): this set only shrinks
 NOT_YET = {
-    "ddp-pattern",
-    "every-parameter",
     "who-splits-the-data",
     "accumulate-with-no-sync",
     "uneven-inputs",
     "not-averaged",
     "all-reduce",
-    "buckets",
 }
 WITH_LISTING = [
     lesson for lesson in COURSE.lessons if lesson.code.strip() and lesson.id not in NOT_YET

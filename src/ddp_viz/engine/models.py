@@ -19,6 +19,7 @@ def build_model(scenario: Scenario) -> nn.Module:
     """The scenario's model with its initial parameters (same on every rank and in the
     reference: the seed and the values come from the scenario alone)."""
     spec: ModelSpec = scenario.model
+    # listing: model
     if spec.kind == "linear":
         torch.manual_seed(0)
         model: nn.Module = nn.Linear(1, 1)
@@ -27,6 +28,7 @@ def build_model(scenario: Scenario) -> nn.Module:
             model.bias.fill_(scenario.init_bias)
     else:
         torch.manual_seed(spec.seed)
+        # end listing
         act = {"tanh": nn.Tanh, "relu": nn.ReLU}[spec.activation]
         widths = [1, *spec.hidden, 1]
         layers: list[nn.Module] = []

@@ -18,9 +18,12 @@ What counts as the same statement (the rule a lecturer writes to):
 - statements are compared whole (Python's logical lines), so the listing may break a long call
   over lines where the engine does not;
 - whitespace and comments do not count, and a comment-only line in the listing is narration;
-- ``self.`` does not count: the engine's ``self.optimizer.step()`` is the listing's
-  ``optimizer.step()``;
-- ``${table.key}`` (a scenario value the window fills in) stands for any expression;
+- ``self.`` and a plain assignment's type annotation do not count: the engine's
+  ``self.optimizer.step()`` is the listing's ``optimizer.step()``, its ``model: nn.Module = …``
+  the listing's ``model = …``;
+- ``${table.key}`` (a scenario value the window fills in, quoted or not) stands for one name or
+  attribute (``spec.lr``), never for more arguments;
+- ``...`` stands for whatever the listing leaves out of a statement (``DDP(model, ...)``);
 - a listing may leave engine statements out (the capture, timing, events the window draws), but
   then it must say so in a ``# left out: …`` comment, which the window shows with the code.
 """
@@ -38,7 +41,9 @@ START = re.compile(r"^\s*# listing: ([\w.-]+)\s*$")
 END = re.compile(r"^\s*# end listing\s*$")
 LEFT_OUT = "# left out:"
 ANY = "__listing_any__"  # what a ``${…}`` placeholder becomes before the listing is tokenized
-PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+PLACEHOLDER = re.compile(r"([\"']?)\$\{[^}]*\}\1")
+VALUE = r"[\w.\[\]]+?"  # what a placeholder matches: a name, an attribute, an index
+ELIDED = "..."  # a listing's ``...`` inside a statement: arguments it leaves out
 SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
 SKIP |= {tokenize.ENDMARKER}
 
@@ -115,13 +120,20 @@ def statements(code: str, first: int = 1) -> list[Statement]:
 
 
 def _statement(tokens: list[str], start: int, first: int, code: str) -> Statement:
-    key = "".join(tokens)
-    key = re.sub(r"(?<![\w.])self\.", "", key)
+    kept = [
+        t
+        for i, t in enumerate(tokens)
+        if not (t == "self" and tokens[i + 1 : i + 2] == ["."] and tokens[i - 1 : i] != ["."])
+        and not (t == "." and tokens[i - 1 : i] == ["self"] and tokens[i - 2 : i - 1] != ["."])
+    ]
+    key = "".join(kept)
+    key = re.sub(r"^(\w+):[^=]+=(?!=)", r"\1=", key)  # ``name: T = value`` -> ``name=value``
     return Statement(key, first + start - 1, code.splitlines()[start - 1].strip())
 
 
 def _pattern(key: str) -> re.Pattern[str]:
-    return re.compile(".+?".join(re.escape(part) for part in key.split(ANY)))
+    parts = [VALUE.join(re.escape(p) for p in piece.split(ANY)) for piece in key.split(ELIDED)]
+    return re.compile(".*?".join(parts))
 
 
 def check(listing: str, shown: list[Statement], where: str = "listing") -> list[str]:
@@ -138,6 +150,7 @@ def check(listing: str, shown: list[Statement], where: str = "listing") -> list[
             problems.append(f"{where} line {s.line}: `{s.text}` is not in the engine (in order)")
             continue
         at = found + 1
-    if not problems and len(mine) < len(shown) and LEFT_OUT not in listing:
+    elided = any(ELIDED in s.key for s in mine)
+    if not problems and (elided or len(mine) < len(shown)) and LEFT_OUT not in listing:
         problems.append(f"{where}: leaves engine lines out but has no `{LEFT_OUT} …` comment")
     return problems
