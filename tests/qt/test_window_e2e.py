@@ -307,7 +307,7 @@ def test_the_no_sync_lesson_grades_its_prediction_against_a_live_run(qtbot, wind
     window.player.seek_step(0)
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     assert allreduces(micro_of(rec, 0, 0)) == 3  # what the grade was read from
-    assert "with ctx:  # backward only" in window.code_view.code
+    assert "with ddp.no_sync():  # backward only" in window.code_view.code
     text = " ".join(window.stage.frame().all_text().split())
     assert "3 of 3 backward passes all-reduced" in text
 

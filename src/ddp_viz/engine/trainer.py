@@ -133,7 +133,9 @@ class Trainer:
             raise RankFault(f"injected fault at step {step}")
 
     def _step(self, step: int) -> tuple[bool, float]:
+        # listing: take-micro
         micro = take(self.mine, self.k)  # k micro-batches make one optimizer step
+        # end listing
         epoch, self.rows = micro[0][0], micro_rows(micro)
         theirs = [take(it, self.k) for it in self.every]
         self.hooks.before_step(self, step, theirs)

@@ -62,12 +62,21 @@ class ListingError(ValueError):
 
 
 def engine_files(kind: str) -> list[Path]:
-    """Where a kind's regions may be: its own engine (``engine.py`` or an ``engine/``
-    package) and the shared engine every DDP training run goes through."""
-    folder = SRC / "kinds" / kind
-    own = [folder / "engine.py"] if (folder / "engine.py").is_file() else []
-    own += sorted((folder / "engine").glob("*.py"))
-    return own + sorted((SRC / "engine").glob("*.py"))
+    """Where a lesson's regions may be: its kind's own engine (``engine.py`` or an ``engine/``
+    package) first, then the shared engine every DDP training run goes through, then the
+    other kinds' engines (a run may use another kind's part: the sampler lesson's loader feeds
+    the accumulation lesson's micro-batches). Region names are unique across all of them."""
+
+    def of(folder: Path) -> list[Path]:
+        own = [folder / "engine.py"] if (folder / "engine.py").is_file() else []
+        return own + sorted((folder / "engine").glob("*.py"))
+
+    others = [f for f in sorted((SRC / "kinds").iterdir()) if f.is_dir() and f.name != kind]
+    return (
+        of(SRC / "kinds" / kind)
+        + sorted((SRC / "engine").glob("*.py"))
+        + [path for folder in others for path in of(folder)]
+    )
 
 
 def regions(files: list[Path]) -> dict[str, list[Statement]]:
