@@ -16,7 +16,6 @@ from ddp_viz.model.course import load_course
 COURSE = load_course()
 # listings not yet tied to their engine's regions (issue 46): this set only shrinks
 NOT_YET = {
-    "uneven-inputs",
     "not-averaged",
     "all-reduce",
 }
@@ -88,6 +87,8 @@ def test_a_listing_line_changed_to_what_the_engine_does_not_do_fails(lesson) -> 
     listing = lesson.listing_for(None)
     lines = listing.splitlines()
     for n in _statement_lines(listing):
+        if lines[n].split("#")[0].strip() == listings.ELIDED:
+            continue  # "..." stands for what the listing leaves out: nothing to change
         changed = "\n".join([*lines[:n], _mutate(lines[n]), *lines[n + 1 :]])
         problems = listings.check(changed, shown, lesson.id)
         assert any(f"line {n + 1}:" in p for p in problems), (lines[n], problems)

@@ -106,7 +106,9 @@ class Trainer:
     def train(self, fault: dict) -> int:
         """Every step of this rank; returns how many completed."""
         completed = 0
+        # listing: loop-context
         with self.hooks.around_loop(self):
+            # end listing
             # listing: train-loop
             for step in range(self.my_steps):
                 # end listing
