@@ -28,7 +28,6 @@ def build_model(scenario: Scenario) -> nn.Module:
             model.bias.fill_(scenario.init_bias)
     else:
         torch.manual_seed(spec.seed)
-        # end listing
         act = {"tanh": nn.Tanh, "relu": nn.ReLU}[spec.activation]
         widths = [1, *spec.hidden, 1]
         layers: list[nn.Module] = []
@@ -39,6 +38,7 @@ def build_model(scenario: Scenario) -> nn.Module:
                 layers.append(act())
             layers.append(nn.Linear(widths[i], widths[i + 1]))
         model = WithUnusedBranch(*layers) if spec.unused else nn.Sequential(*layers)
+    # end listing
     return model.to(torch_dtype(scenario))
 
 
@@ -49,15 +49,19 @@ class WithUnusedBranch(nn.Sequential):
 
     def __init__(self, *layers: nn.Module) -> None:
         super().__init__(*layers)
+        # listing: unused-branch-init
         self.use_aux = False
         self.aux = nn.Linear(1, 1)  # registered after the layers, so named last
+        # end listing
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # listing: unused-branch-forward
         out = x
         for name, layer in self.named_children():
             if name != "aux":
                 out = layer(out)
         return out + self.aux(x) if self.use_aux else out
+        # end listing
 
 
 def named_buffers(module: nn.Module) -> dict[str, Tensor]:

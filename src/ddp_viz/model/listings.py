@@ -18,7 +18,7 @@ What counts as the same statement (the rule a lecturer writes to):
 - statements are compared whole (Python's logical lines), so the listing may break a long call
   over lines where the engine does not;
 - whitespace and comments do not count, and a comment-only line in the listing is narration;
-- ``self.`` and a plain assignment's type annotation do not count: the engine's
+- ``self.``, a plain assignment's type annotation and a trailing comma do not count: the engine's
   ``self.optimizer.step()`` is the listing's ``optimizer.step()``, its ``model: nn.Module = …``
   the listing's ``model = …``;
 - ``${table.key}`` (a scenario value the window fills in, quoted or not) stands for one name or
@@ -137,6 +137,7 @@ def _statement(tokens: list[str], start: int, first: int, code: str) -> Statemen
     ]
     key = "".join(kept)
     key = re.sub(r"^(\w+):[^=]+=(?!=)", r"\1=", key)  # ``name: T = value`` -> ``name=value``
+    key = re.sub(r",([)\]}])", r"\1", key)  # a trailing comma is the formatter's
     return Statement(key, first + start - 1, code.splitlines()[start - 1].strip())
 
 
