@@ -102,7 +102,9 @@ def padding_places(rank: int, world: int, rows: int, count: int) -> list[bool]:
     """Which of a rank's ``count`` places hold a row the sampler added: it pads the list of
     rows at its end and gives rank r the places r, r + world, …, so place i is padding when
     ``r + i · world`` is past the last row."""
+    # listing: eval-padding
     return [rank + i * world >= rows for i in range(count)]
+    # end listing
 
 
 def evaluate_shares(
