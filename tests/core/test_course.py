@@ -94,7 +94,7 @@ def test_a_lesson_edited_on_disk_is_read_again_and_an_unchanged_one_is_not(tmp_p
     ("change", "words"),
     [
         (('scene = "ddp_step"', 'scene = "hologram"'), "unknown scene 'hologram'"),
-        (("shards = [19]", "shuffle = [19]"), "unknown phases ['shuffle']"),
+        (("\nshards = [", "\nshuffle = ["), "unknown phases ['shuffle']"),
         (("terms = [", "terms = [1, "), "`terms` must be a list of words"),
         (('scenario = "scenario.toml"', 'scenario = "gone.toml"'), "scenario file gone.toml"),
         (('\nkind = "predict"', '\nkind = "essay"'), "unknown kind 'essay'"),
@@ -127,17 +127,19 @@ def test_a_listing_shows_the_code_of_the_run_s_own_settings() -> None:
         return next(i for i, line in enumerate(lines) if line.strip().startswith(start))
 
     lines, _ = shown(no_sync="forward_and_backward")
-    assert where(lines, "with ctx") < where(lines, "loss = mse")  # the forward inside
+    inside = where(lines, "with ddp.no_sync() if quiet")
+    assert inside < where(lines, "loss = loss_fn")  # the forward inside
     lines, sc = shown(no_sync="backward_only")
-    assert where(lines, "loss = mse") < where(lines, "with ctx") < where(lines, "loss.back")
+    quiet = where(lines, "if quiet and")
+    assert quiet < where(lines, "loss = loss_fn") < where(lines, "with ddp.no_sync():")
+    assert where(lines, "with ddp.no_sync():") < where(lines, "(loss * scale).backward()")
     marked = [lines[n - 1].strip() for n in lesson.lines_for("step", sc)]
-    assert marked == ["if last:", "optimizer.step()", "optimizer.zero_grad()"]
-    assert [lines[n - 1].split("#")[0].strip() for n in lesson.lines_for("allreduce", sc)] == [
-        "loss.backward()"
-    ]
+    assert marked == ["optimizer.zero_grad()", "optimizer.step()"]
+    backward = [lines[n - 1].split("#")[0].strip() for n in lesson.lines_for("allreduce", sc)]
+    assert backward == ["(loss * scale).backward()"] * 2  # the quiet one syncs too
     lines, _ = shown(no_sync="none", scale_loss=False)
-    assert not any("model.no_sync()" in line for line in lines)
-    assert "        loss = mse(model(x), y)" in lines  # no "/ k"
+    assert not any("if quiet and" in line for line in lines)
+    assert "    # scale = 1; last = k - 1" in lines  # not "1 / k"
 
 
 @pytest.mark.parametrize(
@@ -150,11 +152,12 @@ def test_a_listing_shows_the_code_of_the_run_s_own_settings() -> None:
     ],
 )
 def test_a_listing_loops_over_the_epochs_its_run_reaches(lesson_id, changes, epochs) -> None:
-    """A length set by steps ([data] epochs = 0) still loops over epochs: never range(0)."""
+    """A length set by steps ([data] epochs = 0) still shows the epochs the run reaches:
+    never 0."""
     lesson = load_course().get(lesson_id)
     sc = lesson.scenario().with_changes(**changes)
     lines = [line.strip() for line in lesson.code_with(sc.to_dict()).splitlines()]
-    assert f"for epoch in range({epochs}):" in lines
+    assert f"while True:  # {epochs} epochs in this run" in lines
 
 
 def test_a_choice_in_the_listing_needs_its_texts(tmp_path) -> None:

@@ -35,9 +35,9 @@ def test_dimmed_lines_are_ddp_vizs_own_instrumentation(lesson) -> None:
 @pytest.mark.parametrize("lesson", TRAINING, ids=lambda lesson: lesson.id)
 def test_the_backward_line_is_what_the_all_reduce_highlights(lesson) -> None:
     lines = lesson.code_with(None).splitlines()
-    assert [lines[n - 1].strip().split("#")[0].strip() for n in lesson.lines_for("allreduce")] == [
-        "loss.backward()"
-    ]
+    marked = [lines[n - 1].strip().split("#")[0].strip() for n in lesson.lines_for("allreduce")]
+    assert marked and all(line.endswith(".backward()") for line in marked), marked
+    assert len(marked) == 1 or lesson.id == "accumulate-with-no-sync"  # one per no_sync branch
     if lesson.scene == "ddp_step":  # the buckets scene's last phase measures backward's overlap
         assert lines[lesson.lines_for("step")[0] - 1].strip().startswith("optimizer.step()")
 
@@ -112,9 +112,9 @@ def test_the_buckets_lesson_code_marks_the_cap_it_runs_with() -> None:
     cap = scenario.ddp.bucket_cap_mb
     lines = lesson.code_with(scenario.to_dict()).splitlines()
     other = lesson.code_with(scenario.with_changes(ddp={"bucket_cap_mb": 0.25}).to_dict())
-    assert "DDP(model, bucket_cap_mb=0.25)" in other  # the listing follows the run shown
+    assert "DDP(model, bucket_cap_mb=0.25, ...)" in other  # the listing follows the run shown
     marked = [lines[n - 1] for n in lesson.lines_for("shards")]
-    assert any(f"DDP(model, bucket_cap_mb={cap:g})" in line for line in marked)
+    assert any(f"DDP(model, bucket_cap_mb={cap:g}, ...)" in line for line in marked)
 
 
 def test_the_buckets_lesson_never_gives_away_its_prediction() -> None:

@@ -19,6 +19,7 @@ def build_model(scenario: Scenario) -> nn.Module:
     """The scenario's model with its initial parameters (same on every rank and in the
     reference: the seed and the values come from the scenario alone)."""
     spec: ModelSpec = scenario.model
+    # listing: model
     if spec.kind == "linear":
         torch.manual_seed(0)
         model: nn.Module = nn.Linear(1, 1)
@@ -37,6 +38,7 @@ def build_model(scenario: Scenario) -> nn.Module:
                 layers.append(act())
             layers.append(nn.Linear(widths[i], widths[i + 1]))
         model = WithUnusedBranch(*layers) if spec.unused else nn.Sequential(*layers)
+    # end listing
     return model.to(torch_dtype(scenario))
 
 
@@ -47,15 +49,19 @@ class WithUnusedBranch(nn.Sequential):
 
     def __init__(self, *layers: nn.Module) -> None:
         super().__init__(*layers)
+        # listing: unused-branch-init
         self.use_aux = False
         self.aux = nn.Linear(1, 1)  # registered after the layers, so named last
+        # end listing
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # listing: unused-branch-forward
         out = x
         for name, layer in self.named_children():
             if name != "aux":
                 out = layer(out)
         return out + self.aux(x) if self.use_aux else out
+        # end listing
 
 
 def named_buffers(module: nn.Module) -> dict[str, Tensor]:

@@ -66,12 +66,16 @@ def run_rank(job: dict[str, Any], send: Send) -> None:
     with ExitStack() as launched:
         if scenario.launch.init_method == "env":  # as torchrun starts a script
             env = launched.enter_context(torchrun_env(rank, world, store))
+            # listing: launch-env
             dist.init_process_group("gloo", init_method="env://", timeout=timeout)
+            # end listing
             outbox.add(launch_event(run, rank, "env", env), now=True)
         else:
+            # listing: launch-store
             dist.init_process_group(
                 "gloo", store=store, rank=rank, world_size=world, timeout=timeout
             )
+            # end listing
         _run(run, rank, scenario, job.get("fault") or {}, outbox, hooks, send, job)
     del store
     for message in done:
@@ -117,4 +121,6 @@ def _run(
         finally:
             outbox.flush()  # what happened before an error reaches the window
     finally:
+        # listing: destroy
         dist.destroy_process_group()
+        # end listing

@@ -51,6 +51,7 @@ class Trainer:
     ) -> None:
         self.run, self.rank, self.scenario, self.outbox = run, rank, scenario, outbox
         self.hooks, self.folder = hooks, folder
+        # listing: ddp-wrap
         self.model = build_model(scenario)
         self.oracle = Oracle(scenario, self.model) if rank == 0 else None
         # broadcasts rank 0's parameters (and buffers) to every rank
@@ -74,6 +75,7 @@ class Trainer:
             p.register_post_accumulate_grad_hook(lambda _p, n=name: capture.on_grad_ready(n))
         self.optimizer = torch.optim.SGD(self.ddp.parameters(), lr=scenario.lr)
         self.loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
+        # end listing
         self.dtype = torch_dtype(scenario)
         self.mine = rank_batches(scenario, rank)
         # rank 0's reference needs every rank's rows: the samplers are deterministic, so it
@@ -104,8 +106,12 @@ class Trainer:
     def train(self, fault: dict) -> int:
         """Every step of this rank; returns how many completed."""
         completed = 0
+        # listing: loop-context
         with self.hooks.around_loop(self):
+            # end listing
+            # listing: train-loop
             for step in range(self.my_steps):
+                # end listing
                 self._maybe_fault(fault, step)
                 try:
                     finite, loss = self._step(step)
@@ -129,17 +135,23 @@ class Trainer:
             raise RankFault(f"injected fault at step {step}")
 
     def _step(self, step: int) -> tuple[bool, float]:
+        # listing: take-micro
         micro = take(self.mine, self.k)  # k micro-batches make one optimizer step
+        # end listing
         epoch, self.rows = micro[0][0], micro_rows(micro)
         theirs = [take(it, self.k) for it in self.every]
         self.hooks.before_step(self, step, theirs)
         ref, full = self._reference(step, theirs)
+        # listing: zero-grad
         self.capture.reset()
         self.capture.values = self.every_step or values_due(step, self.my_steps)
         self.optimizer.zero_grad()
+        # end listing
         loss, micro_events, spans = self._forward_backward(step, micro)
+        # listing: optimizer-step
         t2 = time.monotonic()
         self.optimizer.step()
+        # end listing
         t3 = time.monotonic()
         events: list[protocol.Event] = [] if ref is None else [ref]
         events += self.hooks.step_events(self, step)
@@ -167,6 +179,7 @@ class Trainer:
         done = self.hooks.forward_backward(self, step, micro)
         if done is not None:  # a kind ran the step's passes its way
             return done.loss, done.events, done.spans
+        # listing: forward-backward
         x, y = self.tensors(self.rows)
         t0 = time.monotonic()
         try:
@@ -178,6 +191,7 @@ class Trainer:
         loss = self.loss_fn(out, y)
         t1 = time.monotonic()
         loss.backward()  # DDP's all-reduce runs in here, through the capture hook
+        # end listing
         spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
         return loss.detach().item(), [], spans
 

@@ -74,6 +74,9 @@ class Lesson:
     questions: tuple[Question, ...] = ()
     # ``${choose:key}`` in the listing: scenario key -> the key's value -> text to put in
     choose: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the ``# listing: <name>`` regions of the kind's engine the listing follows, in order
+    # (ddp_viz.model.listings checks it)
+    source: tuple[str, ...] = ()
 
     @property
     def trains(self) -> bool:
@@ -158,6 +161,11 @@ class Lesson:
         filled = [line[: match.start()] + parts[0]] + [indent + p for p in parts[1:]]
         filled[-1] += line[match.end() :]
         return [done for part in filled for done in self._fill(part, scenario, depth + 1)]
+
+    def listing_for(self, scenario: Mapping[str, Any] | None) -> str:
+        """The listing with its ``${choose:…}`` texts for ``scenario`` put in and its
+        ``${key}`` values left as written (what :mod:`ddp_viz.model.listings` checks)."""
+        return "\n".join(self._expand(self._values(scenario))[0]) if self.choose else self.code
 
     def code_with(self, scenario: Mapping[str, Any] | None) -> str:
         """The listing with ``${key}`` / ``${table.key}`` filled from a scenario (its
@@ -264,6 +272,7 @@ def _read_lesson_folder(folder: Path) -> Lesson:
         phase_text=dict(meta.get("phase_text", {})),
         questions=tuple(questions),
         choose=_choose(code.get("choose", {}), code.get("listing", ""), where),
+        source=tuple(str(name) for name in code.get("source", ())),
     )
 
 

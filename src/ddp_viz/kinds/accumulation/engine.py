@@ -56,6 +56,7 @@ def run_micro_batches(
     spans: dict[str, list[list[float]]] = {"forward": [], "backward": []}
     events: list[MicroStep] = []
     losses: list[float] = []
+    # listing: micro-batches
     for j, (epoch, rows) in enumerate(micro):
         x, y = tensors(rows)
         quiet = placement != "none" and j < last
@@ -76,6 +77,7 @@ def run_micro_batches(
                 t1 = time.monotonic()
                 flags.append(ddp.require_backward_grad_sync)
                 (loss * scale).backward()
+        # end listing
         t2 = time.monotonic()
         spans["forward"].append([t0, t1])
         spans["backward"].append([t1, t2])

@@ -55,6 +55,7 @@ def ring_allreduce(
     x: torch.Tensor, rank: int, world: int, on_step: OnRing | None = None
 ) -> tuple[torch.Tensor, int, int]:
     """Reduce-scatter then all-gather over the ring; returns (sum, bytes sent, received)."""
+    # listing: ring
     out = x.clone()
     chunks = list(torch.tensor_split(out, world))  # views into ``out``
     sent = received = 0
@@ -69,6 +70,7 @@ def ring_allreduce(
             chunks[move.receive] += incoming
         else:
             chunks[move.receive].copy_(incoming)
+        # end listing
         t1 = time.monotonic()
         sent += _bytes(chunks[move.send])
         received += _bytes(incoming)

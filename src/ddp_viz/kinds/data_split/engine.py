@@ -18,6 +18,7 @@ from ddp_viz.model.scenario import Scenario
 def BATCHES(scenario: Scenario, rank: int) -> Iterator[tuple[int, list[int]]]:
     """(epoch, rows) for every step of ``rank``, without end."""
     spec = scenario.data
+    # listing: batches
     sampler = DistributedSampler(
         list(range(scenario.rows)),
         num_replicas=scenario.world_size,
@@ -35,3 +36,4 @@ def BATCHES(scenario: Scenario, rank: int) -> Iterator[tuple[int, list[int]]]:
         for batch in loader:
             yield epoch, [int(i) for i in batch]
         epoch += 1
+    # end listing

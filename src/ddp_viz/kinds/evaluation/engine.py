@@ -75,6 +75,7 @@ def train(
     """``steps`` DDP steps after seeding as ``seeding`` says; the first step's dropout mask is
     read from the dropout layer's output (tanh before it is never exactly 0)."""
     world = dist.get_world_size()
+    # listing: eval-train
     torch.manual_seed(spec.seed + (rank if seeding == "seed_plus_rank" else 0))
     model = build_model(spec)
     ddp = DDP(model, process_group=group)
@@ -89,6 +90,7 @@ def train(
         opt.zero_grad()
         F.cross_entropy(ddp(x[rows]), y[rows]).backward()
         opt.step()
+        # end listing
         if step == 0:
             hook.remove()
             mask = masks[0].tolist()
@@ -100,7 +102,9 @@ def padding_places(rank: int, world: int, rows: int, count: int) -> list[bool]:
     """Which of a rank's ``count`` places hold a row the sampler added: it pads the list of
     rows at its end and gives rank r the places r, r + world, …, so place i is padding when
     ``r + i · world`` is past the last row."""
+    # listing: eval-padding
     return [rank + i * world >= rows for i in range(count)]
+    # end listing
 
 
 def evaluate_shares(
@@ -110,6 +114,7 @@ def evaluate_shares(
     world = dist.get_world_size()
     xe, ye = data
     n = len(ye)
+    # listing: eval-shares
     sampler = DistributedSampler(range(n), world, rank, shuffle=spec.shuffle, seed=spec.seed)
     indices = list(sampler)
     padding = padding_places(rank, world, n, len(indices))
@@ -122,6 +127,7 @@ def evaluate_shares(
     dist.all_reduce(accuracy)
     sums = torch.tensor([right, len(correct), right_kept, len(kept)], dtype=torch.float64)
     dist.all_reduce(sums)
+    # end listing
     s = sums.tolist()
     out.add(EvalShare(run, rank, indices, padding, correct))
     out.add(
@@ -154,11 +160,13 @@ def rank0_through_wrapper(
     """Rank 0 evaluates alone through the wrapper; every rank then calls the barrier."""
 
     def attempt() -> None:
+        # listing: eval-wrapper
         if rank == 0:
             ddp.eval()
             with torch.no_grad():
                 ddp(xe)
         dist.barrier(group=group)
+        # end listing
 
     with Heartbeat(run, rank, "wrapper", out, stop=THIS_FILE):
         seconds, error = timed(attempt)
@@ -174,12 +182,14 @@ def rank0_through_module(
     accuracy = [-1.0]
 
     def attempt() -> None:
+        # listing: eval-module
         if rank == 0:
             model.eval()
             with torch.no_grad():
                 right = (model(xe).argmax(1) == ye).sum().item()
             accuracy[0] = right / len(ye)
         dist.barrier()
+        # end listing
 
     with Heartbeat(run, rank, "module", out, stop=THIS_FILE):
         seconds, error = timed(attempt)

@@ -130,6 +130,7 @@ class Arm:
 
     def __init__(self, variant: Variant, spec: HooksSpec, counter: Counter) -> None:
         self.variant, self.spec, self.counter = variant, spec, counter
+        # listing: hooks-arm
         model = build_model(spec)
         self.names = {id(p): n for n, p in model.named_parameters()}
         self.shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
@@ -152,11 +153,13 @@ class Arm:
             self.inner = default_hooks.allreduce_hook
         # DDP checks the hook's annotations against real classes: a plain function, unannotated
         self.ddp.register_comm_hook(self.state, lambda state, bucket: self._hook(state, bucket))
+        # end listing
         self.captured: dict[int, Captured] = {}
         self.factors: tuple[torch.Tensor, torch.Tensor] | None = None
         self.exact: dict[str, torch.Tensor] = {}  # this step's exact average, by name
 
     def _hook(self, state: Any, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+        # listing: hooks-wrapper
         index = bucket.index()
         params = bucket.parameters()
         local = bucket.buffer().detach().clone()
@@ -167,6 +170,7 @@ class Arm:
             result = fut.wait()  # this bucket's all-reduces, every one of them, are done
         finally:
             self.counter.close()
+        # end listing
         names = [self.names[id(p)] for p in params]
         r = self.variant.rank_r
         sizes = [p.numel() for p in params]
@@ -202,10 +206,12 @@ class Arm:
         self.captured.clear()
         self.factors = None
         self.counter.reset()
+        # listing: hooks-step
         self.opt.zero_grad()
         loss = F.mse_loss(self.ddp(x), y)
         loss.backward()
         self.opt.step()
+        # end listing
         return float(loss.detach())
 
     def residual(self) -> float:

@@ -152,6 +152,7 @@ def save_and_load(run: int, rank: int, module: nn.Module, folder: Path, outbox: 
     ``module.``); a barrier keeps every reader behind the writer; every rank loads it with
     ``map_location`` and reports what the load changed."""
     path = folder / "checkpoint.pt"
+    # listing: checkpoint
     if rank == 0:
         torch.save(module.state_dict(), path)
         digest, size = _sha256(path)
@@ -161,6 +162,7 @@ def save_and_load(run: int, rank: int, module: nn.Module, folder: Path, outbox: 
     digest, size = _sha256(path)
     state = torch.load(path, map_location="cpu", weights_only=True)
     module.load_state_dict(state)
+    # end listing
     params = [n for n, _ in module.named_parameters()]
     same = all(torch.equal(state[n], own[n]) for n in params)
     replaced = [

@@ -253,12 +253,14 @@ class UnevenHooks(TrainingHooks):
             report_shadows(self.run, self.rank, completed, shadows, outbox)
         # the script's next collective (a barrier before saving): under Join every rank gets
         # here; without, the ranks still training never do
+        # listing: uneven-barrier
         if self.spec.debug == "monitored_barrier":  # rank 0 names who does not arrive
             self.state.enter("monitored_barrier")
             dist.monitored_barrier(timeout=timedelta(seconds=MONITOR_S))
         else:
             self.state.enter("barrier")
             dist.barrier(group=self.group)
+        # end listing
         self.state.leave()
         solo = None
         if trainer.oracle is not None and self.spec.join:

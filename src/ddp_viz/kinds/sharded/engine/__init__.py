@@ -48,12 +48,14 @@ def train_step(replica: Replica, rec: Recorder, x: torch.Tensor, y: torch.Tensor
     rec.sampler = replica.sample if isinstance(replica, FsdpReplica) else None
     if isinstance(replica, FsdpReplica):
         replica.peak, replica.peak_at = 0, ""
+    # listing: sharded-step
     replica.opt.zero_grad()
     loss = F.mse_loss(replica.model(x), y)
     rec.phase = "backward"
     loss.backward()
     rec.phase = "step"
     replica.opt.step()
+    # end listing
     rec.way = None
     return float(loss.detach())
 

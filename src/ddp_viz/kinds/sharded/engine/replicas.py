@@ -27,11 +27,13 @@ OptState = Mapping[torch.Tensor, Mapping[str, object]]
 
 
 def build_model(spec: ShardedSpec) -> nn.Sequential:
+    # listing: sharded-model
     torch.manual_seed(spec.seed)
     w = spec.width
     layers: list[tuple[str, nn.Module]] = [("inp", nn.Linear(FEATURES, w)), ("act1", nn.Tanh())]
     layers += [("hidden", nn.Linear(w, w)), ("act2", nn.Tanh()), ("out", nn.Linear(w, OUT))]
     return nn.Sequential(OrderedDict(layers))
+    # end listing
 
 
 def local(t: torch.Tensor) -> torch.Tensor:
@@ -77,9 +79,11 @@ class Replica:
 class DdpReplica(Replica):
     def __init__(self, spec: ShardedSpec, rec: Recorder, zero: bool) -> None:
         self.way, self.rec = (Way.ZERO if zero else Way.DDP), rec
+        # listing: sharded-ddp
         model = build_model(spec)
         names = {id(p): n for n, p in model.named_parameters()}
         self.model = DDP(model)
+        # end listing
 
         def hook(state: object, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
             rec.bucket = [names[id(p)] for p in bucket.parameters()]
@@ -87,6 +91,7 @@ class DdpReplica(Replica):
 
         # DDP checks a hook's annotations against real classes: a plain function, unannotated
         self.model.register_comm_hook(None, lambda state, bucket: hook(state, bucket))
+        # listing: sharded-zero
         if zero:
             self.opt = ZeroRedundancyOptimizer(
                 self.model.parameters(), optimizer_class=torch.optim.Adam, lr=spec.lr
@@ -94,6 +99,7 @@ class DdpReplica(Replica):
             rec.names.update({p.data_ptr(): n for n, p in model.named_parameters()})
         else:
             self.opt = torch.optim.Adam(self.model.parameters(), lr=spec.lr)
+        # end listing
 
     def owned(self, rank: int, world: int) -> dict[str, list[int]]:
         if not isinstance(self.opt, ZeroRedundancyOptimizer):
@@ -105,6 +111,7 @@ class DdpReplica(Replica):
 class FsdpReplica(Replica):
     def __init__(self, spec: ShardedSpec, rec: Recorder, world: int) -> None:
         self.way, self.rec = Way.FSDP, rec
+        # listing: sharded-fsdp
         model = build_model(spec)
         mesh = init_device_mesh("cpu", (world,))
         for layer in LAYERS:
@@ -112,6 +119,7 @@ class FsdpReplica(Replica):
         fully_shard(model, mesh=mesh)
         self.model = model
         self.opt = torch.optim.Adam(model.parameters(), lr=spec.lr)
+        # end listing
         self.peak, self.peak_at = 0, ""
         for layer in LAYERS:  # after FSDP's own pre-forward hook: the layer is gathered
             getattr(model, layer).register_forward_pre_hook(
