@@ -258,7 +258,7 @@ def test_no_guess_can_be_locked_while_a_run_is_under_way() -> None:
     ready(s)
     s.request_run(default_scenario())
     assert "before the next Run" in s.lock_prediction(predict_question(), -27.5)
-    assert s.prediction is None
+    assert s.predictions == {}
 
 
 def test_run_shown_is_said_once_when_the_stage_reaches_the_end() -> None:
@@ -284,7 +284,7 @@ def test_a_guess_waits_for_a_run_with_the_world_size_it_is_about() -> None:
     assert question is q and "for a run with 3 ranks; this run has 2" in note
     walk_stage(s)
     assert v.called("show_prediction_graded") == []
-    assert s.prediction is not None  # still locked
+    assert set(s.predictions) == {q.id}  # still locked
     s.request_run(default_scenario().with_changes(world_size=3, steps=2))
     play(s, "uneven-3-ranks.jsonl", run_id=2)
     walk_stage(s)

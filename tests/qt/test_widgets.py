@@ -179,7 +179,7 @@ def test_quiz_grades_first_answers_and_renders_markdown(qtbot, window):
 
 def lock(qtbot, window, text: str) -> None:
     quiz = window.quiz_view
-    quiz.prediction_edit.setText(text)
+    quiz.prediction_edits["predict-three-ranks"].setText(text)
     button = quiz.findChild(type(window.form.add_row), "lock_predict-three-ranks")
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
@@ -210,7 +210,7 @@ def test_a_prediction_cannot_be_locked_during_a_run_and_grades_once(qtbot, windo
     feed(window, events[: run_started + 3])  # streaming
     lock(qtbot, window, "-20")
     assert "before the next Run" in quiz.feedback["predict-three-ranks"].text()
-    assert window.session.prediction is None
+    assert window.session.predictions == {}
     feed(window, events[run_started + 3 :])
     window.player.seek_step(1)
     assert quiz.score.answered == 0  # nothing was locked for this run: nothing graded

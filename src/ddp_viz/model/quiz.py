@@ -32,6 +32,12 @@ REVEALED_IN = {
     "steps_done": "step",
 }
 NO_PARAM = ("loss", "buckets", "rows", "steps_done")
+# what a core quantity counts, for the prediction field's placeholder (a count is no -12.5)
+COUNTS = {
+    "buckets": "a number of buckets",
+    "rows": "a number of rows",
+    "steps_done": "a number of steps",
+}
 
 
 def _source(what: str) -> registry.QuantitySource | None:
@@ -227,6 +233,15 @@ def grade_choice(q: Question, picked: int) -> Feedback:
         return Feedback(True, f"Right. {q.explain}")
     why = q.why_not[picked] if picked < len(q.why_not) and q.why_not[picked] else ""
     return Feedback(False, f"Not quite. {why} {q.explain}".replace("  ", " ").strip())
+
+
+def placeholder_for(q: Question) -> str:
+    """What the prediction field shows while empty: the kind of number the question asks
+    for (a count of bytes or rows is whole and positive; a gradient may be -12.5)."""
+    what = q.quantity.what if q.quantity is not None else ""
+    source = _source(what)
+    unit = source.unit if source is not None else COUNTS.get(what, "")
+    return f"your prediction: {unit}" if unit else "your prediction, e.g. -12.5"
 
 
 def parse_prediction(text: str) -> float:

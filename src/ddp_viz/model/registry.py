@@ -76,6 +76,9 @@ class QuantitySource:
     read: QuantityReader
     phase: str
     needs_param: bool = False
+    # what it counts, in words for the prediction field ("a number of bytes"); "" for a
+    # value that may be any real number
+    unit: str = ""
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,9 @@ class SessionController:
         self.run_state = RunState.IDLE
         self.record = RunRecord()
         self.workers: dict[int, protocol.WorkerState] = {}
-        self.prediction: LockedPrediction | None = None
+        # one locked guess per predict question (a lesson may ask several, answered in any
+        # order): each is graded on its own when the stage shows its value
+        self.predictions: dict[str, LockedPrediction] = {}
         self.follow_latest = False  # fast mode: the stage shows the newest complete step
         self.questions: list[Question] = []  # the lesson's predict questions
         self.revealed: set[str] = set()  # questions whose value a run has shown on the stage
@@ -170,14 +172,14 @@ class SessionController:
         """The lesson changed: its predict questions, none revealed yet."""
         self.questions = [q for q in questions if q.quantity is not None]
         self.revealed = set()
-        self.prediction = None
+        self.predictions = {}
 
     def lock_prediction(self, question: Question, value: float) -> str:
         """Lock a guess for the next run; returns the text to show beside the question."""
         if self.busy:
             return "A run is under way: lock your guess before the next Run."
         practice = question.id in self.revealed
-        self.prediction = LockedPrediction(question, value, practice=practice)
+        self.predictions[question.id] = LockedPrediction(question, value, practice=practice)
         q = question.quantity
         ranks = q.conditions() if q else ""
         if practice:
@@ -190,7 +192,6 @@ class SessionController:
     def on_stage_position(self, cursor: Cursor, progress: float) -> None:
         """The stage moved. Grade a locked guess once its value is on screen; say once that a
         finished run has been shown to its end."""
-        p = self.prediction
         rec = self.record
         for question in self.questions:
             q = question.quantity
@@ -198,8 +199,9 @@ class SessionController:
                 actual = q.read(rec)
                 if not shown(cursor, progress, q.step - 1, q.phase) or actual is None:
                     continue
-                if p is not None and p.question.id == question.id and p.run == rec.run:
-                    self.prediction = None
+                p = self.predictions.get(question.id)
+                if p is not None and p.run == rec.run:
+                    del self.predictions[question.id]
                     feedback = grade_prediction(question, p.value, actual)
                     self.view.show_prediction_graded(question, feedback, not p.practice)
                 self.revealed.add(question.id)
@@ -291,7 +293,7 @@ class SessionController:
                 self._pending_run = None
                 self.record = RunRecord()
                 self.record.apply(event)
-                self._bind_prediction(run)
+                self._bind_predictions(run)
                 self._set_run_state(RunState.RUNNING)
                 self.view.show_run_started(self.record)
                 # a long run, or one whose length is not known in advance: the latest step
@@ -307,21 +309,23 @@ class SessionController:
                     self._end_run()
 
     # --- inside -----------------------------------------------------------------------------
-    def _bind_prediction(self, run: int) -> None:
-        """A run started: a locked guess is graded against it if the run is the kind the
-        question asks about; otherwise it stays locked for the next one."""
-        p = self.prediction
-        if p is None or p.run is not None or p.question.quantity is None:
-            return
-        q = p.question.quantity
-        if not q.matches(self.record):
-            self.view.show_prediction_note(
-                p.question,
-                f"Your guess of {p.value:g} is for a run{q.conditions()}; this run has "
-                f"{q.mismatch(self.record)}. It stays locked for a run{q.conditions()}.",
-            )
-            return
-        self.prediction = LockedPrediction(p.question, p.value, run, p.practice)
+    def _bind_predictions(self, run: int) -> None:
+        """A run started: each locked guess is graded against it if the run is the kind its
+        question asks about; otherwise it stays locked for a later one. A guess bound to an
+        earlier run that never showed its value binds to this one."""
+        for qid, p in list(self.predictions.items()):
+            q = p.question.quantity
+            if q is None:
+                continue
+            if not q.matches(self.record):
+                self.view.show_prediction_note(
+                    p.question,
+                    f"Your guess of {p.value:g} is for a run{q.conditions()}; this run has "
+                    f"{q.mismatch(self.record)}. It stays locked for a run{q.conditions()}.",
+                )
+                self.predictions[qid] = LockedPrediction(p.question, p.value, None, p.practice)
+                continue
+            self.predictions[qid] = LockedPrediction(p.question, p.value, run, p.practice)
 
     def _set_workers(self, workers: dict[int, protocol.WorkerState]) -> None:
         self.workers = workers
@@ -339,10 +343,10 @@ class SessionController:
         # state and status first: showing the record can show the run to its end at once (a
         # recording, a watched run), and whoever waits for that sees the run as ended
         self._set_run_state(RunState(rec.status))
-        if self.prediction is not None and self.prediction.run == rec.run:
-            q = self.prediction.question.quantity
-            if q is not None and q.read(rec) is None:
-                self.prediction = None  # the run never produced the value: nothing to grade
+        for qid, p in list(self.predictions.items()):
+            q = p.question.quantity
+            if p.run == rec.run and q is not None and q.read(rec) is None:
+                del self.predictions[qid]  # the run never produced the value: nothing to grade
         self.view.show_status(status_text(rec))
         self.view.show_record(rec)
         self.view.show_run_ended(rec)

@@ -32,7 +32,11 @@ register(
         phase_words={"hooks_tradeoff": ("bytes", "error", "P · Q", "loss")},
         report=hooks_report,
         status=status_line,
-        quantities={"hook_bytes": QuantitySource(_bytes, phase="step", needs_param=True)},
+        quantities={
+            "hook_bytes": QuantitySource(
+                _bytes, phase="step", needs_param=True, unit="a number of bytes"
+            )
+        },
         field_names={
             "hook_compression.steps": "Steps",
             "hook_compression.ranks": "PowerSGD ranks",
