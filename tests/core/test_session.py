@@ -128,9 +128,11 @@ def test_a_run_streams_to_the_view_at_display_rate_and_ends_with_a_status() -> N
     assert len(v.called("show_run_started")) == 1
     assert v.called("show_follow_latest") == [(False,)]  # 3 steps: animate every step
     assert v.called("show_run_ended")[0][0] is s.record
+    assert [args[0] for args in v.called("show_busy")] == [True, False]
+    # the verdicts wait for the stage (see test_status_verdicts); at its end they are there
+    walk_stage(s)
     assert v.status.startswith("Run 1 finished: 3 step(s)")
     assert "✓ ranks agree" in v.status and "✓ average = full batch" in v.status
-    assert [args[0] for args in v.called("show_busy")] == [True, False]
 
 
 def test_record_updates_are_throttled_to_ticks() -> None:

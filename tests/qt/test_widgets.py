@@ -106,7 +106,8 @@ def test_a_long_run_plots_every_loss_and_the_parameters_where_they_were_recorded
 
 
 def test_uneven_run_is_flagged_not_hidden(qtbot, window):
-    feed(window, load_recording("uneven-3-ranks.jsonl"))
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):  # flagged once the stage shows it
+        feed(window, load_recording("uneven-3-ranks.jsonl"))
     assert "average ≠ full batch" in window.status.text()
 
 

@@ -16,6 +16,8 @@ from typing import Protocol
 from ddp_viz.model import protocol
 from ddp_viz.model.cursor import shown
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
+from ddp_viz.model.run_status import playing_text, status_text
+from ddp_viz.model.run_status import steps_done as steps_done  # its old home
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
@@ -91,6 +93,8 @@ class SessionController:
         self._run_when_ready: Scenario | None = None
         self._dirty = False
         self._shown_run: int | None = None
+        # the run whose finished line waits for the stage to show the run to its end
+        self._status_held: int | None = None
 
     # --- what the window asks ---------------------------------------------------------------
     @property
@@ -209,6 +213,9 @@ class SessionController:
             n = rec.complete_prefix()
             if n == 0 or (cursor.is_last(n) and progress >= 1.0):
                 self._shown_run = rec.run
+                if self._status_held == rec.run:  # its verdicts, now the stage has them
+                    self._status_held = None
+                    self.view.show_status(status_text(rec))
                 self.view.show_run_shown(rec)
 
     # --- what the transport reports ---------------------------------------------------------
@@ -347,55 +354,8 @@ class SessionController:
             q = p.question.quantity
             if p.run == rec.run and q is not None and q.read(rec) is None:
                 del self.predictions[qid]  # the run never produced the value: nothing to grade
-        self.view.show_status(status_text(rec))
+        held = playing_text(rec)
+        self._status_held = rec.run if held != status_text(rec) else None
+        self.view.show_status(held)
         self.view.show_record(rec)
         self.view.show_run_ended(rec)
-
-
-def status_text(rec: RunRecord) -> str:
-    """One line for the status bar about a run that ended (with its recording's note)."""
-    text = _status_text(rec)
-    if not rec.note:
-        return text
-    return f"{rec.note} {text}" if rec.note_first else f"{text} {rec.note}"
-
-
-def steps_done(rec: RunRecord) -> int:
-    """The complete steps the run made, as its kind counts them (a part that thinned the
-    record's history still counts the steps it emptied)."""
-    for kind in rec.kinds():
-        if kind.steps_done is not None:
-            return kind.steps_done(rec)
-    return len(rec.complete_steps())
-
-
-def _status_text(rec: RunRecord) -> str:
-    done = steps_done(rec)
-    for kind in rec.kinds():
-        line = kind.status(rec) if kind.status is not None else None
-        if line is not None:
-            return line
-    if rec.status is RunStatus.FINISHED:
-        summary = rec.check_summary()
-        agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(
-            summary["ranks_agree"], "no step to compare the ranks' parameters"
-        )
-        judged = summary["average_is_full_batch"]
-        full = (
-            ", ✓ average = full batch"
-            if judged
-            else ""
-            if judged is None  # no step of the run had a reference to check against
-            else ", ✗ average ≠ full batch (see the stage for why)"
-        )
-        elapsed = f" in {rec.elapsed_s:.3f} s" if rec.elapsed_s is not None else ""
-        for kind in rec.kinds():
-            if kind.elapsed is not None:  # a kind's own words (what its time includes)
-                elapsed = kind.elapsed(rec)
-        return (
-            f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
-            f"{agree}{full}."
-        )
-    if rec.status is RunStatus.CANCELLED:
-        return f"Run {rec.run} cancelled after {done} complete step(s)."
-    return f"Run {rec.run} failed: {rec.reason}"
