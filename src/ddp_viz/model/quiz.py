@@ -32,6 +32,7 @@ REVEALED_IN = {
     "steps_done": "step",
 }
 NO_PARAM = ("loss", "buckets", "rows", "steps_done")
+AT_END = ("steps_done",)  # known once the run is over: shown where the stage ends
 # what a core quantity counts, for the prediction field's placeholder (a count is no -12.5)
 COUNTS = {
     "buckets": "a number of buckets",
@@ -123,6 +124,14 @@ class Quantity:
     @property
     def phase(self) -> str:
         return revealed_in(self.what) or "step"
+
+    def reveal_step(self, record: RunRecord) -> int:
+        """The step (from 0) whose ``phase`` shows the value: ``step``'s, or for a value that
+        only the run's end says (the steps DDP allowed, the rank a tool named) the last step
+        the stage can show, where its scene says it."""
+        source = _source(self.what)
+        at_end = source.at_end if source is not None else self.what in AT_END
+        return max(0, record.complete_prefix() - 1) if at_end else self.step - 1
 
     def read(self, record: RunRecord) -> float | None:
         """The value the run recorded, or None while it has not arrived."""

@@ -79,6 +79,9 @@ class QuantitySource:
     # what it counts, in words for the prediction field ("a number of bytes"); "" for a
     # value that may be any real number
     unit: str = ""
+    # known only once the run is over (the rank a debugging tool named): revealed in ``phase``
+    # of the last step the stage shows, whatever step the question names
+    at_end: bool = False
 
 
 @dataclass(frozen=True)

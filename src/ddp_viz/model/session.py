@@ -14,7 +14,7 @@ from enum import Enum, StrEnum
 from typing import Protocol
 
 from ddp_viz.model import protocol
-from ddp_viz.model.cursor import shown
+from ddp_viz.model.cursor import reached
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
 from ddp_viz.model.run_status import playing_text, status_text
 from ddp_viz.model.run_status import steps_done as steps_done  # its old home
@@ -201,7 +201,7 @@ class SessionController:
             q = question.quantity
             if q is not None and q.matches(rec):
                 actual = q.read(rec)
-                if not shown(cursor, progress, q.step - 1, q.phase) or actual is None:
+                if not reached(cursor, q.reveal_step(rec), q.phase) or actual is None:
                     continue
                 p = self.predictions.get(question.id)
                 if p is not None and p.run == rec.run:

@@ -30,7 +30,9 @@ register(
             "uneven.debug": "Find the hang",
         },
         quantities={
-            "missing_rank": QuantitySource(missing_rank, phase="step", unit="a rank number")
+            "missing_rank": QuantitySource(
+                missing_rank, phase="step", unit="a rank number", at_end=True
+            )
         },
     )
 )
