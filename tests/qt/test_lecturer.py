@@ -261,3 +261,34 @@ def test_leaving_projector_mode_restores_the_layout(qtbot, make_window, settings
     assert not same_layout(layout(window), before) and QApplication.font().pixelSize() >= 24
     window.presentation.set_projector(False)
     qtbot.waitUntil(lambda: same_layout(layout(window), before), timeout=10_000)
+
+
+def test_projector_mode_does_not_follow_into_ddp_viz_watch(qtbot, make_window, tmp_path):
+    """Issue 47, 9: projector mode, left on by a lecture, opened `ddp-viz watch` in it (its
+    plots clipped). A watch window opens in the normal theme; switching there leaves the
+    lecture's setting alone; the next lesson window is a projector's again."""
+    import argparse
+
+    from ddp_viz.app import presentation_from_args
+
+    path = str(tmp_path / "remember.ini")
+    lecture = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    lecture.presentation.set_projector(True)
+    lecture.close()
+    watch = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    presentation_from_args(
+        watch.presentation, argparse.Namespace(live=["torchrun", "train.py"], projector=False)
+    )
+    assert not watch.presentation.projector and watch.theme.name == "light"
+    assert watch.splitters["left"].isVisible()
+    watch.presentation.set_projector(True)  # on and off again in the watch window
+    watch.presentation.set_projector(False)
+    watch.close()
+    again = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    assert again.presentation.projector and again.theme.name == "projector"
+    # asked for on the command line, a watch window is a projector's
+    asked = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    presentation_from_args(
+        asked.presentation, argparse.Namespace(live=["torchrun", "train.py"], projector=True)
+    )
+    assert asked.theme.name == "projector"
