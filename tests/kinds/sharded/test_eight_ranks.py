@@ -6,6 +6,8 @@ of a real 8-rank recording)."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from ddp_viz.model.course import load_lesson
@@ -33,7 +35,7 @@ def test_every_rank_lane_is_labelled_equal_and_holds_its_own_bars(stage: str, ph
         assert sorted(labels) == [f"r{r}" for r in range(8)], (stage, step, phase)
         assert any(t.text == "ms" for t in frame.texts), (stage, step, phase)
         centres = [labels[f"r{r}"].box.cy for r in range(8)]
-        gaps = [b - a for a, b in zip(centres, centres[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(centres)]
         assert max(gaps) - min(gaps) < 1.0, gaps  # every lane as tall as the others
         lane = gaps[0]
         for s in frame.shapes:
