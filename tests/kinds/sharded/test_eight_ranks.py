@@ -44,3 +44,16 @@ def test_every_rank_lane_is_labelled_equal_and_holds_its_own_bars(stage: str, ph
             r = int(s.key.split(".")[1])
             top, bottom = centres[r] - lane / 2, centres[r] + lane / 2
             assert top - 0.5 <= s.box.y and s.box.bottom <= bottom + 0.5, (s.key, stage, step)
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_the_ownership_grids_name_every_rank(stage: str) -> None:
+    """Phase 0's grids of what each rank owns had no rank labels at 8 ranks on a projector."""
+    theme, width, height = STAGES[stage]
+    info = load_lesson("sharded")
+    ctx = SceneContext(width, height, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording("sharded-8-ranks.jsonl"))
+    frame = stage_frame(rec, Cursor(0, 0), 1.0, ctx, info.scene)
+    assert_inside_and_apart(frame)
+    labels = [t.text for t in frame.texts if t.key.startswith("slices.r")]
+    assert labels == [f"r{r}" for r in range(8)], (stage, labels)
