@@ -292,3 +292,31 @@ def test_projector_mode_does_not_follow_into_ddp_viz_watch(qtbot, make_window, t
         asked.presentation, argparse.Namespace(live=["torchrun", "train.py"], projector=True)
     )
     assert asked.theme.name == "projector"
+
+
+def test_the_lesson_column_on_a_projector_keeps_the_stage_readable(qtbot, make_window, settings):
+    """Issue 47, 8: Ctrl+L in projector mode at 1280×800 shrank the stage's labels to ~7-9 px
+    (the column and the plots both took their share) and made the layout wider than the
+    window. With the column shown on a projector the plots fold away; Ctrl+L again brings
+    them back."""
+    from tests.conftest import load_recording
+    from tests.qt_helpers import feed
+
+    window = make_window((1280, 800), settings=settings)
+    window.presentation.set_projector(True)
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
+        feed(window, load_recording("default-run.jsonl"))
+    QApplication.processEvents()
+    before = window.stage.frame().smallest_px()
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.splitters["left"].isVisible())
+    QApplication.processEvents()
+    assert not window.plots_panel.isVisible()
+    # (7 px before; the column's least width leaves the stage a little narrower than without it)
+    assert window.stage.frame().smallest_px() >= before * 0.85, (before, window.stage.width())
+    assert window.minimumSizeHint().width() <= 1280
+    main = window.splitters["main"]
+    assert sum(main.sizes()) <= main.width() + 1
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.plots_panel.isVisible())
+    assert not window.splitters["left"].isVisible()
