@@ -92,3 +92,13 @@ def test_the_prediction_field_says_what_kind_of_number_it_wants() -> None:
     for lesson in ("buckets", "who-splits-the-data", "sharded", "all-reduce"):
         (q,) = [q for q in load_lesson(lesson).questions if q.kind == "predict"]
         assert "-12.5" not in placeholder_for(q), lesson
+
+
+def test_the_join_prediction_waits_for_the_two_rank_run_it_is_about() -> None:
+    """Its prompt says rank 1 trains alone in step 4: true at 2 ranks only (at 3 the last
+    rank has the extra batch and rank 1 joins), so a 3-rank run with Join must not grade it."""
+    (join_q,) = [
+        q for q in load_lesson("uneven-inputs").questions if q.id == "predict-join-average"
+    ]
+    assert join_q.quantity.world_size == 2
+    assert "2 ranks" in join_q.quantity.conditions()

@@ -16,8 +16,8 @@ def playing_text(rec: RunRecord) -> str:
     if rec.status is not RunStatus.FINISHED or any(k.follow_latest for k in rec.kinds()):
         return status_text(rec)
     return (
-        f"Run {rec.run} finished on {rec.world_size} rank(s); the stage plays it, and its "
-        "checks show as the stage reaches them."
+        f"Run {rec.run} is over ({rec.world_size} rank(s)); the stage plays it, and what it "
+        "found shows as the stage reaches it."
     )
 
 
