@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
     QCheckBox,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -98,10 +99,11 @@ class ScenarioForm(QWidget):
                 w
                 for f in self.kind_fields.values()
                 for w in f.fields().values()
-                if isinstance(w, QCheckBox)
+                if isinstance(w, QCheckBox | QComboBox)
             ),
         ):
-            # never narrower than its label, in whatever type the theme sets later
+            # never narrower than its label (a box's longest choice: "monitored_barrier"), in
+            # whatever type the theme sets later
             box.setMinimumWidth(0)
             box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
         # spin boxes show 100,000 whole, beside their arrows
