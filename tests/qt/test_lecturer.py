@@ -320,3 +320,23 @@ def test_the_lesson_column_on_a_projector_keeps_the_stage_readable(qtbot, make_w
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.plots_panel.isVisible())
     assert not window.splitters["left"].isVisible()
+
+
+def test_a_clickers_blank_key_blanks_the_window_and_brings_it_back(qtbot, window):
+    """Issue 47, 11: B (a clicker's blank key) did nothing. B or "." covers the window in
+    black; again brings it back where it was; in a field B is a letter."""
+    show_run(qtbot, window)
+    cursor = window.player.cursor
+    window.stage.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_B)
+    assert window.blank.isVisible() and window.blank.geometry() == window.rect()
+    image = window.grab().toImage()
+    assert image.pixelColor(window.width() // 2, window.height() // 2).name() == "#000000"
+    qtbot.keyClick(window, Qt.Key.Key_Period)
+    assert not window.blank.isVisible() and window.player.cursor == cursor
+    window.form.lr.setFocus()
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_B)
+    assert not window.blank.isVisible()
+    from ddp_viz._qt.keys import shortcuts
+
+    assert any(k == "B, ." for k, _ in shortcuts())  # on the F1 sheet

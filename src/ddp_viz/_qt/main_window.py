@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz._qt.blank import BlankScreen
 from ddp_viz._qt.code_view import CodeView
 from ddp_viz._qt.course_view import CourseView
 from ddp_viz._qt.engine_process import EngineProcess, connect_session
@@ -106,6 +107,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         lay_out(self)
         self.plots_panel.setVisible(self.lesson.plots)  # after it has its place in the layout
         self.file_actions = FileActions(self)
+        self.blank = BlankScreen(self)  # a clicker's blank key (B): the window goes black
         self.toolbar = build_toolbar(self)
         build_menus(self)
         self.status = StatusLine()
