@@ -307,7 +307,11 @@ class SessionController:
                 long = self.record.steps_planned > FOLLOW_LATEST_ABOVE
                 self.follow_latest = long or any(k.follow_latest for k in self.record.kinds())
                 self.view.show_follow_latest(self.follow_latest)
-                self.view.show_status(f"Run {run}: {self.record.world_size} rank(s) training…")
+                said = (k.running(self.record) for k in self.record.kinds() if k.running)
+                text = next((x for x in said if x), None)
+                self.view.show_status(
+                    text or f"Run {run}: {self.record.world_size} rank(s) training…"
+                )
             case _:
                 if not self.record.apply(event):
                     return
