@@ -8,6 +8,7 @@ import pytest
 
 from ddp_viz.model.scenario import default_scenario
 from ddp_viz.model.timeline import walk
+from tests.conftest import load_recording
 from tests.core.test_session import make, play, ready
 
 # recording -> what its finished line says once the stage has shown it (✓ and ✗ both)
@@ -45,3 +46,18 @@ def test_a_failed_run_says_why_at_once() -> None:
     s.request_run(default_scenario())
     play(s, "diverging-lr10.jsonl")
     assert "failed" in v.status and "diverged" in v.status
+
+
+def test_a_second_recording_with_the_same_run_id_gets_its_verdicts_too() -> None:
+    """Recordings all number their run 1: opening a second one after the first had been
+    shown must still end with its own line, not the playing one."""
+    s, _, v = make()
+    for name, verdict in [
+        ("four-ranks-3-steps.jsonl", "✓ average = full batch"),
+        ("uneven-3-ranks.jsonl", "✗ average ≠ full batch"),
+    ]:
+        s.replay(load_recording(name))
+        assert "the stage plays it" in v.status
+        for cursor in walk(s.record.complete_prefix()):
+            s.on_stage_position(cursor, 1.0)
+        assert verdict in v.status, (name, v.status)

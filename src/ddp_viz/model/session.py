@@ -299,6 +299,7 @@ class SessionController:
                     return
                 self._pending_run = None
                 self.record = RunRecord()
+                self._shown_run = None  # a new run (a second recording may reuse run 1's id)
                 self.record.apply(event)
                 self._bind_predictions(run)
                 self._set_run_state(RunState.RUNNING)
