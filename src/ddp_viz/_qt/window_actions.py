@@ -94,8 +94,12 @@ def build_menus(w: MainWindow) -> None:
         )
     file_menu.addSeparator()
     exports = file_menu.addMenu("Export")
+    w.export_actions = {}
     for text, name in EXPORTS:
-        exports.addAction(action(w, text, [], lambda _=False, n=name: fa.dialog(n), text[:-1]))
+        act = action(w, text, [], lambda _=False, n=name: fa.dialog(n), text[:-1])
+        w.export_actions[name] = act
+        exports.addAction(act)
+    exports.aboutToShow.connect(w.update_exports)
     file_menu.addSeparator()
     file_menu.addAction(action(w, "Quit", ["Ctrl+Q"], w.close, "Quit"))
 
