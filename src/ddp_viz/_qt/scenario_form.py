@@ -186,6 +186,10 @@ class ScenarioForm(QWidget):
             edit.returnPressed.connect(self._on_return_pressed)
         for spin in self.findChildren(QAbstractSpinBox):  # every lesson's, Batch and Epochs too
             spin.lineEdit().returnPressed.connect(self._on_return_pressed)
+        for fields in self.kind_fields.values():  # a kind's text fields (PowerSGD ranks) too
+            for w in fields.fields().values():
+                if isinstance(w, QLineEdit):
+                    w.returnPressed.connect(self._on_return_pressed)
         self.table.itemChanged.connect(self._on_field_changed)
         for box in (self.shuffle, self.drop_last, self.set_epoch):
             box.toggled.connect(self._on_field_changed)
