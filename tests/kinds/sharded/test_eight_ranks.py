@@ -57,3 +57,11 @@ def test_the_ownership_grids_name_every_rank(stage: str) -> None:
     assert_inside_and_apart(frame)
     labels = [t.text for t in frame.texts if t.key.startswith("slices.r")]
     assert labels == [f"r{r}" for r in range(8)], (stage, labels)
+
+
+def test_no_difference_is_said_as_equal_not_within_0e00() -> None:
+    """Issue 47, 4: "within 0e+00"."""
+    from ddp_viz.kinds.sharded.model import within
+
+    assert within(0.0, of="DDP's") == "equal to DDP's" and within(0.0) == "exactly equal"
+    assert within(3e-8, of="DDP's") == "within 3e-08 of DDP's" and within(3e-8) == "within 3e-08"
