@@ -338,7 +338,16 @@ def test_a_diverging_run_is_drawn_on_a_symmetric_log_scale(qtbot, window):
     losses = [st.ranks[0].loss for st in rec.steps]
     assert finite[-1] == pytest.approx(np.log10(1 + max(v for v in losses if np.isfinite(v))))
     axis = window.plots.loss_plot.getPlotItem().getAxis("left")
-    assert "symmetric log" in axis.labelText
+    assert "(symmetric log)" in axis.labelText or "(symlog)" in axis.labelText
+    # the label runs up the axis: it fits its height (issue 47, 4: "loss (symmetric lo")
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    font = QFont(axis.label.font())
+    font.setPixelSize(window.plots.text_px)
+    assert QFontMetrics(font).horizontalAdvance(axis.labelText) <= axis.height(), (
+        axis.labelText,
+        axis.height(),
+    )
     (y0, y1) = window.plots.param_plot.viewRange()[1]
     assert np.isfinite(y0) and np.isfinite(y1) and y1 < 400
 
