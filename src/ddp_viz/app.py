@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ddp_viz._qt.presentation import Presentation
 
 NO_DISPLAY = (
     "ddp-viz: no display found (DISPLAY/WAYLAND_DISPLAY unset). Use it headless instead: "
@@ -19,6 +23,15 @@ def has_display() -> bool:
     if sys.platform.startswith("linux"):
         return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     return True
+
+
+def presentation_from_args(presentation: Presentation, args: argparse.Namespace) -> None:
+    """Projector mode as the command line asks: ``--projector`` turns it on; a window of the
+    user's own run (``ddp-viz watch``) does not take it over from a lecture's settings."""
+    if getattr(args, "live", None):
+        presentation.own_runs()
+    if args.projector:
+        presentation.set_projector(True)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -75,8 +88,7 @@ def main(args: argparse.Namespace) -> int:
         settings=settings,
         lesson_id=args.lesson,
     )
-    if args.projector:
-        window.presentation.set_projector(True)
+    presentation_from_args(window.presentation, args)
     apply_theme(app, window.theme)
     window.resize(*size)
     if args.probe_first_paint:  # `ddp-viz bench`: time to the first painted main window

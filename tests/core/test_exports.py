@@ -23,7 +23,8 @@ def check_trace(trace: dict, rec: RunRecord) -> None:
     assert {e["cat"] for e in spans} == set(TRACE_PHASES)
     for r in range(rec.world_size):
         for s in range(len(rec.complete_steps())):
-            mine = {e["cat"]: e for e in spans if e["tid"] == r and e["args"]["step"] == s}
+            # steps count from 1 in the trace, as on the stage and in the CLI
+            mine = {e["cat"]: e for e in spans if e["tid"] == r and e["args"]["step"] == s + 1}
             assert set(mine) == set(TRACE_PHASES), (r, s)
             fwd, bwd, ar, opt = (mine[p] for p in TRACE_PHASES)
             assert fwd["ts"] <= bwd["ts"] <= ar["ts"]
@@ -67,3 +68,19 @@ def test_the_trace_shows_ready_ticks_and_named_buckets_inside_backward() -> None
     for e in buckets + ticks:
         b = backward[(e["tid"], e["args"]["step"])]
         assert b["ts"] - 1 <= e["ts"] <= b["ts"] + b["dur"] + 1000  # within backward (µs)
+
+
+def test_a_trace_is_offered_only_for_a_run_with_timings() -> None:
+    from ddp_viz.model.exports import traceable
+
+    assert traceable(record(load_recording("buckets-lesson-2-ranks.jsonl")))
+    assert not traceable(record(load_recording("comm-hooks-14-steps.jsonl")))
+    assert not traceable(RunRecord())
+
+
+def test_the_buckets_trace_counts_steps_from_one() -> None:
+    """Issue 47, 10: the trace said "step": 0 for what the stage calls step 1."""
+    rec = record(load_recording("buckets-lesson-2-ranks.jsonl"))
+    events = chrome_trace(rec)["traceEvents"]
+    steps = {e["args"]["step"] for e in events if e.get("ph") in ("X", "i")}
+    assert steps == set(range(1, len(rec.steps) + 1))

@@ -133,7 +133,7 @@ def test_each_prediction_is_graded_when_its_value_reaches_the_stage(
             s.on_stage_position(cursor, progress)
             if len(view.called("show_prediction_graded")) > before:
                 graded.append((cursor, progress))
-    assert graded == [(when, 1.0)]
+    assert graded == [(when, 0.0)]  # as the phase that shows it begins, not a phase later
     ((q, feedback, scored),) = view.called("show_prediction_graded")
     assert q is question and scored and feedback.correct is right
     assert question.quantity.read(s.record) == pytest.approx(actual, rel=1e-12)

@@ -128,9 +128,11 @@ def test_a_run_streams_to_the_view_at_display_rate_and_ends_with_a_status() -> N
     assert len(v.called("show_run_started")) == 1
     assert v.called("show_follow_latest") == [(False,)]  # 3 steps: animate every step
     assert v.called("show_run_ended")[0][0] is s.record
+    assert [args[0] for args in v.called("show_busy")] == [True, False]
+    # the verdicts wait for the stage (see test_status_verdicts); at its end they are there
+    walk_stage(s)
     assert v.status.startswith("Run 1 finished: 3 step(s)")
     assert "✓ ranks agree" in v.status and "✓ average = full batch" in v.status
-    assert [args[0] for args in v.called("show_busy")] == [True, False]
 
 
 def test_record_updates_are_throttled_to_ticks() -> None:
@@ -258,7 +260,7 @@ def test_no_guess_can_be_locked_while_a_run_is_under_way() -> None:
     ready(s)
     s.request_run(default_scenario())
     assert "before the next Run" in s.lock_prediction(predict_question(), -27.5)
-    assert s.prediction is None
+    assert s.predictions == {}
 
 
 def test_run_shown_is_said_once_when_the_stage_reaches_the_end() -> None:
@@ -284,7 +286,7 @@ def test_a_guess_waits_for_a_run_with_the_world_size_it_is_about() -> None:
     assert question is q and "for a run with 3 ranks; this run has 2" in note
     walk_stage(s)
     assert v.called("show_prediction_graded") == []
-    assert s.prediction is not None  # still locked
+    assert set(s.predictions) == {q.id}  # still locked
     s.request_run(default_scenario().with_changes(world_size=3, steps=2))
     play(s, "uneven-3-ranks.jsonl", run_id=2)
     walk_stage(s)

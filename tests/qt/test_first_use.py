@@ -127,7 +127,12 @@ def test_export_dialogs_start_in_pictures_and_remember_the_folder(window, settin
     fa.remember_folder("png", tmp_path / "slides" / "a.png")
     (tmp_path / "slides").mkdir()
     assert fa.start_folder("png") == tmp_path / "slides"
-    assert fa.start_folder("trace") != tmp_path / "slides"  # each kind has its own
+    # no trace saved yet: the last folder used for anything (issue 47, 10: it was home)
+    assert fa.start_folder("trace") == tmp_path / "slides"
+    (tmp_path / "traces").mkdir()
+    fa.remember_folder("trace", tmp_path / "traces" / "t.json")
+    assert fa.start_folder("trace") == tmp_path / "traces"  # then each kind has its own
+    assert fa.start_folder("png") == tmp_path / "slides"
     # a recording opened any way (the command line too): Open run starts in its folder
     fa.open_run(DATA / "default-run.jsonl")
     assert fa.start_folder("events") == DATA.resolve()

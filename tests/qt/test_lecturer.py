@@ -261,3 +261,82 @@ def test_leaving_projector_mode_restores_the_layout(qtbot, make_window, settings
     assert not same_layout(layout(window), before) and QApplication.font().pixelSize() >= 24
     window.presentation.set_projector(False)
     qtbot.waitUntil(lambda: same_layout(layout(window), before), timeout=10_000)
+
+
+def test_projector_mode_does_not_follow_into_ddp_viz_watch(qtbot, make_window, tmp_path):
+    """Issue 47, 9: projector mode, left on by a lecture, opened `ddp-viz watch` in it (its
+    plots clipped). A watch window opens in the normal theme; switching there leaves the
+    lecture's setting alone; the next lesson window is a projector's again."""
+    import argparse
+
+    from ddp_viz.app import presentation_from_args
+
+    path = str(tmp_path / "remember.ini")
+    lecture = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    lecture.presentation.set_projector(True)
+    lecture.close()
+    watch = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    presentation_from_args(
+        watch.presentation, argparse.Namespace(live=["torchrun", "train.py"], projector=False)
+    )
+    assert not watch.presentation.projector and watch.theme.name == "light"
+    assert watch.splitters["left"].isVisible()
+    watch.presentation.set_projector(True)  # on and off again in the watch window
+    watch.presentation.set_projector(False)
+    watch.close()
+    again = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    assert again.presentation.projector and again.theme.name == "projector"
+    # asked for on the command line, a watch window is a projector's
+    asked = make_window(settings=QSettings(path, QSettings.Format.IniFormat))
+    presentation_from_args(
+        asked.presentation, argparse.Namespace(live=["torchrun", "train.py"], projector=True)
+    )
+    assert asked.theme.name == "projector"
+
+
+def test_the_lesson_column_on_a_projector_keeps_the_stage_readable(qtbot, make_window, settings):
+    """Issue 47, 8: Ctrl+L in projector mode at 1280×800 shrank the stage's labels to ~7-9 px
+    (the column and the plots both took their share) and made the layout wider than the
+    window. With the column shown on a projector the plots fold away; Ctrl+L again brings
+    them back."""
+    from tests.conftest import load_recording
+    from tests.qt_helpers import feed
+
+    window = make_window((1280, 800), settings=settings)
+    window.presentation.set_projector(True)
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
+        feed(window, load_recording("default-run.jsonl"))
+    QApplication.processEvents()
+    before = window.stage.frame().smallest_px()
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.splitters["left"].isVisible())
+    QApplication.processEvents()
+    assert not window.plots_panel.isVisible()
+    # (7 px before; the column's least width leaves the stage a little narrower than without it)
+    assert window.stage.frame().smallest_px() >= before * 0.85, (before, window.stage.width())
+    assert window.minimumSizeHint().width() <= 1280
+    main = window.splitters["main"]
+    assert sum(main.sizes()) <= main.width() + 1
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.plots_panel.isVisible())
+    assert not window.splitters["left"].isVisible()
+
+
+def test_a_clickers_blank_key_blanks_the_window_and_brings_it_back(qtbot, window):
+    """Issue 47, 11: B (a clicker's blank key) did nothing. B or "." covers the window in
+    black; again brings it back where it was; in a field B is a letter."""
+    show_run(qtbot, window)
+    cursor = window.player.cursor
+    window.stage.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_B)
+    assert window.blank.isVisible() and window.blank.geometry() == window.rect()
+    image = window.grab().toImage()
+    assert image.pixelColor(window.width() // 2, window.height() // 2).name() == "#000000"
+    qtbot.keyClick(window, Qt.Key.Key_Period)
+    assert not window.blank.isVisible() and window.player.cursor == cursor
+    window.form.lr.setFocus()
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_B)
+    assert not window.blank.isVisible()
+    from ddp_viz._qt.keys import shortcuts
+
+    assert any(k == "B, ." for k, _ in shortcuts())  # on the F1 sheet

@@ -77,3 +77,22 @@ def test_each_line_is_drawn_in_its_pen(qtbot) -> None:
     w, h = image.width(), image.height()
     colours = {QColor(image.pixel(x, y)).name() for x in range(w) for y in range(h)}
     assert "#ff0000" in colours and "#0000ff" in colours and "#00ff00" not in colours
+
+
+def test_a_symmetric_log_axis_label_fits_up_its_axis(qtbot) -> None:
+    """Issue 47, 4: on a laptop the loss axis read "loss (symmetric lo": the label runs up
+    the plot's height, so a short axis gets the short words."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from ddp_viz._qt.plots import symlog_label
+
+    axis = pg.AxisItem("left")
+    font = QFont(axis.label.font())
+    font.setPixelSize(14)
+    long_w = QFontMetrics(font).horizontalAdvance("loss (symmetric log)")
+    axis.setGeometry(QRectF(0, 0, 40, long_w - 10))
+    assert symlog_label(axis, "loss", 14) == "loss (symlog)"
+    axis.setGeometry(QRectF(0, 0, 40, long_w + 20))
+    assert symlog_label(axis, "loss", 14) == "loss (symmetric log)"

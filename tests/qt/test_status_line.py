@@ -32,9 +32,26 @@ def test_a_long_status_wraps_within_the_window(qtbot, make_window, settings) -> 
 
         qtbot.waitUntil(fits, timeout=10_000)
         shown = label.shown_text()
-        assert label.mapTo(window, label.rect().bottomRight()).y() <= window.height()
+        # (the status bar takes projector type's two lines a layout pass after the type)
+        qtbot.waitUntil(
+            lambda: label.mapTo(window, label.rect().bottomRight()).y() <= window.height()
+        )
         assert shown == text or (shown.endswith(" …") and text.startswith(shown[:-2]))
         assert label.toolTip() == text
     window.show_status(STALL)
     QApplication.processEvents()
     assert label.shown_text() == STALL  # two lines hold it: all of it is shown
+
+
+def test_the_status_line_keeps_two_lines_in_projector_type(qtbot, make_window, settings):
+    """Issue 47, 11: in projector mode the status bar kept its laptop height (32 px for two
+    24 px lines), so the text lost its underscores ("dist.all reduce")."""
+    window = make_window((1280, 800), settings=settings)
+    window.presentation.set_projector(True)
+    window.status.setText("✓ naive and ring equal dist.all_reduce on every rank. " * 3)
+    QApplication.processEvents()
+    st = window.status
+    assert st.contentsRect().height() >= 2 * st.fontMetrics().lineSpacing(), st.height()
+    window.presentation.set_projector(False)
+    qtbot.waitUntil(lambda: st.height() < 2 * 28)  # back to the laptop's height
+    assert st.contentsRect().height() >= 2 * st.fontMetrics().lineSpacing()

@@ -39,7 +39,7 @@ def click_run(qtbot, window) -> None:
 def lock_guess(qtbot, window, qid: str, guess: str) -> None:
     """Type a prediction into the quiz and lock it, as a learner does, before Run."""
     quiz = window.quiz_view
-    quiz.prediction_edit.setText(guess)
+    quiz.prediction_edits[qid].setText(guess)
     lock = quiz.findChild(type(window.form.add_row), f"lock_{qid}")
     qtbot.mouseClick(lock, Qt.MouseButton.LeftButton)
 

@@ -126,11 +126,14 @@ class FileActions:
     # --- dialogs ----------------------------------------------------------------------------------
     def start_folder(self, kind: str) -> Path:
         """The folder a dialog opens in: the last one used for this kind of file, else the
-        user's Pictures (pictures) or Documents folder, else home; never the working folder."""
+        last one used for any file (a lecturer exports a PNG, then a GIF, to one folder), else
+        the user's Pictures (pictures) or Documents folder, else home; never the working
+        folder."""
         settings = self.window.settings
-        last = settings.value(f"folders/{kind}", "") if settings is not None else ""
-        if last and Path(str(last)).is_dir():
-            return Path(str(last))
+        for key in (f"folders/{kind}", "folders/last"):
+            last = settings.value(key, "") if settings is not None else ""
+            if last and Path(str(last)).is_dir():
+                return Path(str(last))
         where = (
             QStandardPaths.StandardLocation.PicturesLocation
             if kind in ("png", "gif")
@@ -142,6 +145,7 @@ class FileActions:
     def remember_folder(self, kind: str, path: str | Path) -> None:
         if self.window.settings is not None:
             self.window.settings.setValue(f"folders/{kind}", str(Path(path).parent))
+            self.window.settings.setValue("folders/last", str(Path(path).parent))
 
     def _ask(self, kind: str, title: str, save: bool, name: str = "") -> str | None:
         ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName

@@ -34,6 +34,7 @@ WINDOW_SHORTCUTS = [
     ("F11", "full screen"),
     ("Ctrl+P", "projector mode on / off"),
     ("Ctrl+L", "show / hide the lesson and settings column"),
+    ("B, .", "blank the screen (a clicker's blank key); again to come back"),
 ]
 VIEW_SHORTCUTS = [
     ("Ctrl+= / Ctrl+-", "zoom in / out (Ctrl+0: actual size)"),
@@ -59,6 +60,8 @@ TRANSPORT_KEYS = {
     Qt.Key.Key_Home,
     Qt.Key.Key_R,
     Qt.Key.Key_Escape,
+    Qt.Key.Key_B,
+    Qt.Key.Key_Period,
 }
 PAGE_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
 TYPING_WIDGETS = (QLineEdit, QAbstractSpinBox, QAbstractItemView, QComboBox)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz._qt.blank import BlankScreen
 from ddp_viz._qt.code_view import CodeView
 from ddp_viz._qt.course_view import CourseView
 from ddp_viz._qt.engine_process import EngineProcess, connect_session
@@ -39,6 +40,7 @@ from ddp_viz._qt.window_layout import apply_presentation, apply_split_proportion
 from ddp_viz._qt.window_player import PlayerMoves
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
+from ddp_viz.model.exports import traceable
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.quiz import Feedback, Question
 from ddp_viz.model.scenario import Scenario
@@ -106,6 +108,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         lay_out(self)
         self.plots_panel.setVisible(self.lesson.plots)  # after it has its place in the layout
         self.file_actions = FileActions(self)
+        self.blank = BlankScreen(self)  # a clicker's blank key (B): the window goes black
         self.toolbar = build_toolbar(self)
         build_menus(self)
         self.status = StatusLine()
@@ -286,6 +289,14 @@ class MainWindow(PlayerMoves, QMainWindow):
         self.run_action.setToolTip(
             "Fix the marked fields first" if not self.form.valid else "Start real DDP ranks (R)"
         )
+
+    def update_exports(self) -> None:
+        """The Chrome trace is offered only for a run with timings (not before a file name is
+        asked for, to then refuse it)."""
+        trace = self.export_actions["export_trace"]
+        ok = traceable(self.session.record)
+        trace.setEnabled(ok)
+        trace.setText("Chrome trace (Perfetto)…" if ok else "Chrome trace (no timings in this run)")
 
     # --- look --------------------------------------------------------------------------------
     def _on_side_panel_toggled(self, shown: bool) -> None:

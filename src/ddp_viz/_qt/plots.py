@@ -13,6 +13,7 @@ from types import ModuleType
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
@@ -301,7 +302,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             axis.setTicks([symlog_ticks(lo, hi)])
             self._ticked.add(plot)
             base = self._loss_label if plot is self.loss_plot else "value"
-            self._set_axis_label(axis, f"{base} (symmetric log)")
+            self._set_axis_label(axis, symlog_label(axis, base, self.text_px))
         if plot in self._y_range and np.isfinite(lo):
             # the range before the curves: moved after them, it made every curve work out its
             # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
@@ -378,3 +379,16 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             # a watched run of any length: every other point goes (the curve still spans the
             # run, at half the resolution), so a curve holds at most MAX_POINTS
             del xs[1::2], ys[1::2]
+
+
+def symlog_label(axis: pg.AxisItem, base: str, px: int) -> str:
+    """The left axis's words on a symmetric log scale, the longest that fits along the axis
+    (it runs up the plot's height: on a laptop "loss (symmetric lo" was cut)."""
+    font = QFont(axis.label.font())
+    font.setPixelSize(max(1, int(px)))
+    fm = QFontMetrics(font)
+    room = axis.height() - 4
+    for text in (f"{base} (symmetric log)", f"{base} (symlog)"):
+        if fm.horizontalAdvance(text) <= room:
+            return text
+    return f"{base} (symlog)"

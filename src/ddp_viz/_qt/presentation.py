@@ -22,6 +22,9 @@ class Presentation(QObject):
         self.normal = "light"
         self.projector = False
         self.zoom = 1.0
+        # False in a window of one's own runs (ddp-viz watch): projector mode, a lecture's,
+        # is neither taken from the settings nor written to them there
+        self.remember_projector = True
         if settings is not None:
             self.normal = str(settings.value("theme", "light"))
             if self.normal not in ("light", "dark"):
@@ -41,10 +44,19 @@ class Presentation(QObject):
     def _save_and_emit(self) -> None:
         if self.settings is not None:
             self.settings.setValue("theme", self.normal)
-            self.settings.setValue("projector", "true" if self.projector else "false")
+            if self.remember_projector:
+                self.settings.setValue("projector", "true" if self.projector else "false")
             self.settings.setValue("zoom", self.zoom)
             self.settings.sync()
         self.changed.emit(self.theme, self.projector)
+
+    def own_runs(self) -> None:
+        """This window shows the user's own runs: it opens without the projector mode a
+        lecture left on, and switching it here leaves the lecture's setting alone."""
+        self.remember_projector = False
+        if self.projector:
+            self.projector = False
+            self.changed.emit(self.theme, self.projector)
 
     def set_projector(self, on: bool) -> None:
         self.projector = on

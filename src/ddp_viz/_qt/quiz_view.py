@@ -28,6 +28,7 @@ from ddp_viz.model.quiz import (
     display_order,
     grade_choice,
     parse_prediction,
+    placeholder_for,
 )
 from ddp_viz.model.theme import Theme
 
@@ -97,8 +98,8 @@ class QuizView(QScrollArea):
         # per choice question, the choices' indices in the order they are shown
         self.shown: dict[str, tuple[int, ...]] = {}
         self.feedback: dict[str, QLabel] = {}
-        self.prediction_edit: QLineEdit | None = None
-        self.prediction_question: Question | None = None
+        # one field per predict question: each Lock in reads and locks its own question's
+        self.prediction_edits: dict[str, QLineEdit] = {}
         body = QWidget()
         self.layout_ = QVBoxLayout(body)
         self.score_label = QLabel()
@@ -139,19 +140,19 @@ class QuizView(QScrollArea):
             self.groups[q.id] = group
             v.addWidget(check)
         else:
-            self.prediction_question = q
             row = QHBoxLayout()
             edit = QLineEdit()
-            edit.setPlaceholderText("your prediction, e.g. -12.5")
-            edit.setAccessibleName("prediction")
+            edit.setObjectName(f"prediction_{q.id}")
+            edit.setPlaceholderText(placeholder_for(q))
+            edit.setAccessibleName(f"prediction for question {number}")
             lock = QPushButton("Lock in")
             lock.setObjectName(f"lock_{q.id}")
-            lock.clicked.connect(self._on_lock_clicked)
-            edit.returnPressed.connect(self._on_lock_clicked)
+            lock.clicked.connect(lambda _=False, q=q: self._on_lock_clicked(q))
+            edit.returnPressed.connect(lambda q=q: self._on_lock_clicked(q))
             row.addWidget(edit, 1)
             row.addWidget(lock)
             v.addLayout(row)
-            self.prediction_edit = edit
+            self.prediction_edits[q.id] = edit
         v.addWidget(fb)
         return box
 
@@ -190,11 +191,9 @@ class QuizView(QScrollArea):
         group.button(choice).setChecked(True)
         self._on_check_clicked(q, group)
 
-    def _on_lock_clicked(self) -> None:
-        assert self.prediction_edit is not None and self.prediction_question is not None
-        q = self.prediction_question
+    def _on_lock_clicked(self, q: Question) -> None:
         try:
-            value = parse_prediction(self.prediction_edit.text())
+            value = parse_prediction(self.prediction_edits[q.id].text())
         except ValueError as exc:
             self.show_note(q.id, f"Enter a number: {exc}.", bad=True)
             return

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
     QCheckBox,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -98,10 +99,11 @@ class ScenarioForm(QWidget):
                 w
                 for f in self.kind_fields.values()
                 for w in f.fields().values()
-                if isinstance(w, QCheckBox)
+                if isinstance(w, QCheckBox | QComboBox)
             ),
         ):
-            # never narrower than its label, in whatever type the theme sets later
+            # never narrower than its label (a box's longest choice: "monitored_barrier"), in
+            # whatever type the theme sets later
             box.setMinimumWidth(0)
             box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
         # spin boxes show 100,000 whole, beside their arrows
@@ -184,6 +186,10 @@ class ScenarioForm(QWidget):
             edit.returnPressed.connect(self._on_return_pressed)
         for spin in self.findChildren(QAbstractSpinBox):  # every lesson's, Batch and Epochs too
             spin.lineEdit().returnPressed.connect(self._on_return_pressed)
+        for fields in self.kind_fields.values():  # a kind's text fields (PowerSGD ranks) too
+            for w in fields.fields().values():
+                if isinstance(w, QLineEdit):
+                    w.returnPressed.connect(self._on_return_pressed)
         self.table.itemChanged.connect(self._on_field_changed)
         for box in (self.shuffle, self.drop_last, self.set_epoch):
             box.toggled.connect(self._on_field_changed)

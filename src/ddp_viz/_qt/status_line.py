@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -32,6 +32,15 @@ class StatusLine(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # narrow enough for any window
         return QSize(80, self._most())
+
+    def changeEvent(self, event: QEvent) -> None:
+        # projector type (24 px): the status bar kept the height of the type it was made in,
+        # so two lines drawn in one line's height lost their tops and their underscores
+        # ("dist.all reduce")
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self.setMinimumHeight(self._most())
+            self.updateGeometry()
+        super().changeEvent(event)
 
     def setText(self, text: str) -> None:
         super().setText(text)

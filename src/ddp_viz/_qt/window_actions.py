@@ -47,6 +47,7 @@ def build_toolbar(w: MainWindow) -> QToolBar:
     w.fwd_action = action(w, "▶", ["Right", "PgDown"], w._on_forward, "Next phase")
     w.fullscreen_action = action(w, "Full screen", ["F11"], w.toggle_fullscreen, "Full screen")
     w.help_action = action(w, "Keys", ["F1"], w.show_shortcuts, "Keyboard shortcuts")
+    w.blank_action = action(w, "Blank screen", ["B", "."], w.blank.toggle, "Blank the screen")
     for a in (w.run_action, w.cancel_action):
         tb.addAction(a)
     tb.addSeparator()
@@ -93,8 +94,12 @@ def build_menus(w: MainWindow) -> None:
         )
     file_menu.addSeparator()
     exports = file_menu.addMenu("Export")
+    w.export_actions = {}
     for text, name in EXPORTS:
-        exports.addAction(action(w, text, [], lambda _=False, n=name: fa.dialog(n), text[:-1]))
+        act = action(w, text, [], lambda _=False, n=name: fa.dialog(n), text[:-1])
+        w.export_actions[name] = act
+        exports.addAction(act)
+    exports.aboutToShow.connect(w.update_exports)
     file_menu.addSeparator()
     file_menu.addAction(action(w, "Quit", ["Ctrl+Q"], w.close, "Quit"))
 

@@ -85,7 +85,17 @@ def apply_split_proportions(self: MainWindow) -> None:
     h = max(1, self.splitters["center"].height())
     projector = self.presentation.projector
     side = self.splitters["left"].isVisibleTo(self)
-    if projector and side:  # a lecturer opened the lesson column on a projector
+    # a lecturer opened the lesson column on a projector: the plots fold away while it shows,
+    # or the stage (half the width) shrank its 24 px type to 7 px; a watched run's page
+    # keeps them beside its Run tab (Ctrl+T)
+    lecture = projector and side and self.lesson.id in self.course.ids
+    self.plots_panel.setVisible(self.lesson.plots and not lecture)
+    if lecture:
+        left = max(round(w * 0.3), min(self.splitters["left"].minimumSizeHint().width(), w // 2))
+        self.splitters["main"].setSizes([left, w - left, 0])
+        self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
+        return
+    if projector and side:
         plots = round(w * 0.28)
         # a watched run's tables, chosen (Ctrl+T): wider, taking from the stage's share
         room = w - plots - self.splitters["center"].minimumSizeHint().width()

@@ -54,6 +54,14 @@ def shown(cursor: Cursor, progress: float, step: int, phase: str) -> bool:
     return cursor > target or (cursor == target and progress >= 1.0)
 
 
+def reached(cursor: Cursor, step: int, phase: str) -> bool:
+    """Whether the stage has entered ``phase`` of ``step`` (or is past it): when a prediction
+    about a value that phase shows is graded. A scene may draw the value from the phase's first
+    frame (a table of the step's bytes), so the grade comes with it, never a phase later; and
+    no scene may draw it before (tests/core/test_predictions_hidden.py)."""
+    return cursor >= Cursor(step, PHASES.index(phase))
+
+
 def steps_shown(cursor: Cursor, progress: float, phase: str) -> int:
     """How many steps have had ``phase`` shown: what a view may show of them, and no more."""
     return cursor.step + (1 if shown(cursor, progress, cursor.step, phase) else 0)

@@ -31,7 +31,18 @@ def events_jsonl(record: RunRecord, lesson: str) -> str:
     return "".join(protocol.encode(e) + "\n" for e in (header(lesson), *record.events))
 
 
+def traceable(record: RunRecord) -> bool:
+    """Whether the run has timings a Chrome trace can show (a comm-hooks run has none): the
+    window offers the export only then, instead of refusing it after a file was named."""
+    try:
+        chrome_trace(record)
+    except ValueError:
+        return False
+    return True
+
+
 def chrome_trace(record: RunRecord) -> dict[str, Any]:
+    """The run as a Chrome trace; each span's ``step`` counts from 1, as the stage does."""
     spans = [
         (r, st.step, phase, start, end)
         for st in record.steps
@@ -74,7 +85,7 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
         for b in rs.bucket_spans
     }
     for r, step, phase, start, end in sorted(spans, key=lambda s: (s[0], s[3], s[2])):
-        args: dict[str, Any] = {"step": step, "rank": r}
+        args: dict[str, Any] = {"step": step + 1, "rank": r}
         name = TRACE_NAMES[phase]
         bucket = buckets.get((r, step, start)) if phase == "allreduce" else None
         if bucket is not None:  # one span per DDP bucket, named by it
@@ -121,7 +132,7 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
                         "pid": pid,
                         "tid": r,
                         "ts": us(float(t)),
-                        "args": {"step": st.step, "rank": r, "param": param},
+                        "args": {"step": st.step + 1, "rank": r, "param": param},
                     }
                 )
     return {

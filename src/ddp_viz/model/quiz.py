@@ -32,6 +32,13 @@ REVEALED_IN = {
     "steps_done": "step",
 }
 NO_PARAM = ("loss", "buckets", "rows", "steps_done")
+AT_END = ("steps_done",)  # known once the run is over: shown where the stage ends
+# what a core quantity counts, for the prediction field's placeholder (a count is no -12.5)
+COUNTS = {
+    "buckets": "a number of buckets",
+    "rows": "a number of rows",
+    "steps_done": "a number of steps",
+}
 
 
 def _source(what: str) -> registry.QuantitySource | None:
@@ -117,6 +124,14 @@ class Quantity:
     @property
     def phase(self) -> str:
         return revealed_in(self.what) or "step"
+
+    def reveal_step(self, record: RunRecord) -> int:
+        """The step (from 0) whose ``phase`` shows the value: ``step``'s, or for a value that
+        only the run's end says (the steps DDP allowed, the rank a tool named) the last step
+        the stage can show, where its scene says it."""
+        source = _source(self.what)
+        at_end = source.at_end if source is not None else self.what in AT_END
+        return max(0, record.complete_prefix() - 1) if at_end else self.step - 1
 
     def read(self, record: RunRecord) -> float | None:
         """The value the run recorded, or None while it has not arrived."""
@@ -227,6 +242,15 @@ def grade_choice(q: Question, picked: int) -> Feedback:
         return Feedback(True, f"Right. {q.explain}")
     why = q.why_not[picked] if picked < len(q.why_not) and q.why_not[picked] else ""
     return Feedback(False, f"Not quite. {why} {q.explain}".replace("  ", " ").strip())
+
+
+def placeholder_for(q: Question) -> str:
+    """What the prediction field shows while empty: the kind of number the question asks
+    for (a count of bytes or rows is whole and positive; a gradient may be -12.5)."""
+    what = q.quantity.what if q.quantity is not None else ""
+    source = _source(what)
+    unit = source.unit if source is not None else COUNTS.get(what, "")
+    return f"your prediction: {unit}" if unit else "your prediction, e.g. -12.5"
 
 
 def parse_prediction(text: str) -> float:

@@ -76,6 +76,12 @@ class QuantitySource:
     read: QuantityReader
     phase: str
     needs_param: bool = False
+    # what it counts, in words for the prediction field ("a number of bytes"); "" for a
+    # value that may be any real number
+    unit: str = ""
+    # known only once the run is over (the rank a debugging tool named): revealed in ``phase``
+    # of the last step the stage shows, whatever step the question names
+    at_end: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,9 @@ class RunKind:
     rows_of_step: Callable[[RunRecord, StepRecord, int], list[tuple[int, int]] | None] | None = None
     # the status bar's line for a finished run of this kind (None: the core's line)
     status: Callable[[RunRecord], str | None] | None = None
+    # the status bar's line while a run of this kind trains, when it has more to say than
+    # that it trains (why it takes as long as it does); None: the core's line
+    running: Callable[[RunRecord], str | None] | None = None
     # reasons of the kind's own why DDP's average is not one process's gradient on a step's
     # rows (each a clause; the core joins them with its own)
     differs: Callable[[RunRecord, StepRecord], list[str]] | None = None

@@ -14,8 +14,10 @@ from enum import Enum, StrEnum
 from typing import Protocol
 
 from ddp_viz.model import protocol
-from ddp_viz.model.cursor import shown
+from ddp_viz.model.cursor import reached
 from ddp_viz.model.quiz import Feedback, Question, grade_prediction
+from ddp_viz.model.run_status import playing_text, status_text
+from ddp_viz.model.run_status import steps_done as steps_done  # its old home
 from ddp_viz.model.scenario import Scenario
 from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
@@ -80,7 +82,9 @@ class SessionController:
         self.run_state = RunState.IDLE
         self.record = RunRecord()
         self.workers: dict[int, protocol.WorkerState] = {}
-        self.prediction: LockedPrediction | None = None
+        # one locked guess per predict question (a lesson may ask several, answered in any
+        # order): each is graded on its own when the stage shows its value
+        self.predictions: dict[str, LockedPrediction] = {}
         self.follow_latest = False  # fast mode: the stage shows the newest complete step
         self.questions: list[Question] = []  # the lesson's predict questions
         self.revealed: set[str] = set()  # questions whose value a run has shown on the stage
@@ -89,6 +93,8 @@ class SessionController:
         self._run_when_ready: Scenario | None = None
         self._dirty = False
         self._shown_run: int | None = None
+        # the run whose finished line waits for the stage to show the run to its end
+        self._status_held: int | None = None
 
     # --- what the window asks ---------------------------------------------------------------
     @property
@@ -170,14 +176,14 @@ class SessionController:
         """The lesson changed: its predict questions, none revealed yet."""
         self.questions = [q for q in questions if q.quantity is not None]
         self.revealed = set()
-        self.prediction = None
+        self.predictions = {}
 
     def lock_prediction(self, question: Question, value: float) -> str:
         """Lock a guess for the next run; returns the text to show beside the question."""
         if self.busy:
             return "A run is under way: lock your guess before the next Run."
         practice = question.id in self.revealed
-        self.prediction = LockedPrediction(question, value, practice=practice)
+        self.predictions[question.id] = LockedPrediction(question, value, practice=practice)
         q = question.quantity
         ranks = q.conditions() if q else ""
         if practice:
@@ -190,16 +196,16 @@ class SessionController:
     def on_stage_position(self, cursor: Cursor, progress: float) -> None:
         """The stage moved. Grade a locked guess once its value is on screen; say once that a
         finished run has been shown to its end."""
-        p = self.prediction
         rec = self.record
         for question in self.questions:
             q = question.quantity
             if q is not None and q.matches(rec):
                 actual = q.read(rec)
-                if not shown(cursor, progress, q.step - 1, q.phase) or actual is None:
+                if not reached(cursor, q.reveal_step(rec), q.phase) or actual is None:
                     continue
-                if p is not None and p.question.id == question.id and p.run == rec.run:
-                    self.prediction = None
+                p = self.predictions.get(question.id)
+                if p is not None and p.run == rec.run:
+                    del self.predictions[question.id]
                     feedback = grade_prediction(question, p.value, actual)
                     self.view.show_prediction_graded(question, feedback, not p.practice)
                 self.revealed.add(question.id)
@@ -207,6 +213,9 @@ class SessionController:
             n = rec.complete_prefix()
             if n == 0 or (cursor.is_last(n) and progress >= 1.0):
                 self._shown_run = rec.run
+                if self._status_held == rec.run:  # its verdicts, now the stage has them
+                    self._status_held = None
+                    self.view.show_status(status_text(rec))
                 self.view.show_run_shown(rec)
 
     # --- what the transport reports ---------------------------------------------------------
@@ -290,15 +299,20 @@ class SessionController:
                     return
                 self._pending_run = None
                 self.record = RunRecord()
+                self._shown_run = None  # a new run (a second recording may reuse run 1's id)
                 self.record.apply(event)
-                self._bind_prediction(run)
+                self._bind_predictions(run)
                 self._set_run_state(RunState.RUNNING)
                 self.view.show_run_started(self.record)
                 # a long run, or one whose length is not known in advance: the latest step
                 long = self.record.steps_planned > FOLLOW_LATEST_ABOVE
                 self.follow_latest = long or any(k.follow_latest for k in self.record.kinds())
                 self.view.show_follow_latest(self.follow_latest)
-                self.view.show_status(f"Run {run}: {self.record.world_size} rank(s) training…")
+                said = (k.running(self.record) for k in self.record.kinds() if k.running)
+                text = next((x for x in said if x), None)
+                self.view.show_status(
+                    text or f"Run {run}: {self.record.world_size} rank(s) training…"
+                )
             case _:
                 if not self.record.apply(event):
                     return
@@ -307,21 +321,23 @@ class SessionController:
                     self._end_run()
 
     # --- inside -----------------------------------------------------------------------------
-    def _bind_prediction(self, run: int) -> None:
-        """A run started: a locked guess is graded against it if the run is the kind the
-        question asks about; otherwise it stays locked for the next one."""
-        p = self.prediction
-        if p is None or p.run is not None or p.question.quantity is None:
-            return
-        q = p.question.quantity
-        if not q.matches(self.record):
-            self.view.show_prediction_note(
-                p.question,
-                f"Your guess of {p.value:g} is for a run{q.conditions()}; this run has "
-                f"{q.mismatch(self.record)}. It stays locked for a run{q.conditions()}.",
-            )
-            return
-        self.prediction = LockedPrediction(p.question, p.value, run, p.practice)
+    def _bind_predictions(self, run: int) -> None:
+        """A run started: each locked guess is graded against it if the run is the kind its
+        question asks about; otherwise it stays locked for a later one. A guess bound to an
+        earlier run that never showed its value binds to this one."""
+        for qid, p in list(self.predictions.items()):
+            q = p.question.quantity
+            if q is None:
+                continue
+            if not q.matches(self.record):
+                self.view.show_prediction_note(
+                    p.question,
+                    f"Your guess of {p.value:g} is for a run{q.conditions()}; this run has "
+                    f"{q.mismatch(self.record)}. It stays locked for a run{q.conditions()}.",
+                )
+                self.predictions[qid] = LockedPrediction(p.question, p.value, None, p.practice)
+                continue
+            self.predictions[qid] = LockedPrediction(p.question, p.value, run, p.practice)
 
     def _set_workers(self, workers: dict[int, protocol.WorkerState]) -> None:
         self.workers = workers
@@ -339,59 +355,12 @@ class SessionController:
         # state and status first: showing the record can show the run to its end at once (a
         # recording, a watched run), and whoever waits for that sees the run as ended
         self._set_run_state(RunState(rec.status))
-        if self.prediction is not None and self.prediction.run == rec.run:
-            q = self.prediction.question.quantity
-            if q is not None and q.read(rec) is None:
-                self.prediction = None  # the run never produced the value: nothing to grade
-        self.view.show_status(status_text(rec))
+        for qid, p in list(self.predictions.items()):
+            q = p.question.quantity
+            if p.run == rec.run and q is not None and q.read(rec) is None:
+                del self.predictions[qid]  # the run never produced the value: nothing to grade
+        held = playing_text(rec)
+        self._status_held = rec.run if held != status_text(rec) else None
+        self.view.show_status(held)
         self.view.show_record(rec)
         self.view.show_run_ended(rec)
-
-
-def status_text(rec: RunRecord) -> str:
-    """One line for the status bar about a run that ended (with its recording's note)."""
-    text = _status_text(rec)
-    if not rec.note:
-        return text
-    return f"{rec.note} {text}" if rec.note_first else f"{text} {rec.note}"
-
-
-def steps_done(rec: RunRecord) -> int:
-    """The complete steps the run made, as its kind counts them (a part that thinned the
-    record's history still counts the steps it emptied)."""
-    for kind in rec.kinds():
-        if kind.steps_done is not None:
-            return kind.steps_done(rec)
-    return len(rec.complete_steps())
-
-
-def _status_text(rec: RunRecord) -> str:
-    done = steps_done(rec)
-    for kind in rec.kinds():
-        line = kind.status(rec) if kind.status is not None else None
-        if line is not None:
-            return line
-    if rec.status is RunStatus.FINISHED:
-        summary = rec.check_summary()
-        agree = {True: "✓ ranks agree", False: "✗ ranks differ"}.get(
-            summary["ranks_agree"], "no step to compare the ranks' parameters"
-        )
-        judged = summary["average_is_full_batch"]
-        full = (
-            ", ✓ average = full batch"
-            if judged
-            else ""
-            if judged is None  # no step of the run had a reference to check against
-            else ", ✗ average ≠ full batch (see the stage for why)"
-        )
-        elapsed = f" in {rec.elapsed_s:.3f} s" if rec.elapsed_s is not None else ""
-        for kind in rec.kinds():
-            if kind.elapsed is not None:  # a kind's own words (what its time includes)
-                elapsed = kind.elapsed(rec)
-        return (
-            f"Run {rec.run} finished: {done} step(s){elapsed} on {rec.world_size} rank(s). "
-            f"{agree}{full}."
-        )
-    if rec.status is RunStatus.CANCELLED:
-        return f"Run {rec.run} cancelled after {done} complete step(s)."
-    return f"Run {rec.run} failed: {rec.reason}"

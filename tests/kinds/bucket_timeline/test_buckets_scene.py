@@ -116,8 +116,9 @@ def test_nothing_overlaps_or_leaves_the_stage(name: str, size, theme: str) -> No
 
 def test_a_short_stage_leaves_ranks_out_and_says_so() -> None:
     rec = rec_of(FOUR)
-    # (at 1100×650 all four ranks now fit: each rank's buckets share one lane first)
-    frame = frame_at(rec, 1, 3, w=1100, h=400, theme="projector")
+    # (at 1100×650 all four ranks now fit: each rank's buckets share one lane first; at
+    # 1100×400 too, each rank in one row)
+    frame = frame_at(rec, 1, 3, w=1100, h=250, theme="projector")
     assert "ranks 1–3: stage too short" in frame.all_text()
     assert "rank 0" in frame.all_text()
 

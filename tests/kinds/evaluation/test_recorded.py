@@ -111,3 +111,12 @@ def test_a_rank_with_other_all_reduced_numbers_turns_the_agreement_line_to_a_cro
         changed.append(e)
     said = run_report(record(changed))
     assert "✗ every rank got the same all-reduced numbers" in said and agree not in said
+
+
+def test_the_status_line_says_the_hang_in_words_a_person_reads() -> None:
+    """Issue 47, 4: "rank 0 alone through DDP waited 4 rank(s) out"."""
+    rec = record(load_recording("evaluation-4-ranks.jsonl"))
+    line = status_text(rec)
+    assert "rank(s) out" not in line
+    waited = sum(1 for e in rec.events if e.kind == "eval_outcome" and e.error)
+    assert f"hung until the timeout ({waited} of 4 ranks waited)" in line, line

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddp_viz.model.cursor import shown
+from ddp_viz.model.cursor import reached
 from ddp_viz.model.timeline import RunStatus
 
 pytestmark = pytest.mark.gloo
@@ -40,7 +40,9 @@ def test_the_padding_guess_is_graded_when_the_shares_appear(qtbot, window) -> No
     assert rec.status is RunStatus.FINISHED, rec.reason
     qtbot.waitUntil(lambda: quiz.feedback[qid].text().startswith("✓ Right"), timeout=10_000)
     assert quiz.score.first[qid] is True
-    assert graded and shown(*graded[0], 0, "shards")  # graded once the shares were on stage
+    # graded as the phase that puts the shares on the stage begins (they are drawn from its
+    # first frame), not a phase later
+    assert graded and reached(graded[0][0], 0, "shards")
     window.player.seek_step(0)  # the last phase; back to the shares, then to rank 0 alone
     for _ in range(3):
         window.player.step_back()

@@ -41,6 +41,10 @@ register(
         rows_of_step=rows_of_step,  # a step's micro-batches may span two epochs
         field_names={"train.accumulate": "Micro-batches"},
         # how many times DDP's comm hook ran in an optimizer step, shown as it all-reduces
-        quantities={"allreduces": QuantitySource(allreduces_quantity, phase="allreduce")},
+        quantities={
+            "allreduces": QuantitySource(
+                allreduces_quantity, phase="allreduce", unit="a number of all-reduces"
+            )
+        },
     )
 )

@@ -67,9 +67,10 @@ class _Builder(Panels):
         the smallest type the theme allows, then each rank's buckets in one lane, then the
         rows under the timeline down to a title and two (the norms of eight tensors, in
         columns), then the footer's explanation (its muted lines: the lesson's text says it
-        too), then what overlap cost backward (the CLI's report says it too), then a row
-        under the timeline, and only then fewer ranks (the legend says which are left out),
-        and last no panels under the timeline."""
+        too), then what overlap cost backward (the CLI's report says it too), then each rank
+        in one row (backward above its buckets), then no panels under the timeline, then the
+        footer in one line, and only then fewer ranks (the legend says which are left out):
+        8 ranks fit a projector at 1280×800 this way."""
         self.with_cost = True
         title, caption, footer = self.plan_title(), self.plan_caption(), self.plan_footer()
         ranks = self.ranks_with_timings()
@@ -102,12 +103,17 @@ class _Builder(Panels):
             elif self.with_cost:  # the price of overlap: the CLI's report and the text say it too
                 self.with_cost = False
                 footer = [x for x in self.plan_footer() if x.color != self.t.muted]
-            elif lower > 2:
-                lower -= 1
+            elif not self.dense:
+                self.dense = True
+            elif lower:  # every rank before the panels: the lesson's picture is the ranks'
+                lower = 0
+            elif len(footer) > 1:  # the footer's sentence in one line, cut with an ellipsis
+                head = footer[0]
+                whole = " ".join(x.text for x in footer)
+                room_w = self.ctx.width - 2 * self.pad
+                footer = [Line(self.fit(whole, room_w, head.font), head.font, head.color)]
             elif len(ranks) > 1:
                 ranks = ranks[:-1]
-            elif lower:
-                lower = 0
             else:
                 break
         return title, caption, footer, ranks, lower
@@ -161,15 +167,9 @@ class _Builder(Panels):
         elif self.phase == 2 and self.progress >= 1.0:
             lines.append((self.launched_early(rs0), body, t.text))
         elif self.phase == 3:
-            parts = []
-            for r in sorted(st.ranks):
-                o = overlap(st.ranks[r])
-                if o is not None:
-                    parts.append(f"rank {r}: {round(o.fraction * 100)}%")
-            head = "All-reduce time hidden behind backward:  " + "  ·  ".join(parts)
-            if self.width(head, font) > room:  # one line, so the norms keep a row
-                head = "Hidden behind backward:  " + "  ·  ".join(parts)
-            lines.append((head, font, t.ok if self.any_hidden() else t.text))
+            lines.append(
+                (self.hidden_line(room, font), font, t.ok if self.any_hidden() else t.text)
+            )
             # the run's price for it, measured after the loop (the run's last step shows it)
             if self.with_cost and self.cursor.step + 1 >= self.rec.steps_total():
                 lines += [(line, body, t.text) for line in overlap_lines(self.rec)]
@@ -177,6 +177,24 @@ class _Builder(Panels):
         for text, f, color in lines:
             out += [Line(w, f, color) for w in wrap_lines(text, f, room, self.width)[:3]]
         return out
+
+    def hidden_line(self, room: float, font: Font) -> str:
+        """How much of each rank's all-reduce time backward hid, in one line: per rank while
+        that fits, else the range over the ranks (8 ranks on a projector)."""
+        st = self.step
+        assert st is not None
+        shares = {
+            r: round(o.fraction * 100) for r in sorted(st.ranks) if (o := overlap(st.ranks[r]))
+        }
+        parts = "  ·  ".join(f"rank {r}: {p}%" for r, p in shares.items())
+        for head in ("All-reduce time hidden behind backward:  ", "Hidden behind backward:  "):
+            if self.width(head + parts, font) <= room:  # one line, so the norms keep a row
+                return head + parts
+        most = max(shares, key=lambda r: shares[r])
+        low, high = min(shares.values()), shares[most]
+        if low == high:
+            return f"Hidden behind backward: {low}% on every rank"
+        return f"Hidden behind backward: {low}–{high}% per rank (most: rank {most})"
 
     def launched_early(self, rs: RankStep) -> str:
         first = min(rs.bucket_spans, key=lambda b: b["launched"])

@@ -18,6 +18,8 @@ from ddp_viz.model.timeline import Cursor, RunRecord, StepRecord
 
 AXIS_ROWS = 1.6  # the time axis and its labels, in rows
 LEGEND_LINES = 2  # at most; the rest is cut with an ellipsis
+DENSE_ROW = 1.1  # a rank's row and the gap under it, in rows, when each rank takes one row
+DENSE_AXIS_ROWS = 1.3  # the axis under rows as tall as their labels
 
 
 class Panels(FrameBuilder):
@@ -32,12 +34,16 @@ class Panels(FrameBuilder):
         self.small = Font(max(ctx.min_px, self.base * 0.85))
         self.names = [p.name for p in rec.params]
         self.layouts = layouts(rec)
-        self.row = self.min_row()
         self.compact = False  # each rank's buckets in one lane, when the stage is short
+        # shorter still (8 ranks on a projector): a rank in one row, backward and its ticks in
+        # the row's upper half and its buckets' bars in the lower, so every rank is drawn
+        self.dense = False
+        self.row = self.min_row()
 
     # --- the timeline ------------------------------------------------------------------------
     def min_row(self) -> float:
-        return self.small.px * 1.3
+        """A row no shorter than its label (a dense row holds one label and thin bars)."""
+        return self.small.px * (self.line if self.dense else 1.3)
 
     def buckets_in(self, r: int) -> list[dict[str, Any]]:
         assert self.step is not None
@@ -48,12 +54,17 @@ class Panels(FrameBuilder):
         between ranks, the axis."""
         if self.step is None or not ranks:
             return 0.0
+        if self.dense:
+            return DENSE_ROW * len(ranks) + DENSE_AXIS_ROWS
         body = sum(1 + (1 if self.compact else len(self.buckets_in(r))) for r in ranks)
         return body + 0.3 * len(ranks) + AXIS_ROWS
 
     def legend(self, ranks: list[int], phase: int) -> str:
         text = "grey: backward · tick: a gradient ready · b0, b1…: a bucket's all-reduce"
-        if self.compact:
+        if self.dense:
+            text = "upper half: backward (grey), a tick as each gradient is ready · lower: "
+            text += "each bucket's all-reduce, b0 at the top"
+        elif self.compact:
             text += ", one thin bar each in one lane, b0 at the top"
         if phase == 3:  # what this phase adds first: a short stage cuts the legend's end
             text = "black line: backward's last gradient · dark: hidden · " + text
@@ -92,7 +103,7 @@ class Panels(FrameBuilder):
         for r in ranks:
             y = self.rank_rows(r, spans[r], y, x_of, sweep)
         self.axis(y, left, right, t0, span, x_of)
-        return y + h * AXIS_ROWS
+        return y + h * (DENSE_AXIS_ROWS if self.dense else AXIS_ROWS)
 
     def legend_lines(self, legend: str) -> list[str]:
         room = self.ctx.width - 2 * self.pad
@@ -112,30 +123,14 @@ class Panels(FrameBuilder):
         return (lines[0] + " …") if lines else ""
 
     def rank_rows(self, r: int, o: Overlap, y: float, x_of: Any, sweep: float) -> float:
-        st, t, h = self.step, self.t, self.row
-        assert st is not None
-        rs = st.ranks[r]
+        t, h = self.t, self.row
         buckets = self.buckets_in(r)
         self.text(
             self.pad, y + (h - self.small.px * self.line) / 2, f"rank {r}", self.small, t.text
         )
-        b_start, b_end = o.backward
-        end = min(b_end, sweep) if self.phase == 1 else b_end
-        if self.phase >= 1 and end > b_start:
-            box = Rect(x_of(b_start), y + h * 0.3, x_of(end) - x_of(b_start), h * 0.4)
-            self.shape(kind="rect", box=box, fill=t.grid, key=f"rank{r}.backward")
-        if self.phase >= 1:
-            for name, at in rs.ready:
-                if float(at) > sweep:
-                    continue
-                x = x_of(float(at))
-                self.shape(
-                    kind="line",
-                    points=((x, y + h * 0.08), (x, y + h * 0.92)),
-                    stroke=t.rank_color(bucket_of(buckets, str(name))),
-                    width=max(2.0, h * 0.09),
-                    key=f"rank{r}.ready.{name}",
-                )
+        if self.dense:
+            return self.dense_row(r, o, y, x_of, sweep)
+        self.backward_row(r, o, (y, h), x_of, sweep)
         first_bucket_y = y + h
         y += h
         lanes = [[b] for b in buckets] if not self.compact else [buckets]
@@ -158,15 +153,65 @@ class Panels(FrameBuilder):
             )
         return y + h * 0.3
 
-    def bucket_bar(
-        self, r: int, b: dict, o: Overlap, y: float, x_of: Any, sweep: float, place: tuple
+    def backward_row(
+        self, r: int, o: Overlap, band: tuple[float, float], x_of: Any, sweep: float
     ) -> None:
-        """One bucket's all-reduce as a bar; ``place`` is (its place, bars) in its lane."""
+        """Rank ``r``'s backward as a grey bar and a tick as each gradient became ready, in
+        the band (top, height)."""
+        st, t = self.step, self.t
+        assert st is not None
+        y, h = band
+        buckets = self.buckets_in(r)
+        b_start, b_end = o.backward
+        end = min(b_end, sweep) if self.phase == 1 else b_end
+        if self.phase >= 1 and end > b_start:
+            box = Rect(x_of(b_start), y + h * 0.3, x_of(end) - x_of(b_start), h * 0.4)
+            self.shape(kind="rect", box=box, fill=t.grid, key=f"rank{r}.backward")
+        if self.phase < 1:
+            return
+        for name, at in st.ranks[r].ready:
+            if float(at) > sweep:
+                continue
+            x = x_of(float(at))
+            self.shape(
+                kind="line",
+                points=((x, y + h * 0.08), (x, y + h * 0.92)),
+                stroke=t.rank_color(bucket_of(buckets, str(name))),
+                width=max(2.0, h * 0.09),
+                key=f"rank{r}.ready.{name}",
+            )
+
+    def dense_row(self, r: int, o: Overlap, y: float, x_of: Any, sweep: float) -> float:
+        """Rank ``r`` in one row: backward in its upper half, the buckets in its lower."""
+        h = self.row
+        self.backward_row(r, o, (y, h * 0.5), x_of, sweep)
+        buckets = self.buckets_in(r)
+        for i, b in enumerate(buckets):
+            self.bucket_bar(r, b, o, y, x_of, sweep, (i, len(buckets)), (0.5, 0.95))
+        if self.phase == 3:  # where this rank's backward finished computing
+            x = x_of(o.last_ready)
+            self.shape(kind="line", points=((x, y), (x, y + h)), stroke=self.t.text, width=2)
+        return y + h * DENSE_ROW
+
+    def bucket_bar(
+        self,
+        r: int,
+        b: dict,
+        o: Overlap,
+        y: float,
+        x_of: Any,
+        sweep: float,
+        place: tuple,
+        band: tuple[float, float] = (0.05, 0.95),
+    ) -> None:
+        """One bucket's all-reduce as a bar; ``place`` is (its place, bars) in its lane, and
+        ``band`` the part of the row the lane takes (from, to, as fractions of it)."""
         t, h = self.t, self.row
         i, n = place
         top, tall = (y + h * 0.2, h * 0.6)
         if n > 1:  # a lane of them: thin bars, the first at the top
-            top, tall = y + h * (0.05 + 0.9 * i / n), h * 0.8 / n
+            lo, hi = band
+            top, tall = y + h * (lo + (hi - lo) * i / n), h * (hi - lo) * 0.9 / n
         color = t.rank_color(int(b["index"]))
         if self.phase < 2 or b.get("finished") is None or b["launched"] > sweep:
             return

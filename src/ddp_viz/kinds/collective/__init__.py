@@ -41,8 +41,10 @@ register(
         status=status_line,
         trace_spans=trace_spans,
         quantities={
-            "ring_bytes": QuantitySource(_bytes_of("ring"), phase="step"),
-            "naive_bytes": QuantitySource(_bytes_of("naive"), phase="step"),
+            "ring_bytes": QuantitySource(_bytes_of("ring"), phase="step", unit="a number of bytes"),
+            "naive_bytes": QuantitySource(
+                _bytes_of("naive"), phase="step", unit="a number of bytes"
+            ),
         },
         field_names={"collective.length": "Values per rank"},
         trains=False,

@@ -167,11 +167,11 @@ class _Builder(TableAndHub):
             return [Line(eq_text, font, eq_color)], detail
         same, paragraphs = check
         verdict = "✓ average = full batch" if same else "✗ average ≠ full batch"
-        first = f"{eq_text}    {verdict}"
-        if self.width(first, font) <= room:
-            head.append(Line(first, font, t.ok if same else t.bad))
+        v_color = t.ok if same else t.bad
+        if self.width(f"{eq_text}{verdict}", font) + font.px * 1.5 <= room:  # each its colour
+            head.append(Line(eq_text, font, eq_color, then=(verdict, v_color)))
         else:
-            head += [Line(eq_text, font, eq_color), Line(verdict, font, t.ok if same else t.bad)]
+            head += [Line(eq_text, font, eq_color), Line(verdict, font, v_color)]
         for para, keep in paragraphs:
             lines = wrap_lines(para, body, room, self.width)
             detail += [Line(w, body, t.text, keep=keep) for w in lines]

@@ -22,7 +22,11 @@ register(
         phase_words={"evaluation": ("shares", "accuracy", "rank 0 only", "seeds")},
         report=evaluation_report,
         status=status_line,
-        quantities={"extra_rows": QuantitySource(extra_rows_quantity, phase="shards")},
+        quantities={
+            "extra_rows": QuantitySource(
+                extra_rows_quantity, phase="shards", unit="a number of rows"
+            )
+        },
         field_names={
             "evaluation.eval_rows": "Held-out rows",
             "evaluation.shuffle": "Sampler",

@@ -104,7 +104,15 @@ def status_line(rec: RunRecord) -> str | None:
     right = [w for w in ways(p) if w.equal]
     if not ways(p):
         return None
-    hung = f"; rank 0 alone through DDP waited {len(stalled(p))} rank(s) out" if stalled(p) else ""
+    # every rank that waited until the timeout ended it (rank 0 in DDP's forward, the others
+    # at their barrier): not "rank 0 waited 4 rank(s) out"
+    n = len(stalled(p))
+    hung = (
+        f"; rank 0 evaluating alone through DDP hung until the timeout "
+        f"({n} of {rec.world_size} ranks waited)"
+        if n
+        else ""
+    )
     return (
         f"Run {rec.run} finished: {len(right)} of 4 ways equal the one-process accuracy "
         f"({extra_rows(p)} row(s) counted twice){hung}."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ddp_viz.kinds.hook_compression import events as _events  # noqa: F401  (defines, so registers)
 from ddp_viz.kinds.hook_compression.model import KIND, HooksRecord, HooksSpec, complete_steps
-from ddp_viz.kinds.hook_compression.report import hooks_report, status_line
+from ddp_viz.kinds.hook_compression.report import hooks_report, running_line, status_line
 from ddp_viz.kinds.hook_compression.scene import build
 from ddp_viz.model.registry import QuantitySource, RunKind, register
 from ddp_viz.model.timeline import RunRecord
@@ -32,7 +32,12 @@ register(
         phase_words={"hooks_tradeoff": ("bytes", "error", "P · Q", "loss")},
         report=hooks_report,
         status=status_line,
-        quantities={"hook_bytes": QuantitySource(_bytes, phase="step", needs_param=True)},
+        running=running_line,
+        quantities={
+            "hook_bytes": QuantitySource(
+                _bytes, phase="step", needs_param=True, unit="a number of bytes"
+            )
+        },
         field_names={
             "hook_compression.steps": "Steps",
             "hook_compression.ranks": "PowerSGD ranks",

@@ -36,6 +36,7 @@ class _Builder(FrameBuilder):
         self.spec = spec_of(rec)
         self.variants = self.spec.variants()
         self.small = Font(max(ctx.min_px, self.base * 0.85))
+        self.tight = False  # the table's rows closer and its note left out, for the charts
 
     def color(self, i: int) -> str:
         return self.t.rank_color(i)
@@ -46,13 +47,25 @@ class _Builder(FrameBuilder):
         right = f"{self.rec.world_size} ranks · {self.spec.width}×{self.spec.width} layer"
         y = self.pad * 0.6
         lines = self.title(left, [right, f"{self.rec.world_size} ranks"], self.t.muted)
-        lines += self.caption(("shards", "local", "allreduce", "step")[self.phase], False, 2)
-        for line in lines:
+        caption = self.caption(("shards", "local", "allreduce", "step")[self.phase], False, 2)
+        rows_h = self.rows_height()
+        # the charts are the lesson's picture: the caption gives way before they do (a
+        # projector at 1280×800; the lesson's text says it too), then the table's spacing
+        # and its note
+        for _ in range(2):
+            above = y + sum(x.height for x in lines + caption) + self.pad * 1.3
+            if self.ctx.height - above >= rows_h + self.pad * 0.5 + self.chart_least():
+                break
+            if caption:
+                caption = []
+            else:
+                self.tight = True
+                rows_h = self.rows_height()
+        for line in lines + caption:
             self.emit(line, y)
             y += line.height
         y += self.pad * 0.3
         height = self.ctx.height - y - self.pad
-        rows_h = (len(self.variants) + 2) * self.small.px * LINE * 1.15  # heads and the note
         top_h = max(rows_h, min(height * 0.42, rows_h * 1.6))
         width = self.ctx.width - 2 * self.pad
         # the table takes what its columns need (more than 58% in projector type), P and Q
@@ -63,9 +76,21 @@ class _Builder(FrameBuilder):
             box = Rect(self.pad * 2 + table_w, y, width - table_w - self.pad, top_h)
             draw_factors(self, box, self.part.low_rank.get((self.shown_variant(), step)))
         charts = Rect(self.pad, y + top_h + self.pad * 0.5, width, height - top_h - self.pad * 0.5)
-        if charts.h > self.small.px * 5:
+        if charts.h > self.chart_least():
             draw_charts(self, charts, step)
         return self.frame
+
+    def chart_least(self) -> float:
+        """The least height the charts are drawn in with their lines (below it they are left
+        out): a title, two rows of plot and the step labels (scene_parts._chart)."""
+        return self.small.px * LINE * 4.8
+
+    def row_h(self) -> float:
+        return self.small.px * LINE * (1.0 if self.tight else 1.15)
+
+    def rows_height(self) -> float:
+        """The table's heads, its variants and (unless tight) its note."""
+        return (len(self.variants) + (1 if self.tight else 2)) * self.row_h()
 
     def shown_variant(self) -> str:
         return next((v.id for v in self.variants if v.hook == "powersgd"), "")
@@ -80,7 +105,7 @@ class _Builder(FrameBuilder):
 
     def table(self, area: Rect) -> None:
         f, t = self.small, self.t
-        lh = f.px * LINE * 1.15
+        lh = self.row_h()
         step = self.cursor.step
         label_w = max(self.width(v.label, f) for v in self.variants) + f.px
         cols = [("bytes a rank sent", 0), ("rel. error", 1), ("loss", 3), ("residual", 3)]
@@ -136,7 +161,7 @@ class _Builder(FrameBuilder):
                 if v.feedback and len(xs) > 3:
                     self.text(xs[3], y, fmt(e.residual, 3), f, t.muted, key=f"residual.{v.id}")
             y += lh
-        if self.phase >= 1:
+        if self.phase >= 1 and not self.tight:
             note = f"error of {SHOWN_LAYER} against the float64 average of the ranks' gradients"
             if self.width(note, f) <= area.w and y + lh <= self.ctx.height:
                 self.text(area.x, y, note, f, t.muted, Align.LEFT)

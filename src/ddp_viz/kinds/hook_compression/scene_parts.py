@@ -96,12 +96,15 @@ def _series(b: _Builder, which: str) -> list[list[float | None]]:
 def _chart(b: _Builder, area: Rect, which: str, step: int) -> None:
     f = b.small
     lh = f.px * LINE
-    title = (
-        f"loss, mean of {SMOOTH} steps (log)"
+    titles = (
+        [f"loss, mean of {SMOOTH} steps (log)", "loss (log)"]
         if which == "loss"
-        else "bytes a rank sent a step (log)"
+        else ["bytes a rank sent a step (log)", "bytes a step (log)", "bytes (log)"]
     )
-    b.text(area.x, area.y, title, Font(f.px, bold=True), b.t.text, key=f"chart.{which}")
+    bold = Font(f.px, bold=True)
+    # the longest that fits its half of the stage (a projector's type at 1280×800)
+    title = next((x for x in titles if b.width(x, bold) <= area.w), titles[-1])
+    b.text(area.x, area.y, title, bold, b.t.text, key=f"chart.{which}")
     series = _series(b, which)
     values = [v for row in series for v in row if v is not None and v > 0]
     if not values:

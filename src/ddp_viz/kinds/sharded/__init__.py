@@ -39,7 +39,11 @@ register(
         phase_words={"sharded": PHASE_WORDS},
         report=sharded_report,
         status=status_line,
-        quantities={"held_bytes": QuantitySource(_held, phase="shards", needs_param=True)},
+        quantities={
+            "held_bytes": QuantitySource(
+                _held, phase="shards", needs_param=True, unit="a number of bytes"
+            )
+        },
         field_names={
             "sharded.steps": "Steps",
             "sharded.width": "Hidden width",

@@ -238,3 +238,15 @@ def spec_of(rec: RunRecord) -> ShardedSpec:
 
 def complete_steps(rec: RunRecord) -> int:
     return rec.parts[KIND].complete(rec.world_size)
+
+
+DDPS = "DDP's"  # what ZeRO-1's and FSDP2's numbers are held against
+
+
+def within(diff: float, of: str = "") -> str:
+    """How far from ``of`` (DDP's), in words: "equal to DDP's" for no difference at all
+    (never "within 0e+00"), else "within 3e-08 of DDP's"; without ``of``, "exactly equal" or
+    "within 3e-08"."""
+    if diff == 0:
+        return f"equal to {of}" if of else "exactly equal"
+    return f"within {diff:.0e}" + (f" of {of}" if of else "")

@@ -4,6 +4,7 @@ bar's line."""
 from __future__ import annotations
 
 from ddp_viz.kinds.sharded.model import (
+    DDPS,
     GRAD_TOL,
     KIND,
     PARAM_TOL,
@@ -14,6 +15,7 @@ from ddp_viz.kinds.sharded.model import (
     expected_bytes,
     ideal_bytes,
     spec_of,
+    within,
 )
 from ddp_viz.model.report import rank_pids, run_outcome
 from ddp_viz.model.timeline import RunRecord, RunStatus
@@ -107,5 +109,5 @@ def status_line(rec: RunRecord) -> str | None:
     return (
         f"Run {rec.run} finished: rank 0 held {kb(total[WAYS[0]])} with DDP, "
         f"{kb(total[WAYS[1]])} with ZeRO-1, {kb(total[WAYS[2]])} with FSDP on "
-        f"{rec.world_size} ranks; parameters within {p_diff:.0e} of DDP's."
+        f"{rec.world_size} ranks; parameters {within(p_diff, of=DDPS)}."
     )

@@ -70,16 +70,27 @@ class ShardedBuilder(FrameBuilder):
         grow = 1.0 if ctx.theme.name == "projector" else 1.1
         self.body = Font(max(self.small.px, self.base * grow))
         self.body_lh = self.body.px * LINE
+        self.lean = False
 
-    def build(self) -> StageFrame:
+    def build(self, with_caption: bool = True) -> StageFrame:
+        """The frame; ``with_caption`` False leaves the phase's sentence and the line of
+        FSDP2's gathered bytes out (room for the rank labels of the ownership grids, which the
+        caller asks for when they lacked it)."""
         step = self.cursor.step
+        self.lean = not with_caption  # FSDP2's gathered bytes give way too
         left = f"Step {step + 1} of {self.spec.steps} · {TITLES[self.phase]}"
         rights = [f"{self.world} ranks · numbers of rank {self.rank}", f"{self.world} ranks"]
         y = self.pad * 0.6
         waiting = len(self.part.at(WAYS[-1].value, step)) < self.world
-        lines = self.title(left, rights, self.t.muted) + self.caption(
-            PHASES[self.phase], waiting, 2
-        )
+        title = self.title(left, rights, self.t.muted)
+        caption = self.caption(PHASES[self.phase], waiting, 2)
+        # the lanes keep a label on every rank's lane before the caption keeps its sentence
+        # (8 ranks on a projector at 1280×800); the lesson's text says it too
+        used = sum(x.height for x in title + caption) + self.pad * 1.9
+        check = self.lh * 1.2 if self.phase == 3 else 0.0
+        if not with_caption or (self.phase and self.ctx.height - used < lanes_need(self) + check):
+            caption = []
+        lines = title + caption
         for line in lines:
             self.emit(line, y)
             y += line.height
@@ -231,4 +242,11 @@ def build(
         text = "This lesson trains DDP, ZeRO-1 and FSDP2 side by side: press Run."
         b.text(b.pad, b.pad, text, Font(b.base), b.t.muted)
         return b.frame
-    return ShardedBuilder(record, cursor, progress, ctx).build()
+    frame = ShardedBuilder(record, cursor, progress, ctx).build()
+    if cursor.phase == 0 and record.world_size > 1 and frame.text_with_key("slices.r0") is None:
+        # the ownership grids without their rank labels (8 ranks on a projector): the caption
+        # gives way to them
+        bare = ShardedBuilder(record, cursor, progress, ctx).build(with_caption=False)
+        if bare.text_with_key("slices.r0") is not None:
+            return bare
+    return frame

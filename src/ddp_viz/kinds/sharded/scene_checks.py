@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ddp_viz.kinds.sharded.model import GRAD_TOL, PARAM_TOL, Way, ring_sent
+from ddp_viz.kinds.sharded.model import DDPS, GRAD_TOL, PARAM_TOL, Way, ring_sent, within
 from ddp_viz.kinds.sharded.scene_lanes import human
 from ddp_viz.model.frame import Rect
 
@@ -31,8 +31,8 @@ def one_check(b: ShardedBuilder, step: int) -> Check:
     ok = all(p <= PARAM_TOL and g <= GRAD_TOL for p, g in diffs)
     most = max(max(d) for d in diffs)
     texts = [
-        f"{'✓' if ok else '✗'} ZeRO-1 and FSDP2 train DDP's weights (within {most:.0e})",
-        f"{'✓' if ok else '✗'} ZeRO-1, FSDP2 = DDP ({most:.0e})",
+        f"{'✓' if ok else '✗'} ZeRO-1 and FSDP2 train DDP's weights ({within(most)})",
+        f"{'✓' if ok else '✗'} ZeRO-1, FSDP2 = DDP ({within(most)})",
     ]
     return texts, b.t.ok if ok else b.t.bad, "check.both"
 
@@ -46,8 +46,8 @@ def checks(b: ShardedBuilder, step: int) -> list[Check]:
         ok = p <= PARAM_TOL and g <= GRAD_TOL
         mark = "✓" if ok else "✗"
         texts = [
-            f"{mark} {way.label}: params within {p:.0e} of DDP's, grads within {g:.0e}",
-            f"{mark} {way.label} = DDP ({max(p, g):.0e})",
+            f"{mark} {way.label}: params {within(p, of=DDPS)}, grads {within(g)}",
+            f"{mark} {way.label} = DDP ({within(max(p, g))})",
         ]
         lines.append((texts, t.ok if ok else t.bad, f"check.{way.value}"))
     calls = b.part.calls(Way.FSDP.value, step, b.rank)

@@ -81,7 +81,7 @@ def gathered_line(b: ShardedBuilder, area: Rect, y: float, step: int) -> float:
     """FSDP2's peak of whole layers held beside its shards, when it fits; its height."""
     f = b.small
     fsdp = b.part.at(Way.FSDP.value, step).get(b.rank)
-    if fsdp is None or not fsdp.gathered:
+    if fsdp is None or not fsdp.gathered or b.lean:
         return 0.0
     g = human(fsdp.gathered)
     texts = [
@@ -125,7 +125,8 @@ def draw_slices(b: ShardedBuilder, area: Rect, step: int) -> None:
             y = area.y + lh * 1.2 + rank * row_h
             if labels:
                 ty = y + (row_h - label_f.px * b.line) / 2
-                b.text(panel.x, ty, f"r{rank}", label_f, b.t.rank_color(rank))
+                key = f"slices.r{rank}" if k == 0 else ""
+                b.text(panel.x, ty, f"r{rank}", label_f, b.t.rank_color(rank), key=key)
             row = Rect(panel.x + label_w, y, panel.w - label_w, row_h)
             slice_row(b, row, way, rank, step, names)
     y = area.y + lh * 1.2 + b.world * row_h + b.lh * 0.1

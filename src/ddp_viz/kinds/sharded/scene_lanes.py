@@ -89,10 +89,19 @@ def draw_lanes(b: ShardedBuilder, area: Rect, step: int) -> None:
         return
     draw_heading(b, area, way, sorted({c.op for v in calls.values() for c in v}))
     rows = {r: sub_rows(v) for r, v in calls.items()}
-    counts = [max(rows[r], default=0) + 1 for r in range(b.world)]
+    counts = [max(rows.get(r, []), default=0) + 1 for r in range(b.world)]
     top = area.y + lh * 1.2
     room = area.bottom - top - axis_height(b)
     unit = fit_unit(room, counts, b.text_h, b.text_h * LANE_MOST)
+    # sub-rows too thin for a bar's label (ZeRO's broadcasts at 8 ranks): each rank's calls
+    # share one row, every lane as tall as the others, each bar see-through so where calls
+    # overlap shows darker, and the lane says how many calls of which op it holds
+    merged = max(counts) > 1 and unit < b.text_h
+    overlapping = [n > 1 for n in counts]  # a lane whose calls ran one after another keeps
+    if merged:  # its labels inside its bars
+        rows = {r: [0] * len(v) for r, v in calls.items()}
+        counts = [1] * b.world
+        unit = fit_unit(room, counts, b.text_h, b.text_h * LANE_MOST)
     labels = unit > 0
     if not labels:  # no room for a label a lane: thinner lanes, unlabelled
         unit = room / max(1, sum(counts))
@@ -111,8 +120,11 @@ def draw_lanes(b: ShardedBuilder, area: Rect, step: int) -> None:
         mine = calls.get(rank, [])
         shown = mine[: round(b.progress * len(mine) + 0.499)]
         sub = h / counts[rank]
+        see_through = merged and overlapping[rank]
         for c, k in zip(shown, rows[rank], strict=False):
-            draw_bar(b, span, Rect(span.x, y + k * sub, span.w, sub), c)
+            draw_bar(b, span, Rect(span.x, y + k * sub, span.w, sub), c, see_through)
+        if see_through and shown and labels:
+            lane_label(b, span, Rect(span.x, y, span.w, h), shown)
         b.shape(kind="line", points=((x0, y + h), (span.right, y + h)), stroke=t.grid)
         y += h
     draw_axis(b, span, y + f.px * 0.2, labels)
@@ -154,15 +166,27 @@ class Span:
         return self.x + self.w * (t - self.t0) / (self.t1 - self.t0)
 
 
-def draw_bar(b: ShardedBuilder, span: Span, row: Rect, c: ShardedCollective) -> None:
-    """One collective in its sub-row, and its label inside the bar when one fits."""
+def draw_bar(
+    b: ShardedBuilder, span: Span, row: Rect, c: ShardedCollective, merged: bool = False
+) -> None:
+    """One collective in its sub-row, and its label inside the bar when one fits (in a
+    merged lane: see-through, with the lane's label instead, :func:`lane_label`)."""
     left = span.at(c.start)
     w = max(2.0, span.at(c.end) - left)
-    inset = max(1.0, row.h * 0.08)
+    inset = max(1.0, row.h * 0.15 if merged else row.h * 0.08)
     box = Rect(left, row.y + inset, w, row.h - 2 * inset)
-    b.shape(kind="rect", box=box, fill=getattr(b.t, OP_INK[c.op]), key=f"lane.{c.rank}.{c.seq}")
+    ink = getattr(b.t, OP_INK[c.op])
+    alpha = 70 if merged else 255
+    b.shape(
+        kind="rect",
+        box=box,
+        fill=ink,
+        fill_alpha=alpha,
+        stroke=ink if merged else "",
+        key=f"lane.{c.rank}.{c.seq}",
+    )
     f, th = b.small, b.text_h
-    if row.h < th:
+    if row.h < th or merged:
         return
     room = w - f.px * 0.5
     two = row.h >= th * 2.1
@@ -179,6 +203,26 @@ def draw_bar(b: ShardedBuilder, span: Span, row: Rect, c: ShardedCollective) -> 
     for i, text in enumerate(lines):
         key = f"bar.{c.rank}.{c.seq}.{i}"
         b.text(left + f.px * 0.25, y + i * th, text, f, b.t.panel, key=key)
+
+
+def lane_label(b: ShardedBuilder, span: Span, lane: Rect, calls: list[ShardedCollective]) -> None:
+    """A merged lane's words, after its last bar when they fit there, else before its first:
+    how many calls of which op, with their first and last numbers (``6 × bcast (#2–7)``)."""
+    f = b.small
+    ops = sorted({OPS[c.op] for c in calls})
+    n = f"#{calls[0].seq + 1}–{calls[-1].seq + 1}" if len(calls) > 1 else f"#{calls[0].seq + 1}"
+    texts = [f"{len(calls)} × {'/'.join(ops)} ({n})", f"{len(calls)} × {'/'.join(ops)}"]
+    end = max(span.at(c.end) for c in calls) + f.px * 0.3
+    start = min(span.at(c.start) for c in calls) - f.px * 0.3
+    y = lane.cy - b.text_h / 2
+    for text in texts:
+        w = b.width(text, f)
+        if end + w <= b.ctx.width - b.pad * 0.5:
+            b.text(end, y, text, f, b.t.text, key=f"lane.label.{calls[0].rank}")
+            return
+        if start - w >= span.x:
+            b.text(start, y, text, f, b.t.text, Align.RIGHT, key=f"lane.label.{calls[0].rank}")
+            return
 
 
 def bar_texts(c: ShardedCollective) -> list[str]:

@@ -29,6 +29,10 @@ register(
             "uneven.timeout_s": "Timeout",
             "uneven.debug": "Find the hang",
         },
-        quantities={"missing_rank": QuantitySource(missing_rank, phase="step")},
+        quantities={
+            "missing_rank": QuantitySource(
+                missing_rank, phase="step", unit="a rank number", at_end=True
+            )
+        },
     )
 )

@@ -25,6 +25,12 @@ class UnevenFields:
         self.timeout.setToolTip("this run's process-group timeout, 1–30 s: when a stall ends")
         self.debug = QComboBox()
         self.debug.addItems(DEBUG)
+        # as wide as its longest choice: the lesson's question names "monitored_barrier",
+        # and at the form's width the box showed "monitore"
+        self.debug.setMinimumContentsLength(max(len(x) for x in DEBUG))
+        self.debug.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.debug.setToolTip(
             "find the hang: none (wait for the timeout), detail (TORCH_DISTRIBUTED_DEBUG=DETAIL "
             "checks each collective), monitored_barrier (names the rank that did not arrive)"

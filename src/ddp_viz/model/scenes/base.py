@@ -35,6 +35,9 @@ class Line:
     color: str
     right: tuple[str, Font, str] | None = None
     keep: int = 0  # when space runs out, lines with the lowest ``keep`` go first
+    # a second text right after this one, in its own colour (two checks on one line: each
+    # check is one text in its own colour, never one text in the colour of either)
+    then: tuple[str, str] | None = None
 
     @property
     def height(self) -> float:
@@ -103,7 +106,10 @@ class FrameBuilder:
         self.frame.shapes.append(Shape(**kwargs))  # type: ignore[arg-type]
 
     def emit(self, line: Line, y: float) -> None:
-        self.text(self.pad, y, line.text, line.font, line.color)
+        first = self.text(self.pad, y, line.text, line.font, line.color)
+        if line.then:
+            then, color = line.then
+            self.text(first.box.right + line.font.px * 1.5, y, then, line.font, color)
         if line.right:
             right, font, color = line.right
             self.text(

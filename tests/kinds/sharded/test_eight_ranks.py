@@ -1,0 +1,67 @@
+"""The sharded lesson's phases at 8 ranks on a laptop and a projector (issue 47, 7): ZeRO's
+broadcasts were unlabelled 3-4 px lines spilling across rank lanes, a different number of
+sub-lanes per rank, and no r0-r7 labels or "ms" at 1280×800. Every lane is labelled and as
+tall as the others, every bar lies inside its own rank's lane, the axis says ms (pure frames
+of a real 8-rank recording)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from ddp_viz.model.course import load_lesson
+from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, record
+from tests.conftest import load_recording
+from tests.frames import assert_inside_and_apart
+from tests.kinds.test_conformance import STAGES
+
+
+@pytest.mark.parametrize("phase", [1, 2, 3])
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_every_rank_lane_is_labelled_equal_and_holds_its_own_bars(stage: str, phase: int) -> None:
+    theme, width, height = STAGES[stage]
+    info = load_lesson("sharded")
+    ctx = SceneContext(width, height, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording("sharded-8-ranks.jsonl"))
+    assert rec.world_size == 8
+    for step in range(rec.complete_prefix()):
+        frame = stage_frame(rec, Cursor(step, phase), 1.0, ctx, info.scene)
+        assert_inside_and_apart(frame)
+        labels = {t.text: t for t in frame.texts if t.text in {f"r{r}" for r in range(8)}}
+        assert sorted(labels) == [f"r{r}" for r in range(8)], (stage, step, phase)
+        assert any(t.text == "ms" for t in frame.texts), (stage, step, phase)
+        centres = [labels[f"r{r}"].box.cy for r in range(8)]
+        gaps = [b - a for a, b in itertools.pairwise(centres)]
+        assert max(gaps) - min(gaps) < 1.0, gaps  # every lane as tall as the others
+        lane = gaps[0]
+        for s in frame.shapes:
+            if not s.key.startswith("lane."):
+                continue
+            r = int(s.key.split(".")[1])
+            top, bottom = centres[r] - lane / 2, centres[r] + lane / 2
+            assert top - 0.5 <= s.box.y and s.box.bottom <= bottom + 0.5, (s.key, stage, step)
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_the_ownership_grids_name_every_rank(stage: str) -> None:
+    """Phase 0's grids of what each rank owns had no rank labels at 8 ranks on a projector."""
+    theme, width, height = STAGES[stage]
+    info = load_lesson("sharded")
+    ctx = SceneContext(width, height, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording("sharded-8-ranks.jsonl"))
+    frame = stage_frame(rec, Cursor(0, 0), 1.0, ctx, info.scene)
+    assert_inside_and_apart(frame)
+    labels = [t.text for t in frame.texts if t.key.startswith("slices.r")]
+    assert labels == [f"r{r}" for r in range(8)], (stage, labels)
+
+
+def test_no_difference_is_said_as_equal_not_within_0e00() -> None:
+    """Issue 47, 4: "within 0e+00"."""
+    from ddp_viz.kinds.sharded.model import within
+
+    assert within(0.0, of="DDP's") == "equal to DDP's" and within(0.0) == "exactly equal"
+    assert within(3e-8, of="DDP's") == "within 3e-08 of DDP's" and within(3e-8) == "within 3e-08"
