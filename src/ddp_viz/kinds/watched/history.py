@@ -51,6 +51,7 @@ class History:
         self.emptied = 0  # complete steps emptied (each once): still steps the run made
         self.emptied_full = 0  # of those, captured in full on every rank
         self.emptied_differ = 0  # of those, with averages that differed between ranks
+        self.first_non_finite: int | None = None  # of those, the first with a NaN/inf average
         self._tallies: dict[int, tuple[int, dict[int, tuple[int, float]]]] = {}  # by first step
 
     def apply(self, e: Any) -> None:
@@ -125,12 +126,16 @@ def thin(rec: RunRecord, part: History) -> None:
         stride *= 2
     if stride != part.stride:  # the steps kept so far at the old stride: half of them go
         part.stride, part.thinned = stride, 0
+    from ddp_viz.kinds.watched.run import averages_identical, non_finite_average
+
     emptied = set()
     for st in rec.steps[part.thinned : upto]:
         if st.step % stride and st.ranks:
             if st.complete(rec.world_size):  # what the report counts, kept before it goes
                 part.emptied_full += 1
-                part.emptied_differ += st.averaged_agree() is False
+                part.emptied_differ += averages_identical(st) is False
+                if part.first_non_finite is None and non_finite_average(st):
+                    part.first_non_finite = st.step
             st.ranks = {}
             st.memo.clear()
             emptied.add(st.step)

@@ -32,7 +32,7 @@ import torch.distributed as dist
 from ddp_viz.engine.tensors import encode_all
 from ddp_viz.kinds.watched import wire
 from ddp_viz.kinds.watched.events import WatchDropped
-from ddp_viz.kinds.watched.watch import calls, checks
+from ddp_viz.kinds.watched.watch import calls, checks, failure
 from ddp_viz.kinds.watched.watch.calls import CALLS, call_site
 from ddp_viz.kinds.watched.watch.heartbeat import Heartbeat
 from ddp_viz.kinds.watched.watch.sender import Sender
@@ -86,10 +86,20 @@ class Watch:
         self.non_finite = checks.NonFinite()
         checks.watching(self.non_finite)
         self.heart = Heartbeat(self.rank, self._beat)
+        self.got_grad: set[int] = set()  # ids of the parameters that got a gradient this step
+        self.no_grad_last: list[str] = []  # those that got none in the step before
+        self.closed = False
+        for _, p in self.named:
+            if p.requires_grad and hasattr(p, "register_post_accumulate_grad_hook"):
+                p.register_post_accumulate_grad_hook(self._got)
         ddp.register_forward_pre_hook(self._on_forward_started)
         ddp.register_forward_hook(self._on_forward_done)
         module.register_forward_pre_hook(self._on_module_forward)
         atexit.register(self.close)
+
+    def _got(self, p: torch.Tensor) -> None:
+        """A parameter's gradient was accumulated (autograd's thread: one set add)."""
+        self.got_grad.add(id(p))
 
     def _beat(self, line: str) -> None:
         if self.sender.alive:  # a beat is never counted as dropped: the next one says more
@@ -199,6 +209,11 @@ class Watch:
             self.registered = True
             if self.sender.alive:  # no listener (it refused at once): DDP stays as it was
                 _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
+        if self.got_grad:  # a backward ran: which parameters it left without a gradient
+            self.no_grad_last = [
+                n for n, p in self.named if p.requires_grad and id(p) not in self.got_grad
+            ]
+            self.got_grad = set()
         self.flush()
         now = _now()
         if self.started is None:
@@ -263,10 +278,14 @@ class Watch:
         self._reset()
 
     def close(self) -> None:
+        """The last step and the last word (at exit, ``os._exit``, or a failure): once."""
+        if self.closed:
+            return
+        self.closed = True
         self.flush()
         self.heart.stop()
-        last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
-        self.sender.close(last)
+        last = WatchDropped(RUN, self.rank, self.sender.dropped, self.heart.begun)
+        self.sender.close(protocol.encode(last))
 
 
 def _budget(text: str) -> float:
@@ -352,12 +371,20 @@ def patch(module: Any) -> None:
         return
     calls.install()
     checks.patch_backward()
+    failure.wrap_destroy(dist)
     addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
     init, register = ddp_class.__init__, ddp_class.register_comm_hook
     _ORIGINAL["register_comm_hook"] = register
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        model = args[0] if args else kwargs.get("module")
+        failure.install(_now)  # a rank's process (this one builds DDP): its failures are said
+        try:  # a failure while DDP is built names the model's parameters (see failure.py)
+            failure.STATE["params"] = [[n, list(p.shape)] for n, p in model.named_parameters()]
+        except Exception:
+            failure.STATE["params"] = []
         init(self, *args, **kwargs)
+        failure.STATE["params"] = []
         self._ddp_viz = None
         if _PROCESS["watching"]:  # one run per process: its first DDP model
             if not _PROCESS["told"]:
@@ -370,6 +397,7 @@ def patch(module: Any) -> None:
             return
         try:
             self._ddp_viz = Watch(self, addr, token)
+            failure.STATE["watch"] = self._ddp_viz
             _PROCESS["watching"] = True
         except Exception:  # a watch that cannot start leaves the script alone
             self._ddp_viz = None

@@ -1,0 +1,286 @@
+"""A crashed run, explained (pure): which rank failed first (the cause), what the others then
+did (the consequences), DDP's own errors in words that name the parameter, and uneven ends.
+
+The first failure is the earliest by the ranks' own reports (each rank's exception hook stamps
+its clock, moved onto the listener's). A rank whose error is a lost connection or a timeout
+of a collective failed *because* a peer went away or stopped answering: it is the cause only
+when no other rank failed or vanished. A rank that left no word and whose launcher says a
+signal killed it (torchrun's bookkeeping: ``WatchExit``) is named with the signal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
+
+MAX_PARAMS = 6
+UNEVEN_LESSON = "uneven-inputs"  # the course's lesson on it (opened from the diagnosis)
+# what a rank raises when a peer is gone or silent: gloo's and the store's words
+_PEER_GONE = re.compile(
+    r"connection closed by peer|connection reset|broken pipe|socket timeout|timed out|"
+    r"timeout|econnreset|peer closed|recvvalue|connection refused|nccl communicator was aborted",
+    re.IGNORECASE,
+)
+_UNUSED = "Expected to have finished reduction in the prior iteration"
+_STATIC = "not compatible with static_graph set to True"
+_TWICE = "Expected to mark a variable ready only once"
+_SIZES = re.compile(r"params\[(\d+)\] in this process with sizes \[([^\]]*)\] appears not to match")
+_COUNT = re.compile(r"Rank (\d+) has (\d+) params, while rank (\d+) has inconsistent (\d+) params")
+_KILLERS = {
+    "SIGKILL": "SIGKILL: killed outright (the kernel's OOM killer sends it when memory runs out)",
+    "SIGTERM": "SIGTERM: asked to stop (torchrun sends it to the other ranks once one failed)",
+    "SIGSEGV": "SIGSEGV: a crash in native code",
+    "SIGABRT": "SIGABRT: aborted by native code",
+    "SIGBUS": "SIGBUS: a bad memory access (often shared memory too small)",
+}
+
+
+class End(Enum):
+    """How a rank's training ended, as the doctor reads it."""
+
+    RAISED = "raised"  # its own exception hook reported it
+    KILLED = "killed"  # a signal, by its launcher's word
+    VANISHED = "vanished"  # no last word and no launcher's word: killed or crashed
+    STOPPED = "stopped"  # torchrun's SIGTERM after another rank failed
+
+
+@dataclass(frozen=True)
+class RankEnd:
+    rank: int
+    end: End
+    at: float  # when (listener's clock; inf: not known)
+    step: int  # steps begun
+    failure: WatchFailure | None = None
+    signal: str = ""
+    peer_gone: bool = False  # its error says a peer went away (a consequence if any did)
+
+
+def peer_gone(message: str) -> bool:
+    return bool(_PEER_GONE.search(message))
+
+
+def rank_ends(
+    failures: list[WatchFailure],
+    lost: list[WatchRankLost],
+    exits: list[WatchExit],
+    exit_code: int | None,
+) -> list[RankEnd]:
+    """Each rank that did not end cleanly, earliest first. A lost rank whose launcher says it
+    exited with 0 (or whose whole command did) ended cleanly and is not listed."""
+    by_rank: dict[int, RankEnd] = {}
+    for f in failures:
+        if f.rank not in by_rank:
+            by_rank[f.rank] = RankEnd(f.rank, End.RAISED, f.at, f.step, f, "", peer_gone(f.message))
+    signals = {e.rank: e for e in exits if e.exitcode != 0}
+    for e in lost:
+        if e.rank in by_rank:
+            continue
+        ex = signals.get(e.rank)
+        if ex is None and exit_code == 0:
+            continue  # the command exited with 0: so did every rank
+        if ex is not None and ex.signal:
+            end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
+            by_rank[e.rank] = RankEnd(e.rank, end, ex.at or float("inf"), e.step, signal=ex.signal)
+        else:
+            by_rank[e.rank] = RankEnd(e.rank, End.VANISHED, float("inf"), e.step)
+    return sorted(by_rank.values(), key=_order)
+
+
+def _order(r: RankEnd) -> tuple:
+    # own reports by time; a killed rank (the launcher's time is another clock) before a
+    # peer-gone error, which it explains; torchrun's SIGTERMs last (they follow a failure)
+    rank_of = {End.RAISED: 1, End.KILLED: 0, End.VANISHED: 0, End.STOPPED: 2}[r.end]
+    if r.end is End.RAISED and not r.peer_gone:
+        rank_of = 0
+    return (rank_of, r.at if r.end is End.RAISED else float("inf"), r.rank)
+
+
+def cause(ends: list[RankEnd]) -> RankEnd | None:
+    """The first failure (see the module's words); None when every rank ended cleanly."""
+    return ends[0] if ends else None
+
+
+# --- in words ---------------------------------------------------------------------------------
+def step_phrase(step: int, sure: bool = True) -> str:
+    """A step as the page numbers them (from 1) and as a loop counting from 0 would; a rank
+    that left no word of its own is known to have begun it, no more (``sure`` False)."""
+    if step < 1:
+        return "before its first step"
+    return f"{'in' if sure else 'in or after'} its step {step} (loop index {step - 1})"
+
+
+def _names(names: list[str]) -> str:
+    more = len(names) - MAX_PARAMS
+    return ", ".join(names[:MAX_PARAMS]) + (f" and {more} more" if more > 0 else "")
+
+
+def first_line(message: str) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    return line if len(line) <= 160 else line[:157] + "…"
+
+
+def ddp_error(f: WatchFailure, peers: list[WatchFailure] | None = None) -> list[str]:
+    """DDP's reducer errors in words that name the parameters (torch's own need
+    ``TORCH_DISTRIBUTED_DEBUG`` for names); [] for any other error."""
+    msg = f.message
+    if _UNUSED in msg and _STATIC in msg:
+        who = f" ({_names(f.no_grad)} got none in the step before)" if f.no_grad else ""
+        return [
+            f"DDP: the set of parameters that get a gradient changed between steps{who}, "
+            "which static_graph=True forbids",
+            "fix: DDP(..., find_unused_parameters=True) instead of static_graph, or use the "
+            "same parameters every step",
+        ]
+    if _UNUSED in msg:
+        if f.no_grad:
+            who = f"{_names(f.no_grad)} got no gradient in step {max(f.step - 1, 1)}"
+        else:
+            who = "some parameters got no gradient in the step before"
+        return [
+            f"DDP: {who}: not used in producing the loss, so their bucket's all-reduce never "
+            "ran and DDP refuses to start the next step",
+            "fix: use them in the loss every step, or DDP(..., find_unused_parameters=True); "
+            "static_graph=True if the same ones are unused every step",
+        ]
+    if _TWICE in msg:
+        return [
+            "DDP: a parameter got its gradient twice in one backward (a module used twice "
+            "under reentrant checkpointing, or a parameter used outside forward)",
+            "fix: torch.utils.checkpoint(..., use_reentrant=False), or DDP(..., "
+            "static_graph=True) if the graph is the same every step",
+        ]
+    return _model_differs(f, peers or [])
+
+
+def _model_differs(f: WatchFailure, peers: list[WatchFailure]) -> list[str]:
+    sizes, count = _SIZES.search(f.message), _COUNT.search(f.message)
+    if sizes is not None:
+        i = int(sizes.group(1))
+        name = str(f.params[i][0]) if i < len(f.params) else f"parameter #{i}"
+        shape = "×".join(s.strip() for s in sizes.group(2).split(",") if s.strip())
+        theirs = [
+            f"rank {p.rank}'s [{'×'.join(map(str, q[1]))}]"
+            for p in sorted(peers, key=lambda p: p.rank)
+            for q in p.params
+            if p.rank != f.rank and q[0] == name and q[1] != f.params[i][1]
+        ]
+        other = ", ".join(theirs) if theirs else "rank 0's another"
+        return [
+            f"DDP: the model differs between ranks: rank {f.rank}'s {name} has shape [{shape}], "
+            f"{other}",
+            "fix: build the same model on every rank (no rank-dependent sizes)",
+        ]
+    if count is not None:
+        a, na, b, nb = count.groups()
+        return [
+            f"DDP: the model differs between ranks: rank {a} has {na} parameters, rank {b} "
+            f"has {nb}",
+            "fix: build the same model on every rank (no rank-dependent layers)",
+        ]
+    return []
+
+
+def failure_text(
+    r: RankEnd, first: RankEnd | None, peers: list[WatchFailure] | None = None
+) -> list[str]:
+    """One rank's end: the cause's in full, a consequence's in one line."""
+    is_cause = first is not None and r.rank == first.rank
+    if r.end is End.RAISED and r.failure is not None:
+        f = r.failure
+        where = f" inside {_call(f)}" if f.inside is not None else ""
+        head = f"rank {f.rank} raised {f.type}: {first_line(f.message)}"
+        head += f" — at {f.site}, {step_phrase(f.step)}{where}"
+        if is_cause:
+            return [f"✗ crash: {head} (the first failure: the cause)"] + [
+                "  " + line for line in ddp_error(f, peers)
+            ]
+        if first is not None and first.failure is not None and _same(f, first.failure):
+            return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {step_phrase(f.step)}"]
+        if r.peer_gone:
+            head = f"rank {f.rank} failed{where or ' at ' + f.site}, {step_phrase(f.step)}: "
+            head += gone_words(f.message)
+        because = f", because rank {first.rank} had failed" if first is not None else ""
+        return [f"  then {head}{because}"]
+    if r.end in (End.KILLED, End.STOPPED):
+        sig = _KILLERS.get(r.signal, r.signal)
+        head = f"rank {r.rank} was killed by {sig}, {step_phrase(r.step, sure=False)}"
+    else:
+        head = f"rank {r.rank} vanished without its last word (killed or crashed), "
+        head += step_phrase(r.step, sure=False)
+    if is_cause:
+        return [f"✗ crash: {head} (the first failure: the cause)"]
+    return [f"  then {head}" + (f", after rank {first.rank} failed" if first else "")]
+
+
+def _same(a: WatchFailure, b: WatchFailure) -> bool:
+    return a.type == b.type and first_line(a.message) == first_line(b.message)
+
+
+def gone_words(message: str) -> str:
+    """A peer-gone error in a few words (gloo's own run to three lines)."""
+    low = message.lower()
+    for key, words in (
+        ("closed by peer", "connection closed by a peer"),
+        ("reset", "connection reset by a peer"),
+        ("broken pipe", "broken pipe to a peer"),
+        ("timed out", "the collective timed out"),
+        ("timeout", "the collective timed out"),
+    ):
+        if key in low:
+            return words
+    return first_line(message)
+
+
+def _call(f: WatchFailure) -> str:
+    c = f.inside
+    if c is None:
+        return ""
+    if "bucket" in c:
+        return f"DDP's gradient {c['op']} #{c['seq']}"
+    return f"{c['op']} #{c['seq']} at {c['site']}"
+
+
+def crash_lines(ends: list[RankEnd]) -> list[str]:
+    first = cause(ends)
+    out: list[str] = []
+    peers = [r.failure for r in ends if r.failure is not None]
+    for r in ends:
+        out += failure_text(r, first, peers)
+    return out
+
+
+def verdict(first: RankEnd) -> str:
+    """The report's last line: the root-cause rank, what and where."""
+    if first.failure is not None:
+        f = first.failure
+        return (
+            f"ddp-viz verdict: rank {f.rank} is the root cause: {f.type} at {f.site}, "
+            f"{step_phrase(f.step)}"
+        )
+    how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
+    step = step_phrase(first.step, sure=False)
+    return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, {step}"
+
+
+# --- uneven ends ------------------------------------------------------------------------------
+def uneven_text(finished: dict[int, int], entered: dict[int, int]) -> str | None:
+    """A rank that entered a step after another finished its loop with fewer steps:
+    ``finished`` rank -> steps it began in all (it ended); ``entered`` rank -> the step it
+    was in (steps begun) when it failed or hung inside DDP's all-reduce."""
+    if not finished or not entered:
+        return None
+    done_rank = min(finished, key=lambda r: (finished[r], r))
+    done = finished[done_rank]
+    late = [r for r, s in entered.items() if s > done and r != done_rank]
+    if not late:
+        return None
+    r = max(late, key=lambda x: (entered[x], -x))
+    return (
+        f"✗ uneven inputs: rank {r} entered step {entered[r]} after rank {done_rank} finished "
+        f"{done} steps: the ranks had different numbers of batches (lesson: {UNEVEN_LESSON}; "
+        "fix: the same number of batches per rank, e.g. DistributedSampler(drop_last=True), "
+        "or DDP's join() context manager)"
+    )
