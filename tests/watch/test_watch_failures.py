@@ -1,0 +1,190 @@
+"""A crashed run's diagnosis on both sides (pure: fake events, no torch, no Qt): which rank's
+failure is the cause and which are consequences, a killed rank named with its signal, a clean
+exit never called a crash, DDP's errors translated with the parameter, an uneven end, NaN
+averages that agree, and the straggler rule against a 3 ms wait that is chance."""
+
+from __future__ import annotations
+
+import math
+
+from ddp_viz.kinds.watched import failures as fail
+from ddp_viz.kinds.watched.checks import findings, straggler_text, uneven, verdict
+from ddp_viz.kinds.watched.events import (
+    WatchDropped,
+    WatchExit,
+    WatchFailure,
+    WatchRankLost,
+    WatchSummary,
+)
+from ddp_viz.kinds.watched.run import averages_identical, non_finite_average, same_values
+from ddp_viz.model import protocol
+from ddp_viz.model.timeline import RunRecord
+
+GONE = (
+    "Got the following error when running the callback: RuntimeError: [pair.cc:553] "
+    "Connection closed by peer [127.0.0.1]:7566."
+)
+UNUSED = (
+    "Expected to have finished reduction in the prior iteration before starting a new one. "
+    "This error indicates that your module has parameters that were not used in producing loss."
+)
+
+
+def failure(rank: int, at: float, message: str, step: int = 5, **kw: object) -> WatchFailure:
+    return WatchFailure(
+        1, rank, step, at, "RuntimeError", message, f"t.py:{10 + rank} in main", **kw
+    )  # type: ignore[arg-type]
+
+
+def run(*events: protocol.Event, world: int = 3) -> RunRecord:
+    rec = RunRecord()
+    rec.apply(protocol.RunStarted(1, world, 0, {"watched": True}, params=[]))
+    for e in events:
+        rec.apply(e)
+    return rec
+
+
+def test_the_first_failure_by_time_is_the_cause_and_the_others_follow() -> None:
+    # rank 2 (the odd one, last) raised first; the others then lost their connection
+    rec = run(failure(0, 10.5, GONE), failure(2, 10.0, "bad batch"), failure(1, 10.4, GONE))
+    (key, lines), *_ = findings(rec)
+    assert key == "crash"
+    assert lines[0].startswith("✗ crash: rank 2 raised RuntimeError: bad batch — at t.py:12")
+    assert (
+        "in its step 5 (loop index 4)" in lines[0] and "(the first failure: the cause)" in lines[0]
+    )
+    assert [line.split(" failed")[0].strip() for line in lines[1:]] == [
+        "then rank 1",
+        "then rank 0",
+    ]
+    assert all("connection closed by a peer, because rank 2 had failed" in x for x in lines[1:])
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause: RuntimeError")
+
+
+def test_a_peer_gone_error_is_no_cause_even_when_reported_earlier() -> None:
+    # rank 0's clock put its connection error before rank 2's own: rank 2 is still the cause
+    rec = run(failure(0, 9.0, GONE), failure(2, 10.0, "bad batch"))
+    assert "rank 2 is the root cause" in verdict(rec)
+    # with no other failure, the peer-gone error is all there is: then it is the cause
+    assert "rank 0 is the root cause" in verdict(run(failure(0, 9.0, GONE)))
+
+
+def test_of_two_own_errors_the_earlier_report_is_the_cause() -> None:
+    assert "rank 1 is the root cause" in verdict(run(failure(1, 5.0, "a"), failure(2, 6.0, "b")))
+    assert "rank 2 is the root cause" in verdict(run(failure(1, 7.0, "a"), failure(2, 6.0, "b")))
+
+
+def lost(rank: int, step: int) -> WatchRankLost:
+    return WatchRankLost(1, rank, 100 + rank, step)
+
+
+def test_a_rank_killed_by_a_signal_is_named_with_it_and_the_sigterms_follow() -> None:
+    rec = run(
+        lost(2, 3),
+        lost(0, 4),
+        lost(1, 4),
+        WatchExit(1, 0, 100, -15, "SIGTERM", 2.0),
+        WatchExit(1, 2, 102, -9, "SIGKILL", 1.0),
+        WatchExit(1, 1, 101, -15, "SIGTERM", 2.0),
+        WatchSummary(1, 1),
+    )
+    (_, lines), *_ = findings(rec)
+    assert lines[0].startswith("✗ crash: rank 2 was killed by SIGKILL")
+    assert "in or after its step 3" in lines[0]
+    assert lines[1].startswith("  then rank 0 was killed by SIGTERM")
+    assert "ddp-viz verdict: rank 2 is the root cause: killed by SIGKILL" in verdict(rec)
+
+
+def test_a_clean_exit_is_never_a_crash() -> None:
+    # the connections closed without a last word, but the command (every rank) exited with 0
+    rec = run(lost(0, 12), lost(1, 12), lost(2, 12), WatchSummary(1, 0))
+    assert findings(rec) == []
+    assert verdict(rec).startswith("ddp-viz verdict: ✓")
+    # the same with the command failing, and no launcher's word: vanished
+    rec = run(lost(0, 12), lost(1, 12), lost(2, 12), WatchSummary(1, 1))
+    assert findings(rec)[0][1][0].startswith("✗ crash: rank 0 vanished without its last word")
+
+
+def test_expected_to_finish_reduction_names_the_parameters_without_a_gradient() -> None:
+    f = failure(2, 1.0, UNUSED, step=5, no_grad=["aux.weight", "aux.bias"])
+    said = fail.ddp_error(f)
+    assert said[0].startswith("DDP: aux.weight, aux.bias got no gradient in step 4")
+    assert "find_unused_parameters=True" in said[1] and "static_graph" in said[1]
+    rec = run(f, failure(0, 1.2, UNUSED, no_grad=["aux.weight", "aux.bias"]))
+    lines = findings(rec)[0][1]
+    assert lines[1].strip().startswith("DDP: aux.weight, aux.bias got no gradient")
+    assert (
+        lines[-1].strip()
+        == "rank 0 raised the same RuntimeError at t.py:10 in main, in its step 5 (loop index 4)"
+    )
+    assert fail.ddp_error(failure(1, 1.0, "something else")) == []
+
+
+def test_a_model_that_differs_names_the_parameter_its_shape_and_the_ranks() -> None:
+    msg = "[2]: params[1] in this process with sizes [9] appears not to match sizes of the same param in process 0."
+    mine = failure(2, 1.0, msg, step=0, params=[["0.weight", [9, 6]], ["0.bias", [9]]])
+    theirs = failure(0, 1.5, GONE, step=0, params=[["0.weight", [8, 6]], ["0.bias", [8]]])
+    said = fail.ddp_error(mine, [mine, theirs])
+    assert said[0] == (
+        "DDP: the model differs between ranks: rank 2's 0.bias has shape [9], rank 0's [8]"
+    )
+    counts = "DDP expects same model across all ranks, but Rank 0 has 4 params, while rank 2 has inconsistent 2 params."
+    assert "rank 0 has 4 parameters, rank 2 has 2" in fail.ddp_error(failure(2, 1.0, counts))[0]
+
+
+def test_a_rank_entering_a_step_after_another_finished_is_an_uneven_end() -> None:
+    rec = run(WatchDropped(1, 0, 0, steps=40), failure(1, 3.0, GONE, step=41), world=2)
+    assert uneven(rec) is not None
+    assert "rank 1 entered step 41 after rank 0 finished 40 steps" in uneven(rec)
+    assert "uneven-inputs" in uneven(rec)
+    assert verdict(rec).startswith("ddp-viz verdict: uneven inputs: rank 1 entered step 41")
+    # the crash is then its consequence, not a cause of its own
+    assert [k for k, _ in findings(rec)] == ["uneven", "crash"]
+    assert findings(rec)[1][1][0] == "after that:"
+    # the same step on both: no uneven end (rank 1 failed for another reason)
+    assert (
+        uneven(run(WatchDropped(1, 0, 0, steps=40), failure(1, 3.0, "x", step=40), world=2)) is None
+    )
+
+
+def test_nan_averages_compare_equal_value_by_value_and_say_not_finite() -> None:
+    assert same_values([math.nan, 1.0], [math.nan, 1.0])
+    assert not same_values([math.nan, 1.0], [math.nan, 2.0])
+    assert not same_values([math.nan], [1.0])
+    rec = run(world=3)
+    for r in range(3):
+        rec.apply(protocol.AveragedGrad(1, 0, r, {"w": [math.nan, math.inf, 0.5]}))
+    st = rec.steps[0]
+    assert averages_identical(st) is True and non_finite_average(st)
+    rec.apply(protocol.AveragedGrad(1, 1, 0, {"w": [math.nan, 1.0]}))
+    rec.apply(protocol.AveragedGrad(1, 1, 1, {"w": [math.nan, 1.0]}))
+    rec.apply(protocol.AveragedGrad(1, 1, 2, {"w": [math.nan, 1.5]}))  # the odd one last
+    assert averages_identical(rec.steps[1]) is False
+
+
+def _waits(lates: list[dict[int, float]], world: int, step_s: float) -> RunRecord:
+    rec = run(world=world)
+    rec.apply(
+        protocol.RunStarted(1, world, 0, {"watched": True}, params=[{"name": "w", "shape": [4]}])
+    )
+    for step, late in enumerate(lates):
+        t = step * step_s
+        end = t + 0.005 + max(late.values(), default=0.0)
+        for r in range(world):
+            at = t + 0.002 + late.get(r, 0.0)
+            b = {"index": 0, "params": ["w"], "bytes": 16, "launched": at, "finished": end}
+            spans = {"forward": [[t, t + 0.001]], "allreduce": [[at, end]]}
+            rec.apply(protocol.Timing(1, step, r, spans, buckets=[b]))
+    return rec
+
+
+def test_a_3ms_wait_by_the_rank_chance_makes_last_is_no_straggler() -> None:
+    # 2 ranks, 20 ms steps: rank 0 last in 48 of 80 steps by 3.2 ms (1 in 11 by chance)
+    lates = [{0: 0.0032}] * 48 + [{1: 0.0032}] * 32
+    said = straggler_text(_waits([lates[0]] + lates, 2, 0.02))
+    assert said is not None and said.startswith("no straggler: rank 0"), said
+    assert "as often as chance makes one of 2 ranks last" in said
+    # last in 72 of 80 by the same wait: a straggler
+    lates = [{0: 0.0032}] * 72 + [{1: 0.0032}] * 8
+    said = straggler_text(_waits([lates[0]] + lates, 2, 0.02))
+    assert said is not None and said.startswith("✗ straggler: rank 0"), said
