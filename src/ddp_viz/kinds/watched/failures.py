@@ -33,7 +33,8 @@ _KILLERS = {
     "SIGKILL": "SIGKILL: killed outright (the kernel's OOM killer sends it when memory runs out)",
     "SIGTERM": "SIGTERM: asked to stop (torchrun sends it to the other ranks once one failed)",
     "SIGSEGV": "SIGSEGV: a crash in native code",
-    "SIGABRT": "SIGABRT: aborted by native code",
+    "SIGABRT": "SIGABRT: aborted by native code (gloo aborts a rank whose collective's sizes "
+    "do not match its peers': see its \"Received data size doesn't match\" line)",
     "SIGBUS": "SIGBUS: a bad memory access (often shared memory too small)",
 }
 
@@ -108,7 +109,7 @@ def step_phrase(step: int, sure: bool = True) -> str:
     """A step as the page numbers them (from 1) and as a loop counting from 0 would; a rank
     that left no word of its own is known to have begun it, no more (``sure`` False)."""
     if step < 1:
-        return "before its first step"
+        return "before its first step" if sure else "before any step of its reached ddp-viz"
     return f"{'in' if sure else 'in or after'} its step {step} (loop index {step - 1})"
 
 
