@@ -121,14 +121,20 @@ def test_expected_to_finish_reduction_names_the_parameters_without_a_gradient() 
 
 
 def test_a_model_that_differs_names_the_parameter_its_shape_and_the_ranks() -> None:
-    msg = "[2]: params[1] in this process with sizes [9] appears not to match sizes of the same param in process 0."
+    msg = (
+        "[2]: params[1] in this process with sizes [9] appears not to match sizes of the same "
+        "param in process 0."
+    )
     mine = failure(2, 1.0, msg, step=0, params=[["0.weight", [9, 6]], ["0.bias", [9]]])
     theirs = failure(0, 1.5, GONE, step=0, params=[["0.weight", [8, 6]], ["0.bias", [8]]])
     said = fail.ddp_error(mine, [mine, theirs])
     assert said[0] == (
         "DDP: the model differs between ranks: rank 2's 0.bias has shape [9], rank 0's [8]"
     )
-    counts = "DDP expects same model across all ranks, but Rank 0 has 4 params, while rank 2 has inconsistent 2 params."
+    counts = (
+        "DDP expects same model across all ranks, but Rank 0 has 4 params, while rank 2 has "
+        "inconsistent 2 params."
+    )
     assert "rank 0 has 4 parameters, rank 2 has 2" in fail.ddp_error(failure(2, 1.0, counts))[0]
 
 
@@ -181,10 +187,10 @@ def _waits(lates: list[dict[int, float]], world: int, step_s: float) -> RunRecor
 def test_a_3ms_wait_by_the_rank_chance_makes_last_is_no_straggler() -> None:
     # 2 ranks, 20 ms steps: rank 0 last in 48 of 80 steps by 3.2 ms (1 in 11 by chance)
     lates = [{0: 0.0032}] * 48 + [{1: 0.0032}] * 32
-    said = straggler_text(_waits([lates[0]] + lates, 2, 0.02))
+    said = straggler_text(_waits([lates[0], *lates], 2, 0.02))
     assert said is not None and said.startswith("no straggler: rank 0"), said
     assert "as often as chance makes one of 2 ranks last" in said
     # last in 72 of 80 by the same wait: a straggler
     lates = [{0: 0.0032}] * 72 + [{1: 0.0032}] * 8
-    said = straggler_text(_waits([lates[0]] + lates, 2, 0.02))
+    said = straggler_text(_waits([lates[0], *lates], 2, 0.02))
     assert said is not None and said.startswith("✗ straggler: rank 0"), said

@@ -18,7 +18,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 def main() -> int:
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=8))
     rank, last = dist.get_rank(), dist.get_world_size() - 1
-    path = os.path.join(tempfile.gettempdir(), f"ckpt-{os.environ.get('TORCHELASTIC_RUN_ID', 'x')}.lock")
+    run = os.environ.get("TORCHELASTIC_RUN_ID", "x")
+    path = os.path.join(tempfile.gettempdir(), f"ckpt-{run}.lock")
     model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     held = None

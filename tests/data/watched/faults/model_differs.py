@@ -12,7 +12,8 @@ def main() -> int:
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     hidden = 9 if rank == world - 1 else 8
-    net = torch.nn.Sequential(torch.nn.Linear(6, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1))
+    layers = [torch.nn.Linear(6, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1)]
+    net = torch.nn.Sequential(*layers)
     model = DDP(net)
     model(torch.randn(4, 6)).sum().backward()
     dist.destroy_process_group()
