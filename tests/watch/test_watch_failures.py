@@ -90,9 +90,13 @@ def test_a_rank_killed_by_a_signal_is_named_with_it_and_the_sigterms_follow() ->
     )
     (_, lines), *_ = findings(rec)
     assert lines[0].startswith("✗ crash: rank 2 was killed by SIGKILL")
-    assert "in or after its step 3" in lines[0]
+    # its own word reached step 3; the others began step 4, so it finished step 3's all-reduce
+    assert "in its step 4 (loop index 3) or just before it" in lines[0]
     assert lines[1].startswith("  then rank 0 was killed by SIGTERM")
     assert "ddp-viz verdict: rank 2 is the root cause: killed by SIGKILL" in verdict(rec)
+    # the others no further than it: as far as its own word says
+    rec = run(lost(2, 3), lost(0, 3), WatchExit(1, 2, 102, -9, "SIGKILL", 1.0), WatchSummary(1, 1))
+    assert "in or after its step 3 (loop index 2)" in findings(rec)[0][1][0]
 
 
 def test_a_clean_exit_is_never_a_crash() -> None:
@@ -125,8 +129,20 @@ def test_a_model_that_differs_names_the_parameter_its_shape_and_the_ranks() -> N
         "[2]: params[1] in this process with sizes [9] appears not to match sizes of the same "
         "param in process 0."
     )
-    mine = failure(2, 1.0, msg, step=0, params=[["0.weight", [9, 6]], ["0.bias", [9]]])
-    theirs = failure(0, 1.5, GONE, step=0, params=[["0.weight", [8, 6]], ["0.bias", [8]]])
+    mine = failure(
+        2,
+        1.0,
+        msg,
+        step=0,
+        params=[{"name": "0.weight", "shape": [9, 6]}, {"name": "0.bias", "shape": [9]}],
+    )
+    theirs = failure(
+        0,
+        1.5,
+        GONE,
+        step=0,
+        params=[{"name": "0.weight", "shape": [8, 6]}, {"name": "0.bias", "shape": [8]}],
+    )
     said = fail.ddp_error(mine, [mine, theirs])
     assert said[0] == (
         "DDP: the model differs between ranks: rank 2's 0.bias has shape [9], rank 0's [8]"

@@ -60,11 +60,20 @@ def _upgrade_2_to_3(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_3_to_4(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3 to 4 added the crash's events (watch_failure, watch_exit) and the steps a
+    rank began to its last word (watch_dropped): an older last word did not say (-1)."""
+    if obj.get("event") == "watch_dropped":
+        obj.setdefault("steps", -1)
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: _upgrade_0_to_1,
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
+    3: _upgrade_3_to_4,
 }
 
 

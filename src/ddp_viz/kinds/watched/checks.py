@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.doctor import hang_lines, missing
 from ddp_viz.kinds.watched.events import (
+    StuckRank,
     WatchDigests,
     WatchDropped,
     WatchExit,
@@ -257,8 +258,8 @@ def verdict(rec: RunRecord) -> str:
     first = fail.cause(ends)
     if first is not None and not (d.hangs and (first.peer_gone or first.end is fail.End.STOPPED)):
         return fail.verdict(first)
-    if d.hangs:
-        return "ddp-viz verdict: " + hang_verdict(d.hangs[0])
+    if d.hangs:  # the latest: a stall that went on says more than its first moments
+        return "ddp-viz verdict: " + hang_verdict(d.hangs[-1])
     if d.non_finite:
         e = min(d.non_finite, key=lambda e: (e.step, e.rank))
         return f"ddp-viz verdict: rank {e.rank} is the first non-finite, at step {e.step + 1}"
@@ -277,10 +278,26 @@ def verdict(rec: RunRecord) -> str:
 
 def hang_verdict(h: WatchHang) -> str:
     call, absent = missing(h)
+    places = {s["rank"]: s for s in h.ranks}
     if call is not None and absent:
         who = fail_ranks(absent)
-        return f"hang: {who} never joined {call['op']} #{call['seq']} that the others are in"
+        said = f"hang: {who} never joined {call['op']} #{call['seq']} that the others are in"
+        return said + _doing(places[absent[0]])
+    outside = [s for s in h.ranks if s["state"] == "outside"]
+    if outside:
+        return f"hang: {fail_ranks([s['rank'] for s in outside])} in no communication" + (
+            _doing(outside[-1])
+        )
     return "hang: no rank moved (see each rank's place above)"
+
+
+def _doing(s: StuckRank) -> str:
+    """What a stuck rank is doing: the collective it is in, or the line it runs."""
+    if s["state"] == "inside":
+        c = s["inside"]
+        return f"; rank {s['rank']} is inside {c['op']} #{c['seq']} at {c['site']}"
+    stack = s.get("stack") or []
+    return f"; rank {s['rank']} is running {stack[-1]}" if stack else ""
 
 
 def fail_ranks(ranks: list[int]) -> str:

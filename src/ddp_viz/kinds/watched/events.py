@@ -159,6 +159,13 @@ class WatchDigests(Event):
     digests: dict[str, str]
 
 
+class ParamShape(TypedDict):
+    """A parameter of the model a rank built: its name and shape."""
+
+    name: str
+    shape: list[int]
+
+
 @dataclass(frozen=True)
 class WatchFailure(Event):
     """A watched rank raised and did not catch it: what, where in the user's code (its
@@ -179,7 +186,7 @@ class WatchFailure(Event):
     stack: list[str] = field(default_factory=list)  # the user's frames, innermost last
     inside: CommCall | None = None  # the collective it was inside, if any
     no_grad: list[str] = field(default_factory=list)
-    params: list[list] = field(default_factory=list)  # [name, shape] at DDP's construction
+    params: list[ParamShape] = field(default_factory=list)  # at DDP's construction
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ signal killed it (torchrun's bookkeeping: ``WatchExit``) is named with the signa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
@@ -57,6 +57,7 @@ class RankEnd:
     failure: WatchFailure | None = None
     signal: str = ""
     peer_gone: bool = False  # its error says a peer went away (a consequence if any did)
+    waited: int = 0  # the step (from 1) whose all-reduce the others waited in for it, if any
 
 
 def peer_gone(message: str) -> bool:
@@ -76,6 +77,7 @@ def rank_ends(
         if f.rank not in by_rank:
             by_rank[f.rank] = RankEnd(f.rank, End.RAISED, f.at, f.step, f, "", peer_gone(f.message))
     signals = {e.rank: e for e in exits if e.exitcode != 0}
+    waits = _waits(failures, lost)
     for e in lost:
         if e.rank in by_rank:
             continue
@@ -84,10 +86,25 @@ def rank_ends(
             continue  # the command exited with 0: so did every rank
         if ex is not None and ex.signal:
             end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
-            by_rank[e.rank] = RankEnd(e.rank, end, ex.at or float("inf"), e.step, signal=ex.signal)
+            at = ex.at or float("inf")
+            by_rank[e.rank] = RankEnd(e.rank, end, at, e.step, signal=ex.signal)
         else:
             by_rank[e.rank] = RankEnd(e.rank, End.VANISHED, float("inf"), e.step)
+        waited = max((s for r, s in waits.items() if r != e.rank), default=0)
+        if waited > e.step:  # the others got further: it finished the steps before theirs
+            by_rank[e.rank] = replace(by_rank[e.rank], waited=waited)
     return sorted(by_rank.values(), key=_order)
+
+
+def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int, int]:
+    """How far each rank got when it failed or went: the step (from 1) whose DDP all-reduce
+    it was inside, or the steps it had begun."""
+    out: dict[int, int] = {}
+    for x in [*failures, *lost]:
+        c = x.inside
+        step = int(c["step"]) + 1 if c is not None and "bucket" in c and "step" in c else x.step
+        out[x.rank] = max(out.get(x.rank, 0), step)
+    return out
 
 
 def _order(r: RankEnd) -> tuple:
@@ -160,13 +177,14 @@ def _model_differs(f: WatchFailure, peers: list[WatchFailure]) -> list[str]:
     sizes, count = _SIZES.search(f.message), _COUNT.search(f.message)
     if sizes is not None:
         i = int(sizes.group(1))
-        name = str(f.params[i][0]) if i < len(f.params) else f"parameter #{i}"
+        name = f.params[i]["name"] if i < len(f.params) else f"parameter #{i}"
         shape = "×".join(s.strip() for s in sizes.group(2).split(",") if s.strip())
+        mine = f.params[i]["shape"] if i < len(f.params) else []
         theirs = [
-            f"rank {p.rank}'s [{'×'.join(map(str, q[1]))}]"
+            f"rank {p.rank}'s [{'×'.join(map(str, q['shape']))}]"
             for p in sorted(peers, key=lambda p: p.rank)
             for q in p.params
-            if p.rank != f.rank and q[0] == name and q[1] != f.params[i][1]
+            if p.rank != f.rank and q["name"] == name and q["shape"] != mine
         ]
         other = ", ".join(theirs) if theirs else "rank 0's another"
         return [
@@ -207,13 +225,25 @@ def failure_text(
         return [f"  then {head}{because}"]
     if r.end in (End.KILLED, End.STOPPED):
         sig = _KILLERS.get(r.signal, r.signal)
-        head = f"rank {r.rank} was killed by {sig}, {step_phrase(r.step, sure=False)}"
+        head = f"rank {r.rank} was killed by {sig}, {lost_step(r)}"
     else:
         head = f"rank {r.rank} vanished without its last word (killed or crashed), "
-        head += step_phrase(r.step, sure=False)
+        head += lost_step(r)
     if is_cause:
         return [f"✗ crash: {head} (the first failure: the cause)"]
     return [f"  then {head}" + (f", after rank {first.rank} failed" if first else "")]
+
+
+def lost_step(r: RankEnd) -> str:
+    """Where a rank that left no word was: the step whose all-reduce the others waited in
+    for it (it finished the one before, or they could not have gone on), or as far as its own
+    events and beats said."""
+    if r.waited > 0:
+        return (
+            f"in its step {r.waited} (loop index {r.waited - 1}) or just before it: after step "
+            f"{r.waited - 1}'s all-reduce, before step {r.waited}'s, which the others reached"
+        )
+    return step_phrase(r.step, sure=False)
 
 
 def _same(a: WatchFailure, b: WatchFailure) -> bool:
@@ -262,8 +292,7 @@ def verdict(first: RankEnd) -> str:
             f"{step_phrase(f.step)}"
         )
     how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
-    step = step_phrase(first.step, sure=False)
-    return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, {step}"
+    return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, {lost_step(first)}"
 
 
 # --- uneven ends ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def main() -> int:
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=6))
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=4))
     rank, last = dist.get_rank(), dist.get_world_size() - 1
     model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)

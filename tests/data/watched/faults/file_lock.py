@@ -1,5 +1,5 @@
 """Fault: a rank blocked on a file lock. Rank 0 takes an exclusive lock on a checkpoint file
-in step 3 and holds it for a long while; the last rank waits for the same lock before its
+in step 3 and holds it for 4 s; the last rank waits for the same lock before its
 step 4, outside any collective, while the others wait for it in DDP's all-reduce."""
 
 import datetime
@@ -16,7 +16,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def main() -> int:
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=8))
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=4))
     rank, last = dist.get_rank(), dist.get_world_size() - 1
     run = os.environ.get("TORCHELASTIC_RUN_ID", "x")
     path = os.path.join(tempfile.gettempdir(), f"ckpt-{run}.lock")
@@ -35,7 +35,7 @@ def main() -> int:
         F.mse_loss(model(x), y).backward()
         opt.step()
         if step == 2 and rank == 0:
-            time.sleep(30)  # "writing the checkpoint"
+            time.sleep(4)  # "writing the checkpoint"
     dist.destroy_process_group()
     return 0
 

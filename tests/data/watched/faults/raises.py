@@ -16,7 +16,7 @@ def check_batch(x: torch.Tensor, step: int, rank: int) -> None:
 
 
 def main() -> int:
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=8))
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=4))
     rank = dist.get_rank()
     torch.manual_seed(rank)
     model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)))

@@ -11,7 +11,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def main() -> int:
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=6))
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=4))
     rank = dist.get_rank()
     torch.manual_seed(rank)
     model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)))

@@ -380,7 +380,8 @@ def patch(module: Any) -> None:
         model = args[0] if args else kwargs.get("module")
         failure.install(_now)  # a rank's process (this one builds DDP): its failures are said
         try:  # a failure while DDP is built names the model's parameters (see failure.py)
-            failure.STATE["params"] = [[n, list(p.shape)] for n, p in model.named_parameters()]
+            named = model.named_parameters()
+            failure.STATE["params"] = [{"name": n, "shape": list(p.shape)} for n, p in named]
         except Exception:
             failure.STATE["params"] = []
         init(self, *args, **kwargs)
