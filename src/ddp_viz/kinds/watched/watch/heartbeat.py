@@ -9,6 +9,7 @@ The thread reads a few attributes per beat; the training's own thread does nothi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -100,10 +101,8 @@ class Heartbeat:
             self._wake.clear()
             if self._stop.is_set():
                 return
-            try:
+            with contextlib.suppress(Exception):  # a beat never raises into anything
                 self.send(protocol.encode(self.beat()))
-            except Exception:  # a beat never raises into anything
-                pass
             self._stop.wait(MIN_GAP_S)
 
     def stop(self) -> None:
