@@ -9,10 +9,12 @@ import math
 
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.checks import findings, straggler_text, uneven, verdict
+from ddp_viz.kinds.watched.diagnosis import rank_states, status_line
 from ddp_viz.kinds.watched.events import (
     WatchDropped,
     WatchExit,
     WatchFailure,
+    WatchHang,
     WatchRankLost,
     WatchSummary,
 )
@@ -210,3 +212,39 @@ def test_a_3ms_wait_by_the_rank_chance_makes_last_is_no_straggler() -> None:
     lates = [{0: 0.0032}] * 72 + [{1: 0.0032}] * 8
     said = straggler_text(_waits([lates[0], *lates], 2, 0.02))
     assert said is not None and said.startswith("✗ straggler: rank 0"), said
+
+
+def hang_event(*places: tuple[int, str]) -> WatchHang:
+    call = {"seq": 4, "op": "all_reduce", "site": "t.py:3 in main", "sizes": [[3]], "bucket": 0}
+    ranks = []
+    for rank, state in places:
+        s = {"rank": rank, "state": state, "step": 4}
+        if state == "inside":
+            s["inside"] = call
+        else:
+            s["stack"] = ["t.py:9 in main: time.sleep(60)"]
+        ranks.append(s)
+    return WatchHang(1, 3.0, 2.0, ranks)  # type: ignore[arg-type]
+
+
+def test_every_surface_says_what_the_doctor_found() -> None:
+    rec = run(failure(0, 10.5, GONE), failure(2, 10.0, "bad batch"), failure(1, 10.4, GONE))
+    assert rank_states(rec) == {2: "failed", 0: "stopped", 1: "stopped"}
+    line = status_line(rec)
+    assert line is not None and line.startswith("Run 1: ✗ rank 2 is the root cause"), line
+    # killed by a signal: said with it
+    rec = run(lost(2, 3), WatchExit(1, 2, 102, -9, "SIGKILL", 1.0), WatchSummary(1, 1))
+    assert rank_states(rec) == {2: "killed (SIGKILL)"}
+    # a clean run: nothing of the doctor's, the core's words stand
+    rec = run(lost(0, 12), WatchSummary(1, 0))
+    assert rank_states(rec) == {} and status_line(rec) is None
+
+
+def test_a_hang_shows_as_hung_until_a_step_comes_after_it() -> None:
+    rec = run(hang_event((0, "inside"), (1, "inside"), (2, "outside")))
+    assert rank_states(rec) == {0: "hung", 1: "hung", 2: "stuck"}
+    line = status_line(rec)
+    assert line is not None and "hang: rank 2" in line, line  # the one not in all_reduce #4
+    spans = {"forward": [[4.0, 4.1]]}
+    rec.apply(protocol.Timing(1, 4, 0, spans))  # the ranks moved again
+    assert rank_states(rec) == {}

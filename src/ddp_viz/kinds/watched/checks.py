@@ -24,6 +24,7 @@ from ddp_viz.kinds.watched.events import (
 )
 from ddp_viz.kinds.watched.steps import stragglers_with_waits, typical_step_s
 from ddp_viz.model.event_base import Event
+from ddp_viz.model.protocol import Timing
 from ddp_viz.model.timeline import RunRecord
 
 PART = "watched.doctor"  # the record's part that folds them
@@ -71,9 +72,12 @@ class Doctoring:
     exits: list[WatchExit] = field(default_factory=list)
     finished: dict[int, int] = field(default_factory=dict)  # rank -> steps begun, last word
     exit_code: int | None = None
+    resumed: bool = False  # a step came after the latest hang: the ranks moved again
 
     def apply(self, e: Event) -> None:
-        if isinstance(e, WatchFailure):
+        if isinstance(e, Timing):
+            self.resumed = bool(self.hangs)
+        elif isinstance(e, WatchFailure):
             self.failures.append(e)
         elif isinstance(e, WatchExit):
             self.exits.append(e)
@@ -83,6 +87,7 @@ class Doctoring:
             self.exit_code = e.exit_code
         elif isinstance(e, WatchHang):
             self.hangs.append(e)
+            self.resumed = False
         elif isinstance(e, WatchRankLost):
             self.lost.append(e)
         elif isinstance(e, WatchNonFinite):
