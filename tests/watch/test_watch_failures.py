@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ddp_viz.kinds.watched import failures as fail
+from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average, same_values
 from ddp_viz.kinds.watched.checks import findings, straggler_text, uneven, verdict
 from ddp_viz.kinds.watched.diagnosis import rank_states, status_line
 from ddp_viz.kinds.watched.events import (
@@ -18,7 +19,6 @@ from ddp_viz.kinds.watched.events import (
     WatchRankLost,
     WatchSummary,
 )
-from ddp_viz.kinds.watched.run import averages_identical, non_finite_average, same_values
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
 

@@ -61,10 +61,8 @@ def _upgrade_2_to_3(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upgrade_3_to_4(obj: dict[str, Any]) -> dict[str, Any]:
-    """Schema 3 to 4 added the crash's events (watch_failure, watch_exit) and the steps a
-    rank began to its last word (watch_dropped): an older last word did not say (-1)."""
-    if obj.get("event") == "watch_dropped":
-        obj.setdefault("steps", -1)
+    """Schema 3 to 4 added a watched run's failures and exits, and a field with a default
+    (an older line lacks it and decodes with the default): a line of 3 is a line of 4."""
     return obj
 
 

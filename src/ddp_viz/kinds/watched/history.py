@@ -17,6 +17,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Any
 
+from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
 from ddp_viz.kinds.watched.events import KIND
 from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.arrivals import last_to_arrive
@@ -126,8 +127,6 @@ def thin(rec: RunRecord, part: History) -> None:
         stride *= 2
     if stride != part.stride:  # the steps kept so far at the old stride: half of them go
         part.stride, part.thinned = stride, 0
-    from ddp_viz.kinds.watched.run import averages_identical, non_finite_average
-
     emptied = set()
     for st in rec.steps[part.thinned : upto]:
         if st.step % stride and st.ranks:

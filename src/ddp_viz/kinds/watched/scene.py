@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 
+from ddp_viz.kinds.watched.agree import averages_identical
 from ddp_viz.kinds.watched.checks import findings, straggler_text
-from ddp_viz.kinds.watched.run import averages_identical, latest_full, places, seen_steps
+from ddp_viz.kinds.watched.run import latest_full, places, seen_steps
 from ddp_viz.kinds.watched.scene_buckets import BucketRows
 from ddp_viz.kinds.watched.steps import (
     TensorRow,

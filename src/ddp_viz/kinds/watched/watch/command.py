@@ -22,6 +22,7 @@ from typing import TextIO
 
 import ddp_viz
 from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
 from ddp_viz.kinds.watched.checks import findings, straggler_text, verdict
 from ddp_viz.kinds.watched.events import (
     KIND,
@@ -32,7 +33,6 @@ from ddp_viz.kinds.watched.events import (
     WatchSummary,
 )
 from ddp_viz.kinds.watched.history import HISTORY, History, complete_count, recorded
-from ddp_viz.kinds.watched.run import averages_identical, non_finite_average
 from ddp_viz.kinds.watched.watch import launcher
 from ddp_viz.kinds.watched.watch.listener import RUN, Listener, Sink
 from ddp_viz.kinds.watched.watch.relay import Relay
