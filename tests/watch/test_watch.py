@@ -233,6 +233,9 @@ def test_ctrl_c_stops_the_whole_tree(tmp_path) -> None:
     # stopped the ranks; a torchrun killed by a signal would give 128 + its number
     assert code == summary.exit_code == 1, (code, summary.exit_code, err[-2000:])
     assert "the command exited with 1" in err
+    # the report follows, and a run the user stopped is no crash (issue 47, 14)
+    assert summary.stopped and "✗ crash" not in err, err[-2000:]
+    assert err.rstrip().splitlines()[-1].startswith("ddp-viz verdict: "), err[-2000:]
 
 
 def watched_tree(proc: subprocess.Popen, rec: Path) -> dict[str, psutil.Process]:

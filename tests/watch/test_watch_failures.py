@@ -109,6 +109,9 @@ def test_a_clean_exit_is_never_a_crash() -> None:
     # the same with the command failing, and no launcher's word: vanished
     rec = run(lost(0, 12), lost(1, 12), lost(2, 12), WatchSummary(1, 1))
     assert findings(rec)[0][1][0].startswith("✗ crash: rank 0 vanished without its last word")
+    # … unless the user stopped it (Ctrl-C, the window closed): then they were stopped
+    rec = run(lost(0, 12), lost(1, 12), lost(2, 12), WatchSummary(1, 1, stopped=True))
+    assert findings(rec) == []
 
 
 def test_expected_to_finish_reduction_names_the_parameters_without_a_gradient() -> None:

@@ -84,7 +84,7 @@ class Doctoring:
         elif isinstance(e, WatchDropped) and e.steps >= 0:
             self.finished[e.rank] = e.steps
         elif isinstance(e, WatchSummary):
-            self.exit_code = e.exit_code
+            self.exit_code = 0 if e.stopped else e.exit_code  # stopped: no rank crashed
         elif isinstance(e, WatchHang):
             self.hangs.append(e)
             self.resumed = False

@@ -40,6 +40,7 @@ class WatchSummary(Event):
     refused: dict[str, int] = field(default_factory=dict)  # reason -> connections
     bad_lines: int = 0
     dropped: dict[str, int] = field(default_factory=dict)  # rank -> events its queue dropped
+    stopped: bool = False  # the user stopped it (Ctrl-C, or the window closed): no crash
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ STOP_S = 10.0  # after Ctrl-C is passed on: how long the command may take to sto
 # said the moment they are found; a crash, an uneven end and the verdict wait for the end
 # of the command (its ranks' later errors and exit statuses change what the cause is)
 LIVE = ("hang", "non_finite", "desync")
+STOPPED = {"by_user": False}  # this process's watched command was stopped by Ctrl-C or a close
 DOCTOR_KINDS = {k.kind for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests)}
 
 
@@ -105,7 +106,8 @@ class Recorder:
 
     def finish(self, listener: Listener, code: int) -> None:
         done = complete_count(self.rec)  # the steps it thinned too
-        self(WatchSummary(RUN, code, dict(listener.refused), listener.bad_lines, listener.dropped))
+        refused, bad, dropped = dict(listener.refused), listener.bad_lines, listener.dropped
+        self(WatchSummary(RUN, code, refused, bad, dropped, STOPPED["by_user"]))
         if self.rec.run is not None:
             self(protocol.RunFinished(RUN, done, time.monotonic() - self.t0))
         if self.file is not None:
@@ -227,6 +229,7 @@ async def _watch(
     listener, bound, port = opened
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
     env = watched_env(f"{bound}:{port}", listener.token, budget)
+    STOPPED["by_user"] = False
     exits = Path(tempfile.mkdtemp(prefix="ddp-viz-exits-")) / "exits.jsonl"
     env[launcher.EXITS_ENV] = str(exits)
     code = await _run_command(command, env, out, started, relay)
@@ -302,6 +305,7 @@ def stop_command(pid: int) -> None:
 
 
 def _pass_on(pid: int, sig: int) -> None:
+    STOPPED["by_user"] = True  # ranks that then vanish were stopped, not crashed
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
 
