@@ -181,3 +181,14 @@ def test_a_clean_run_gets_no_diagnosis() -> None:
     assert verdict_of(said) == (
         "ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found"
     )
+
+
+def test_a_rank_that_fails_before_ddp_is_built_is_still_the_cause() -> None:
+    code, said, _ = watch("before_ddp", 3)
+    assert code == 1
+    at = line_of("before_ddp.py", 'raise FileNotFoundError(f"shard-{rank}.pt')
+    assert (
+        f"✗ crash: rank 2 raised FileNotFoundError: shard-2.pt: no such file — at "
+        f"before_ddp.py:{at} in load_data"
+    ) in said
+    assert verdict_of(said).startswith("ddp-viz verdict: rank 2 is the root cause")

@@ -93,6 +93,13 @@ def rank_ends(
         waited = max((s for r, s in waits.items() if r != e.rank), default=0)
         if waited > e.step:  # the others got further: it finished the steps before theirs
             by_rank[e.rank] = replace(by_rank[e.rank], waited=waited)
+    seen = {e.rank for e in lost}
+    for ex in signals.values():  # ranks that never connected (they ended before DDP was built)
+        if ex.rank not in by_rank and ex.rank not in seen:
+            end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
+            by_rank[ex.rank] = RankEnd(ex.rank, end, ex.at or float("inf"), 0, signal=ex.signal)
+            if not ex.signal:
+                by_rank[ex.rank] = replace(by_rank[ex.rank], end=End.VANISHED)
     return sorted(by_rank.values(), key=_order)
 
 

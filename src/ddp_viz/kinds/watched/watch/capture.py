@@ -328,6 +328,8 @@ def patch(module: Any) -> None:
     calls.install()
     checks.patch_backward()
     failure.wrap_destroy(dist)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # a launcher's rank, not the
+        failure.install(_now)  # launcher: a failure before its DDP is built is said too
     addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
     init, register = ddp_class.__init__, ddp_class.register_comm_hook
     _ORIGINAL["register_comm_hook"] = register
