@@ -40,7 +40,9 @@ OURS_LINE = (
 )
 # what a rank holds for its failure report: its watch (once DDP was built), the model's
 # parameters while DDP is being built, the clock the watch stamps times with
-STATE: dict[str, Any] = {"watch": None, "params": [], "now": None, "sent": False}
+# (a process forked from the rank, a DataLoader's worker, inherits the hooks: ``pid`` tells
+# it is not the rank, and it says nothing)
+STATE: dict[str, Any] = {"watch": None, "params": [], "now": None, "sent": False, "pid": 0}
 
 
 def _frames(tb: types.TracebackType | None) -> list[traceback.FrameSummary]:
@@ -101,7 +103,7 @@ def failure_event(exc: BaseException, tb: types.TracebackType | None, now: float
 
 def report(exc: BaseException, tb: types.TracebackType | None, now: float) -> None:
     """Send the failure (once per process) and close the watch: its last step, its last word."""
-    if STATE["sent"]:
+    if STATE["sent"] or os.getpid() != STATE["pid"]:
         return
     STATE["sent"] = True
     line = protocol.encode(failure_event(exc, tb, now))
@@ -140,7 +142,7 @@ def install(now: Any) -> None:
     """The process's hooks, once (``now``: the watch's clock)."""
     if STATE["now"] is not None:
         return
-    STATE["now"] = now
+    STATE["now"], STATE["pid"] = now, os.getpid()
     before = sys.excepthook
 
     def excepthook(kind: type, exc: BaseException, tb: types.TracebackType | None) -> None:
@@ -183,7 +185,7 @@ def _wrap_exit() -> None:
     def _exit(status: int) -> None:
         watch = STATE["watch"]
         try:
-            if watch is not None:
+            if watch is not None and os.getpid() == STATE["pid"]:
                 watch.close()  # within the sender's CLOSE_S
         except Exception:
             pass
