@@ -251,3 +251,26 @@ def test_a_hang_shows_as_hung_until_a_step_comes_after_it() -> None:
     spans = {"forward": [[4.0, 4.1]]}
     rec.apply(protocol.Timing(1, 4, 0, spans))  # the ranks moved again
     assert rank_states(rec) == {}
+
+
+def test_a_rank_that_exits_with_a_status_without_raising_is_the_cause() -> None:
+    # rank 2 said its last word in step 6 and exited with 3 (sys.exit(3)); the others then
+    # lost their connection in step 6, and torchrun stopped them
+    rec = run(
+        WatchDropped(1, 2, 0, steps=6),
+        failure(0, 5.0, GONE, step=6),
+        failure(1, 5.1, GONE, step=6),
+        WatchExit(1, 2, 102, 3, "", 4.0),
+        WatchExit(1, 0, 100, 1, "", 5.5),
+        WatchSummary(1, 1),
+    )
+    lines = findings(rec)[0][1]
+    assert lines[0].startswith("✗ crash: rank 2 exited with status 3 without raising"), lines
+    assert "in or after its step 6" in lines[0]
+    assert verdict(rec).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: exited with status 3"
+    )
+    assert uneven(rec) is None  # it did not finish its loop: it quit
+    # the same last word and a status of 0: it finished, and nothing is said of it
+    rec = run(WatchDropped(1, 2, 0, steps=6), WatchSummary(1, 0))
+    assert findings(rec) == []

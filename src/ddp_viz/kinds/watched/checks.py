@@ -191,7 +191,7 @@ def straggler_text(rec: RunRecord) -> str | None:
 def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     """The ranks that did not end cleanly, the cause first."""
     d = doctoring(rec)
-    return fail.rank_ends(d.failures, d.lost, d.exits, d.exit_code)
+    return fail.rank_ends(d.failures, d.lost, d.exits, d.exit_code, d.finished)
 
 
 def uneven(rec: RunRecord) -> str | None:
@@ -200,7 +200,7 @@ def uneven(rec: RunRecord) -> str | None:
     at a barrier or ended; entered, the ranks that failed, vanished, or hung inside DDP's
     gradient all-reduce."""
     d = doctoring(rec)
-    failed = {f.rank for f in d.failures}
+    failed = {f.rank for f in d.failures} | {e.rank for e in d.exits if e.exitcode != 0}
     finished = {r: n for r, n in d.finished.items() if r not in failed}
     entered: dict[int, int] = {}
     for f in d.failures:

@@ -46,6 +46,7 @@ class End(Enum):
     KILLED = "killed"  # a signal, by its launcher's word
     VANISHED = "vanished"  # no last word and no launcher's word: killed or crashed
     STOPPED = "stopped"  # torchrun's SIGTERM after another rank failed
+    EXITED = "exited"  # its last word said, then a status other than 0 (sys.exit(3))
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class RankEnd:
     signal: str = ""
     peer_gone: bool = False  # its error says a peer went away (a consequence if any did)
     waited: int = 0  # the step (from 1) whose all-reduce the others waited in for it, if any
+    status: int = 0  # its exit status, when it exited with one other than 0 (EXITED)
 
 
 def peer_gone(message: str) -> bool:
@@ -69,9 +71,12 @@ def rank_ends(
     lost: list[WatchRankLost],
     exits: list[WatchExit],
     exit_code: int | None,
+    finished: dict[int, int] | None = None,
 ) -> list[RankEnd]:
     """Each rank that did not end cleanly, earliest first. A lost rank whose launcher says it
-    exited with 0 (or whose whole command did) ended cleanly and is not listed."""
+    exited with 0 (or whose whole command did) ended cleanly and is not listed; a rank that
+    sent its last word (``finished``: rank -> steps begun) but exited with another status
+    without raising (``sys.exit(3)``) is."""
     by_rank: dict[int, RankEnd] = {}
     for f in failures:
         if f.rank not in by_rank:
@@ -93,7 +98,12 @@ def rank_ends(
         waited = max((s for r, s in waits.items() if r != e.rank), default=0)
         if waited > e.step:  # the others got further: it finished the steps before theirs
             by_rank[e.rank] = replace(by_rank[e.rank], waited=waited)
-    seen = {e.rank for e in lost}
+    for r, steps in (finished or {}).items():
+        ex = signals.get(r)
+        if r not in by_rank and ex is not None and ex.exitcode > 0:
+            at = ex.at or float("inf")
+            by_rank[r] = RankEnd(r, End.EXITED, at, steps, status=ex.exitcode)
+    seen = {e.rank for e in lost} | set(finished or {})
     for ex in signals.values():  # ranks that never connected (they ended before DDP was built)
         if ex.rank not in by_rank and ex.rank not in seen:
             end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
@@ -117,7 +127,8 @@ def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int,
 def _order(r: RankEnd) -> tuple:
     # own reports by time; a killed rank (the launcher's time is another clock) before a
     # peer-gone error, which it explains; torchrun's SIGTERMs last (they follow a failure)
-    rank_of = {End.RAISED: 1, End.KILLED: 0, End.VANISHED: 0, End.STOPPED: 2}[r.end]
+    rank_of = {End.RAISED: 1, End.KILLED: 0, End.VANISHED: 0, End.STOPPED: 2, End.EXITED: 0}
+    rank_of = rank_of[r.end]
     if r.end is End.RAISED and not r.peer_gone:
         rank_of = 0
     return (rank_of, r.at if r.end is End.RAISED else float("inf"), r.rank)
@@ -230,7 +241,10 @@ def failure_text(
             head += gone_words(f.message)
         because = f", because rank {first.rank} had failed" if first is not None else ""
         return [f"  then {head}{because}"]
-    if r.end in (End.KILLED, End.STOPPED):
+    if r.end is End.EXITED:
+        head = f"rank {r.rank} exited with status {r.status} without raising (sys.exit?), "
+        head += step_phrase(r.step, sure=False)
+    elif r.end in (End.KILLED, End.STOPPED):
         sig = _KILLERS.get(r.signal, r.signal)
         head = f"rank {r.rank} was killed by {sig}, {lost_step(r)}"
     else:
@@ -299,6 +313,11 @@ def verdict(first: RankEnd) -> str:
             f"{step_phrase(f.step)}"
         )
     how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
+    if first.end is End.EXITED:
+        how = f"exited with status {first.status}"
+        return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, " + step_phrase(
+            first.step, sure=False
+        )
     return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, {lost_step(first)}"
 
 
