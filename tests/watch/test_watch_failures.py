@@ -274,3 +274,27 @@ def test_a_rank_that_exits_with_a_status_without_raising_is_the_cause() -> None:
     # the same last word and a status of 0: it finished, and nothing is said of it
     rec = run(WatchDropped(1, 2, 0, steps=6), WatchSummary(1, 0))
     assert findings(rec) == []
+
+
+def _call(op: str, seq: int, sizes: list[int], bucket: bool = False) -> dict:
+    c = {"seq": seq, "op": op, "site": f"t.py:{20 + seq} in main", "sizes": [sizes]}
+    return {**c, "bucket": 0, "step": 3} if bucket else c
+
+
+def test_a_rank_gloo_aborted_over_a_mismatch_is_not_taken_for_the_cause() -> None:
+    # rank 0 was aborted (SIGABRT) inside its all_reduce #4 of 2 values; rank 1 was inside
+    # the same; rank 2, the odd one, all-reduced 3 values
+    mine = [
+        WatchRankLost(1, 0, 100, 4, _call("all_reduce", 4, [2])),
+        WatchRankLost(1, 1, 101, 4, _call("all_reduce", 4, [2])),
+        WatchRankLost(1, 2, 102, 4, _call("all_reduce", 4, [3])),
+    ]
+    rec = run(*mine, WatchExit(1, 0, 100, -6, "SIGABRT", 1.0), WatchSummary(1, 1))
+    said = verdict(rec)
+    assert said.startswith("ddp-viz verdict: rank 2's collective does not match"), said
+    assert "rank 2 all_reduce #4 [3] at t.py:24 in main" in said
+    assert any("✗ the ranks' collectives do not match" in x for x in findings(rec)[0][1])
+    # all three the same: the aborted rank stays the cause
+    same = [*mine[:2], WatchRankLost(1, 2, 102, 4, _call("all_reduce", 4, [2]))]
+    rec = run(*same, WatchExit(1, 0, 100, -6, "SIGABRT", 1.0), WatchSummary(1, 1))
+    assert verdict(rec).startswith("ddp-viz verdict: rank 0 is the root cause: killed by SIGABRT")

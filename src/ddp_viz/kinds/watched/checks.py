@@ -227,7 +227,9 @@ def _crash(rec: RunRecord, hung: bool) -> list[str]:
         # the collectives' timeouts after a hang, a lost peer after an uneven end: the hang or
         # the uneven end is the diagnosis, these follow from it
         return ["after that:"] + [line for r in ends for line in fail.failure_text(r, None)]
-    return fail.crash_lines(ends)
+    d = doctoring(rec)
+    odd = fail.call_mismatch(d.failures, d.lost)
+    return fail.crash_lines(ends) + (["  " + odd[0]] if odd is not None else [])
 
 
 def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]:
@@ -261,6 +263,11 @@ def verdict(rec: RunRecord) -> str:
         return "ddp-viz verdict: " + late.removeprefix("✗ ").split(": the ranks had")[0]
     ends = rank_ends(rec)
     first = fail.cause(ends)
+    odd = fail.call_mismatch(d.failures, d.lost) if first is not None else None
+    if odd is not None and odd[1] is not None and (first.peer_gone or first.signal):
+        # gloo aborts whichever rank met the mismatch: the odd call is the cause
+        calls = odd[0].split(": ", 1)[1]
+        return f"ddp-viz verdict: rank {odd[1]}'s collective does not match the others': {calls}"
     if first is not None and not (d.hangs and (first.peer_gone or first.end is fail.End.STOPPED)):
         return fail.verdict(first)
     if d.hangs:  # the latest: a stall that went on says more than its first moments

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
+from ddp_viz.kinds.watched.events import CommCall, WatchExit, WatchFailure, WatchRankLost
 
 MAX_PARAMS = 6
 UNEVEN_LESSON = "uneven-inputs"  # the course's lesson on it (opened from the diagnosis)
@@ -340,3 +340,47 @@ def uneven_text(finished: dict[int, int], entered: dict[int, int]) -> str | None
         "fix: the same number of batches per rank, e.g. DistributedSampler(drop_last=True), "
         "or DDP's join() context manager)"
     )
+
+
+# --- collectives that did not match, read from where the ranks were when they went -----------
+def _key(c: CommCall) -> tuple:
+    return c["op"], "bucket" in c, tuple(tuple(x) for x in c.get("sizes", []))
+
+
+def call_words(rank: int, c: CommCall) -> str:
+    sizes = " ".join("[" + "×".join(map(str, x)) + "]" for x in c.get("sizes", []))
+    ddp = "DDP's gradient " if "bucket" in c else ""
+    return f"rank {rank} {ddp}{c['op']} #{c['seq']} {sizes} at {c['site']}".replace("  ", " ")
+
+
+def call_mismatch(
+    failures: list[WatchFailure], lost: list[WatchRankLost]
+) -> tuple[str, int | None] | None:
+    """The ranks' collectives of one sequence number that differ (op, DDP's or the script's,
+    sizes) as the ranks failed or went, in words, and the odd rank out (one rank's call
+    against the same call on all the others; None when no rank is alone)."""
+    calls: dict[int, CommCall] = {}
+    for e in lost:
+        c = e.inside or e.last
+        if c is not None:
+            calls[e.rank] = c
+    for f in failures:
+        if f.inside is not None:
+            calls[f.rank] = f.inside
+    by_seq: dict[int, dict[int, CommCall]] = {}
+    for r, c in calls.items():
+        by_seq.setdefault(c["seq"], {})[r] = c
+    for _, group in sorted(by_seq.items()):
+        keys: dict[tuple, list[int]] = {}
+        for r, c in sorted(group.items()):
+            keys.setdefault(_key(c), []).append(r)
+        if len(keys) < 2:
+            continue
+        said = "; ".join(call_words(r, c) for r, c in sorted(group.items()))
+        alone = [rs[0] for rs in keys.values() if len(rs) == 1]
+        odd = alone[0] if len(alone) == 1 and len(group) > 2 else None
+        if odd is None and len(group) == 2:  # two ranks: the script's own call is the odd one
+            mine = [r for r, c in group.items() if "bucket" not in c]
+            odd = mine[0] if len(mine) == 1 else None
+        return f"✗ the ranks' collectives do not match: {said}", odd
+    return None

@@ -60,6 +60,7 @@ class Heartbeat:
         self.fixed = threshold_from_env(os.environ)
         self._stop = threading.Event()
         self._wake = threading.Event()
+        CALLS.wake = self._wake.set
         self._moved = (-1, time.monotonic())  # the counter, and when it last changed
         self._thread = threading.Thread(target=self._run, name="ddp-viz-heartbeat", daemon=True)
         self._thread.start()
