@@ -298,3 +298,14 @@ def test_a_rank_gloo_aborted_over_a_mismatch_is_not_taken_for_the_cause() -> Non
     same = [*mine[:2], WatchRankLost(1, 2, 102, 4, _call("all_reduce", 4, [2]))]
     rec = run(*same, WatchExit(1, 0, 100, -6, "SIGABRT", 1.0), WatchSummary(1, 1))
     assert verdict(rec).startswith("ddp-viz verdict: rank 0 is the root cause: killed by SIGABRT")
+
+
+def test_last_in_10_of_11_steps_is_a_straggler_only_if_its_wait_stands_out() -> None:
+    # 1 in 85 by chance at 2 ranks: named when the other rank, last once, kept it waiting far
+    # less (the rank does extra work), noise when both were late alike
+    slow = [{1: 0.031}] * 10 + [{0: 0.001}]
+    said = straggler_text(_waits([slow[0], *slow], 2, 0.1))
+    assert said is not None and said.startswith("✗ straggler: rank 1"), said
+    alike = [{1: 0.031}] * 10 + [{0: 0.030}]
+    said = straggler_text(_waits([alike[0], *alike], 2, 0.1))
+    assert said is not None and said.startswith("no straggler: rank 1"), said
