@@ -310,3 +310,11 @@ def test_last_in_10_of_11_steps_is_a_straggler_only_if_its_wait_stands_out() -> 
     alike = [{1: 0.031}] * 10 + [{0: 0.030}]
     said = straggler_text(_waits([alike[0], *alike], 2, 0.1))
     assert said is not None and said.startswith("no straggler: rank 1"), said
+
+
+def test_a_rank_last_by_under_5ms_is_noise_however_often() -> None:
+    # a real clean run on a shared machine: rank 1 last in 10 of 11 steps by 3.6 ms
+    lates = [{1: 0.0036}] * 10 + [{0: 0.0005}]
+    said = straggler_text(_waits([lates[0], *lates], 2, 0.015))
+    assert said is not None and said.startswith("no straggler: rank 1"), said
+    assert said.endswith("under 5 ms: noise"), said
