@@ -318,3 +318,34 @@ def test_a_rank_last_by_under_5ms_is_noise_however_often() -> None:
     said = straggler_text(_waits([lates[0], *lates], 2, 0.015))
     assert said is not None and said.startswith("no straggler: rank 1"), said
     assert said.endswith("under 5 ms: noise"), said
+
+
+def _count(me: int, other: int, mine: int, theirs: int) -> str:
+    return (
+        f"DDP expects same model across all ranks, but Rank {me} has {mine} params, while "
+        f"rank {other} has inconsistent {theirs} params."
+    )
+
+
+def test_the_rank_whose_model_differs_is_the_cause_whoever_reported_first() -> None:
+    # rank 2 built 2 parameters, the others 4; rank 0 reported first, naming rank 2
+    rec = run(
+        failure(0, 1.0, _count(0, 2, 4, 2), step=0),
+        failure(1, 1.1, _count(1, 2, 4, 2), step=0),
+        failure(2, 1.2, _count(2, 0, 2, 4), step=0),
+    )
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause"), verdict(rec)
+    # rank 0 the odd one: ranks 1 and 2 both say their sizes differ from process 0's
+    sizes = (
+        "params[0] in this process with sizes [8, 6] appears not to match sizes of the same "
+        "param in process 0."
+    )
+    rec = run(
+        failure(1, 1.0, sizes, step=0),
+        failure(2, 1.1, sizes, step=0),
+        failure(0, 1.5, GONE, step=0),
+    )
+    assert verdict(rec).startswith("ddp-viz verdict: rank 0 is the root cause"), verdict(rec)
+    # one rank of three says so: it is the odd one
+    rec = run(failure(2, 1.0, sizes, step=0), failure(0, 1.5, GONE, step=0))
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause"), verdict(rec)

@@ -60,6 +60,7 @@ class RankEnd:
     peer_gone: bool = False  # its error says a peer went away (a consequence if any did)
     waited: int = 0  # the step (from 1) whose all-reduce the others waited in for it, if any
     status: int = 0  # its exit status, when it exited with one other than 0 (EXITED)
+    model_odd: bool = False  # the ranks' words as DDP was built name its model as the odd one
 
 
 def peer_gone(message: str) -> bool:
@@ -110,7 +111,37 @@ def rank_ends(
             by_rank[ex.rank] = RankEnd(ex.rank, end, ex.at or float("inf"), 0, signal=ex.signal)
             if not ex.signal:
                 by_rank[ex.rank] = replace(by_rank[ex.rank], end=End.VANISHED)
-    return sorted(by_rank.values(), key=_order)
+    out = sorted(by_rank.values(), key=_order)
+    odd = model_culprit(failures, _world(failures, lost))
+    if odd is not None and odd in by_rank:  # every rank raised; the votes name the odd model
+        out = [replace(r, model_odd=True) if r.rank == odd else r for r in out]
+        out.sort(key=lambda r: r.rank != odd)
+    return out
+
+
+def _world(failures: list[WatchFailure], lost: list[WatchRankLost]) -> int:
+    return 1 + max([f.rank for f in failures] + [e.rank for e in lost], default=0)
+
+
+def model_culprit(failures: list[WatchFailure], world: int) -> int | None:
+    """The rank whose model differs, by the ranks' own words when DDP was built: each rank
+    that sees another count of parameters names the other as "inconsistent" (the odd one is
+    named most); each rank whose sizes differ from process 0's says so (when every rank but 0
+    says it, at 3 ranks or more, rank 0 is the odd one). None: no such error, or a tie."""
+    votes: dict[int, int] = {}
+    sizes = sorted({f.rank for f in failures if _SIZES.search(f.message)})
+    for f in failures:
+        count = _COUNT.search(f.message)
+        if count is not None:
+            votes[int(count.group(3))] = votes.get(int(count.group(3)), 0) + 1
+    if not votes and sizes:
+        if world >= 3 and sizes == list(range(1, world)):
+            return 0
+        return sizes[0]
+    best = sorted(votes.items(), key=lambda kv: -kv[1])
+    if not best or (len(best) > 1 and best[0][1] == best[1][1]):
+        return None
+    return best[0][0]
 
 
 def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int, int]:
@@ -231,9 +262,11 @@ def failure_text(
         head = f"rank {f.rank} raised {f.type}: {first_line(f.message)}"
         head += f" — at {f.site}, {step_phrase(f.step)}{where}"
         if is_cause:
-            return [f"✗ crash: {head} (the first failure: the cause)"] + [
-                "  " + line for line in ddp_error(f, peers)
-            ]
+            said = ddp_error(f, peers)
+            if r.model_odd and not said:  # the others' words say it: its model is the odd one
+                said = next((x for p in peers or [] if (x := ddp_error(p, peers))), [])
+            cause = "its model is the odd one" if r.model_odd else "the first failure"
+            return [f"✗ crash: {head} ({cause}: the cause)"] + ["  " + line for line in said]
         if first is not None and first.failure is not None and _same(f, first.failure):
             return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {step_phrase(f.step)}"]
         if r.peer_gone:
@@ -306,6 +339,11 @@ def crash_lines(ends: list[RankEnd]) -> list[str]:
 
 def verdict(first: RankEnd) -> str:
     """The report's last line: the root-cause rank, what and where."""
+    if first.model_odd:
+        return (
+            f"ddp-viz verdict: rank {first.rank} is the root cause: its model differs from "
+            "the other ranks' (found as DDP was built)"
+        )
     if first.failure is not None:
         f = first.failure
         return (
