@@ -208,3 +208,41 @@ def test_a_crashed_rank_is_failed_in_the_table_and_named_in_the_status_bar(make_
     said = window.status.text()
     assert "✗ rank 1 is the root cause: RuntimeError at train.py:40" in said, said
     assert "ranks agree" not in said
+
+
+def test_a_diagnosed_hang_is_hung_in_the_table_and_the_status_bar(make_window) -> None:
+    """Issue 47, 13: not "training" in the table nor "2 rank(s) training…" under a hang."""
+    from ddp_viz.kinds.watched.events import WatchHang
+
+    window = make_window()
+    events = [e for e in load_recording(MANY) if e.kind not in ("watch_dropped", "run_finished")]
+    events = [e for e in events if e.kind != "watch_summary"]
+    window.session.expect_run(1)
+    for e in events:
+        window.session.on_transport_event(e)
+    window.session.tick()
+    window.process_view.set_record(window.session.record)
+    assert [row[2] for row in window.process_view.rows()] == ["training", "training"]
+    call = {
+        "seq": 9,
+        "op": "all_reduce",
+        "site": "train.py:30 in main",
+        "sizes": [[3]],
+        "bucket": 0,
+    }
+    stuck = [
+        {"rank": 0, "state": "inside", "step": 4, "inside": call},
+        {
+            "rank": 1,
+            "state": "outside",
+            "step": 3,
+            "stack": ["train.py:12 in main: time.sleep(60)"],
+        },
+    ]
+    window.session.on_transport_event(WatchHang(1, 3.0, 2.0, stuck))  # type: ignore[arg-type]
+    window.session.tick()
+    said = window.status.text()
+    assert said.startswith("Run 1: ✗ hang: rank 1 never joined all_reduce #9"), said
+    assert "train.py:12 in main: time.sleep(60)" in said
+    window.process_view.set_record(window.session.record)
+    assert [row[2] for row in window.process_view.rows()] == ["hung", "stuck"]
