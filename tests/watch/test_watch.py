@@ -118,6 +118,10 @@ def test_the_ranks_capture_the_same_steps_in_full_so_their_averages_are_compared
     # periods can still differ by a factor of two, so not every step of the other is shared)
     assert len(both) >= 0.8 * min(len(full[0]), len(full[1])), sorted(full[0] ^ full[1])
     assert all(rec.steps[s].averaged_agree() for s in both)
+    # the tutorial's clean run: no diagnosis at all, over 200 steps (issue 45, 7)
+    report = err[err.index("ddp-viz: the command exited") :]
+    assert "✗" not in report, report
+    assert report.rstrip().splitlines()[-1].startswith("ddp-viz verdict: ✓"), report
 
 
 def test_the_full_capture_period_is_a_power_of_two_within_the_budget() -> None:
@@ -233,6 +237,9 @@ def test_ctrl_c_stops_the_whole_tree(tmp_path) -> None:
     # stopped the ranks; a torchrun killed by a signal would give 128 + its number
     assert code == summary.exit_code == 1, (code, summary.exit_code, err[-2000:])
     assert "the command exited with 1" in err
+    # the report follows, and a run the user stopped is no crash (issue 47, 14)
+    assert summary.stopped and "✗ crash" not in err, err[-2000:]
+    assert err.rstrip().splitlines()[-1].startswith("ddp-viz verdict: "), err[-2000:]
 
 
 def watched_tree(proc: subprocess.Popen, rec: Path) -> dict[str, psutil.Process]:

@@ -42,6 +42,13 @@ def averaged_is_the_mean_of_locals(events: list, steps: int) -> None:
             assert tensor_sample(values) != pytest.approx(locals_[0], abs=1e-9), "not averaged"
 
 
+def no_diagnosis(err: str) -> None:
+    """A clean run of a framework's script: the doctor finds nothing (issue 45, 7)."""
+    report = err[err.index("ddp-viz: the command exited") :]
+    assert "✗" not in report, report
+    assert report.rstrip().splitlines()[-1].startswith("ddp-viz verdict: ✓"), report
+
+
 @needs("lightning")
 def test_a_lightning_trainer_launching_its_own_ranks_is_watched(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
@@ -49,6 +56,7 @@ def test_a_lightning_trainer_launching_its_own_ranks_is_watched(tmp_path, monkey
     code, events, err = watch(tmp_path, *cmd, budget="1")
     assert code == 0, err
     averaged_is_the_mean_of_locals(events, 3)
+    no_diagnosis(err)
 
 
 @needs("accelerate")
@@ -59,3 +67,4 @@ def test_an_accelerate_loop_under_torchrun_is_watched(tmp_path, monkeypatch) -> 
     code, events, err = watch(tmp_path, *cmd, "--steps", "3", budget="1")
     assert code == 0, err
     averaged_is_the_mean_of_locals(events, 3)
+    no_diagnosis(err)

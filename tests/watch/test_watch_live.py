@@ -72,10 +72,13 @@ def test_closing_the_window_stops_the_whole_tree(qtbot, make_window, capfd) -> N
     # torchrun's agent turns the SIGINT into its SignalException and exits with 1 once it has
     # stopped the ranks; killed by a signal it would be 128 + the signal's number
     assert live.code == 1
-    # one line says the window stopped it: not the ranks' KeyboardInterrupt nor torchrun's
-    # SignalException, the tracebacks of a Ctrl-C the user never typed
+    # one line says the window (or a Ctrl-C) stopped it: not the ranks' KeyboardInterrupt nor
+    # torchrun's SignalException, the tracebacks of a Ctrl-C the user never typed; then the
+    # report, its verdict last, as after a run that ended by itself
     out, err = capfd.readouterr()
     lines = [line for line in (out + err).splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in out + err, lines
-    assert lines[0].startswith("ddp-viz watch: the window was closed: stopped the command")
+    assert "Traceback" not in out + err, lines
+    assert lines[0].startswith("ddp-viz watch: stopped (the window was closed, or Ctrl-C)")
     assert "its 2 rank(s)" in lines[0]
+    assert lines[1].startswith("ddp-viz: the command exited with 1; 2 rank(s)"), lines
+    assert lines[-1].startswith("ddp-viz verdict: "), lines

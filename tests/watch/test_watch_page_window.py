@@ -178,3 +178,71 @@ def test_the_watched_page_lists_no_warm_engine_rank_as_its_own(make_window) -> N
     assert [r[0] for r in view.rows()] == ["0", "1"] and view.rows()[0][1] != "4000"
     window.set_lesson("ddp-pattern")  # back on a lesson: its pool at once
     assert [r[2] for r in view.rows()] == ["warm", "warm"] and view.table.rowCount() == 2
+
+
+def test_a_crashed_rank_is_failed_in_the_table_and_named_in_the_status_bar(make_window) -> None:
+    """Issue 47, 12: a crash named on every surface, not "done" in green under "✓ ranks agree"."""
+    from ddp_viz.kinds.watched.events import WatchFailure, WatchSummary
+    from ddp_viz.model import protocol
+
+    window = make_window()
+    events = [e for e in load_recording(MANY) if e.kind not in ("watch_dropped", "run_finished")]
+    events = [e for e in events if e.kind != "watch_summary"]
+    gone = "Connection closed by peer [127.0.0.1]:7566"
+    window.session.expect_run(1)
+    for e in events:
+        window.session.on_transport_event(e)
+    for e in (
+        WatchFailure(1, 1, 3, 10.0, "RuntimeError", "bad batch", "train.py:40 in main"),
+        WatchFailure(1, 0, 3, 10.2, "RuntimeError", gone, "train.py:41 in main"),
+    ):
+        window.session.on_transport_event(e)
+    window.session.tick()
+    assert window.status.text().startswith("Run 1: ✗ rank 1 is the root cause"), (
+        window.status.text()
+    )
+    window.process_view.set_record(window.session.record)
+    assert [row[2] for row in window.process_view.rows()] == ["stopped", "failed"]
+    window.session.on_transport_event(WatchSummary(1, 1))
+    window.session.on_transport_event(protocol.RunFinished(1, 3, 1.0))
+    said = window.status.text()
+    assert "✗ rank 1 is the root cause: RuntimeError at train.py:40" in said, said
+    assert "ranks agree" not in said
+
+
+def test_a_diagnosed_hang_is_hung_in_the_table_and_the_status_bar(make_window) -> None:
+    """Issue 47, 13: not "training" in the table nor "2 rank(s) training…" under a hang."""
+    from ddp_viz.kinds.watched.events import WatchHang
+
+    window = make_window()
+    events = [e for e in load_recording(MANY) if e.kind not in ("watch_dropped", "run_finished")]
+    events = [e for e in events if e.kind != "watch_summary"]
+    window.session.expect_run(1)
+    for e in events:
+        window.session.on_transport_event(e)
+    window.session.tick()
+    window.process_view.set_record(window.session.record)
+    assert [row[2] for row in window.process_view.rows()] == ["training", "training"]
+    call = {
+        "seq": 9,
+        "op": "all_reduce",
+        "site": "train.py:30 in main",
+        "sizes": [[3]],
+        "bucket": 0,
+    }
+    stuck = [
+        {"rank": 0, "state": "inside", "step": 4, "inside": call},
+        {
+            "rank": 1,
+            "state": "outside",
+            "step": 3,
+            "stack": ["train.py:12 in main: time.sleep(60)"],
+        },
+    ]
+    window.session.on_transport_event(WatchHang(1, 3.0, 2.0, stuck))  # type: ignore[arg-type]
+    window.session.tick()
+    said = window.status.text()
+    assert said.startswith("Run 1: ✗ hang: rank 1 never joined all_reduce #9"), said
+    assert "train.py:12 in main: time.sleep(60)" in said
+    window.process_view.set_record(window.session.record)
+    assert [row[2] for row in window.process_view.rows()] == ["hung", "stuck"]

@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from ddp_viz.kinds.watched.run import arrivals, averages_identical, last_to_arrive, step_time
+from ddp_viz.kinds.watched.agree import averages_identical
+from ddp_viz.kinds.watched.run import arrivals, last_to_arrive, step_time
 from ddp_viz.model.assets import asset
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.lesson import load_lesson_folder

@@ -209,6 +209,10 @@ class ProcessView(QWidget):
         ]
 
     def _rank_state(self, rec: RunRecord, r: int) -> str:
+        for kind in rec.kinds():  # the kind's own word first: a watched rank that crashed
+            said = kind.rank_states(rec).get(r) if kind.rank_states is not None else None
+            if said is not None:
+                return said
         if rec.status is RunStatus.FAILED:
             if rec.reason.startswith("diverged"):
                 return "diverged"
@@ -246,7 +250,8 @@ class ProcessView(QWidget):
         before, self._shown = getattr(self, "_shown", None) or [], rows
         if self.table.rowCount() != len(rows):
             self.table.setRowCount(len(rows))
-        colors = {"failed": self.theme.bad, "diverged": self.theme.bad, "done": self.theme.ok}
+        colors = {"failed": self.theme.bad, "diverged": self.theme.bad, "done": self.theme.ok,
+                  "hung": self.theme.bad, "stuck": self.theme.bad}  # fmt: skip
         for i, row in enumerate(rows):
             for c, text in enumerate(row):
                 # only the cells that changed: a cell set costs about a millisecond (the table
@@ -254,8 +259,8 @@ class ProcessView(QWidget):
                 if i < len(before) and before[i][c] == text and self.table.item(i, c):
                     continue
                 item = QTableWidgetItem(text)
-                if c == 2 and text in colors:
-                    item.setForeground(QColor(colors[text]))
+                if c == 2 and (text in colors or text.startswith("killed")):
+                    item.setForeground(QColor(colors.get(text, self.theme.bad)))
                 if c == 0 and text.isdigit():
                     item.setForeground(QColor(self.theme.rank_color(int(text))))
                 self.table.setItem(i, c, item)

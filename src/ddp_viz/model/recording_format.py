@@ -33,7 +33,9 @@ FORMAT = "ddp-viz-events"
 # lessons); nothing older changed
 # version 3: the watch doctor's events (watch_beat, watch_hang, watch_rank_lost,
 # watch_non_finite, watch_digests); nothing older changed
-SCHEMA_VERSION = 3
+# version 4: a watched rank's failure and exit (watch_failure, watch_exit) and the steps it
+# began in its last word (watch_dropped.steps); nothing older changed
+SCHEMA_VERSION = 4
 HEADER_KIND = "recording"
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}

@@ -60,11 +60,18 @@ def _upgrade_2_to_3(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_3_to_4(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3 to 4 added a watched run's failures and exits, and a field with a default
+    (an older line lacks it and decodes with the default): a line of 3 is a line of 4."""
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: _upgrade_0_to_1,
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
+    3: _upgrade_3_to_4,
 }
 
 

@@ -174,6 +174,12 @@ class RunKind:
     rank_hosts: Callable[[RunRecord], dict[int, str]] | None = None
     # the ranks whose training is over while the run is not (each sent its last word)
     ranks_done: Callable[[RunRecord], set[int]] | None = None
+    # each rank's state in the Processes table where the kind knows better than "training"
+    # or "done" (a watched rank that failed, was killed, hangs): rank -> a word or two
+    rank_states: Callable[[RunRecord], dict[int, str]] | None = None
+    # the status bar's line while the run streams in, when the kind has something to say
+    # (the watch doctor's diagnosis); None: the core's "training…" stands
+    status_live: Callable[[RunRecord], str | None] | None = None
     # the commands that record a run of this kind, besides ``ddp-viz run`` (the docs and the
     # help of ``--open`` name them)
     records: tuple[str, ...] = ()

@@ -80,6 +80,7 @@ class SessionController:
         self.view = view
         self.engine_state = EngineState.STOPPED
         self.run_state = RunState.IDLE
+        self._live_line: str | None = None  # the kind's latest word in the status bar
         self.record = RunRecord()
         self.workers: dict[int, protocol.WorkerState] = {}
         # one locked guess per predict question (a lesson may ask several, answered in any
@@ -170,6 +171,18 @@ class SessionController:
         if self._dirty:
             self._dirty = False
             self.view.show_record(self.record)
+            if self.run_state is RunState.RUNNING:
+                self._live_status()
+
+    def _live_status(self) -> None:
+        """A kind's word on the run while it streams in (a watched run's diagnosis): the
+        status bar must not say "training…" under a hang the page shows in red."""
+        for kind in self.record.kinds():
+            line = kind.status_live(self.record) if kind.status_live is not None else None
+            if line is not None and line != self._live_line:
+                self._live_line = line
+                self.view.show_status(line)
+                return
 
     # --- prediction: lock before Run, graded when the stage reveals the value -------------------
     def set_questions(self, questions: list[Question]) -> None:
@@ -308,6 +321,7 @@ class SessionController:
                 long = self.record.steps_planned > FOLLOW_LATEST_ABOVE
                 self.follow_latest = long or any(k.follow_latest for k in self.record.kinds())
                 self.view.show_follow_latest(self.follow_latest)
+                self._live_line = None
                 said = (k.running(self.record) for k in self.record.kinds() if k.running)
                 text = next((x for x in said if x), None)
                 self.view.show_status(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ddp_viz.kinds.watched import events as _events  # noqa: F401  (defines, so registers)
+from ddp_viz.kinds.watched.diagnosis import finished_status, rank_states, status_line
 from ddp_viz.kinds.watched.events import KIND
 from ddp_viz.kinds.watched.history import History, complete_count
 from ddp_viz.kinds.watched.run import places, ranks_ended
@@ -61,6 +62,9 @@ register(
         elapsed=watched_elapsed,  # its elapsed time is the launcher's too: say which is which
         rank_hosts=hosts,
         ranks_done=ranks_ended,  # a rank's last word: its training is over
+        rank_states=rank_states,  # failed, killed, hung: what the doctor found, per rank
+        status_live=status_line,  # the diagnosis in the status bar as soon as it is found
+        status=finished_status,
         records=("ddp-viz watch --record", "ddp-viz listen --record"),
         page=KIND,
         page_note="your own script under `ddp-viz watch`",

@@ -6,17 +6,25 @@ watched page say the same words (:func:`findings`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from ddp_viz.kinds.watched.doctor import hang_lines, lost_text
+from ddp_viz.kinds.watched import failures as fail
+from ddp_viz.kinds.watched.doctor import hang_lines, missing
 from ddp_viz.kinds.watched.events import (
+    StuckRank,
     WatchDigests,
+    WatchDropped,
+    WatchExit,
+    WatchFailure,
     WatchHang,
     WatchNonFinite,
     WatchRankLost,
+    WatchSummary,
 )
-from ddp_viz.kinds.watched.steps import stragglers_with_waits, typical_step_s
+from ddp_viz.kinds.watched.steps import Straggler, stragglers_with_waits, typical_step_s
 from ddp_viz.model.event_base import Event
+from ddp_viz.model.protocol import Timing
 from ddp_viz.model.timeline import RunRecord
 
 PART = "watched.doctor"  # the record's part that folds them
@@ -29,7 +37,18 @@ MAX_NAMES = 6  # tensors named in one line; the rest are counted
 # by chance is a 1-in-100 event at 8 ranks (binomial, p = 1/8, over all 8 ranks), and a wait
 # under a tenth of a step is within what the machine's scheduling moves a step by.
 STRAGGLER_SHARE = 0.6
-STRAGGLER_S = 0.002
+# ... and last more often than chance explains: with no rank doing extra work each is last
+# with chance 1/world, and one of 2 ranks last in 48 of 80 steps has a chance of about 1 in
+# 11 (a 3 ms wait was called a straggler so). A rank is named only when some rank being last
+# that often by chance alone is under 1 in 100 (a binomial tail, for any of the ranks).
+STRAGGLER_CHANCE = 0.01
+# ... or under 1 in 20 when the others, on the steps they were last, kept it waiting less than
+# half as long: a rank doing extra work is late by its work (10 of 11 steps by 31 ms, the other
+# by 1 ms), where chance makes every rank late by alike (48 of 80 steps by 3.2 ms, 32 by 3 ms)
+STRAGGLER_CHANCE_CLEAR = 0.05
+# 5 ms, not 2: two ranks doing alike on a shared 2-core machine, steps of ~15 ms, made one of
+# them last in 10 of 11 steps by 3.6 ms on average (the scheduler's, not the script's)
+STRAGGLER_S = 0.005
 STRAGGLER_OF_STEP = 0.1
 MIN_STEPS = 8
 SAY_FROM = 4  # steps with a last rank before the page says anything (too few to tell: said)
@@ -55,10 +74,26 @@ class Doctoring:
     digests: dict[int, dict[int, dict[str, str]]] = field(default_factory=dict)  # step, rank
     desync: Desync | None = None
     agreed: int | None = None
+    failures: list[WatchFailure] = field(default_factory=list)
+    exits: list[WatchExit] = field(default_factory=list)
+    finished: dict[int, int] = field(default_factory=dict)  # rank -> steps begun, last word
+    exit_code: int | None = None
+    resumed: bool = False  # a step came after the latest hang: the ranks moved again
 
     def apply(self, e: Event) -> None:
-        if isinstance(e, WatchHang):
+        if isinstance(e, Timing):
+            self.resumed = bool(self.hangs)
+        elif isinstance(e, WatchFailure):
+            self.failures.append(e)
+        elif isinstance(e, WatchExit):
+            self.exits.append(e)
+        elif isinstance(e, WatchDropped) and e.steps >= 0:
+            self.finished[e.rank] = e.steps
+        elif isinstance(e, WatchSummary):
+            self.exit_code = 0 if e.stopped else e.exit_code  # stopped: no rank crashed
+        elif isinstance(e, WatchHang):
             self.hangs.append(e)
+            self.resumed = False
         elif isinstance(e, WatchRankLost):
             self.lost.append(e)
         elif isinstance(e, WatchNonFinite):
@@ -118,6 +153,29 @@ def desync_text(d: Desync) -> str:
     )
 
 
+def chance_of_last(k: int, n: int, world: int) -> float:
+    """The chance that some rank of ``world`` is last in at least ``k`` of ``n`` steps when
+    each is last with chance 1/world (the binomial tail, times the ranks: an upper bound)."""
+    lp, lq = math.log(1.0 / world), math.log1p(-1.0 / world)
+
+    def term(i: int) -> float:  # in logs: comb(2000, 1000) overflows a float
+        log_comb = math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+        return math.exp(log_comb + i * lp + (n - i) * lq)
+
+    return min(1.0, world * sum(term(i) for i in range(k, n + 1)))
+
+
+def beyond_chance(found: list[Straggler], steps: int, world: int) -> bool:
+    """Whether the rank last most often is last more often than chance (see above)."""
+    top, others = found[0], found[1:]
+    chance = chance_of_last(top.count, steps, world)
+    if chance <= STRAGGLER_CHANCE:
+        return True
+    n = sum(s.count for s in others)
+    their_wait = sum(s.count * s.mean_wait_s for s in others) / n if n else 0.0
+    return chance <= STRAGGLER_CHANCE_CLEAR and top.mean_wait_s >= 2 * their_wait
+
+
 def straggler_text(rec: RunRecord) -> str | None:
     """Who the others waited for at the all-reduce, how often and how long; a straggler if
     that rank was last consistently over enough steps by more than noise (see above)."""
@@ -138,23 +196,142 @@ def straggler_text(rec: RunRecord) -> str | None:
         return f"no straggler yet: {said}; {MIN_STEPS} steps tell a straggler from noise"
     if top.count / steps < STRAGGLER_SHARE:
         return f"no straggler: {said}, in under {STRAGGLER_SHARE:.0%} of the steps: noise"
+    world = max(rec.world_size, 2)
+    if not beyond_chance(found, steps, world):
+        return f"no straggler: {said}, as often as chance makes one of {world} ranks last: noise"
     if top.mean_wait_s < floor:
-        why = "2 ms" if floor == STRAGGLER_S else f"a tenth of a step ({step_s * 1e3:.1f} ms)"
+        why = (
+            f"{STRAGGLER_S * 1e3:.0f} ms"
+            if floor == STRAGGLER_S
+            else f"a tenth of a step ({step_s * 1e3:.1f} ms)"
+        )
         return f"no straggler: {said}, under {why}: noise"
     return f"✗ straggler: {said}"
 
 
+def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
+    """The ranks that did not end cleanly, the cause first."""
+    d = doctoring(rec)
+    return fail.rank_ends(d.failures, d.lost, d.exits, d.exit_code, d.finished)
+
+
+def uneven(rec: RunRecord) -> str | None:
+    """A rank that began a step after another finished its loop (see failures.uneven_text):
+    finished are the ranks that sent their last word without failing, and ranks a hang found
+    at a barrier or ended; entered, the ranks that failed, vanished, or hung inside DDP's
+    gradient all-reduce."""
+    d = doctoring(rec)
+    failed = {f.rank for f in d.failures} | {e.rank for e in d.exits if e.exitcode != 0}
+    finished = {r: n for r, n in d.finished.items() if r not in failed}
+    entered: dict[int, int] = {}
+    for f in d.failures:
+        entered[f.rank] = max(entered.get(f.rank, 0), f.step)
+    for e in d.lost:
+        if e.rank not in finished:
+            entered[e.rank] = max(entered.get(e.rank, 0), e.step)
+    for h in d.hangs[:1]:
+        for s in h.ranks:
+            call, step = s.get("inside"), s.get("step", 0)
+            if s["state"] == "inside" and call is not None and "bucket" in call:
+                entered[s["rank"]] = max(entered.get(s["rank"], 0), step)
+            elif s["state"] == "ended" or (call is not None and "barrier" in call["op"]):
+                finished.setdefault(s["rank"], step)
+    return fail.uneven_text(finished, entered)
+
+
+def _crash(rec: RunRecord, hung: bool) -> list[str]:
+    ends = rank_ends(rec)
+    first = fail.cause(ends)
+    if first is None:
+        return []
+    if hung and (first.peer_gone or first.end is fail.End.STOPPED):
+        # the collectives' timeouts after a hang, a lost peer after an uneven end: the hang or
+        # the uneven end is the diagnosis, these follow from it
+        return ["after that:"] + [line for r in ends for line in fail.failure_text(r, None)]
+    d = doctoring(rec)
+    odd = fail.call_mismatch(d.failures, d.lost)
+    return fail.crash_lines(ends) + (["  " + odd[0]] if odd is not None else [])
+
+
 def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]:
-    """Everything the doctor found so far, each with a key (the report prints each once)."""
+    """Everything the doctor found so far, each with a key (the report prints each once),
+    the diagnosis first: an uneven end, the first failure, a hang."""
     d = doctoring(rec)
     out: list[tuple[str, list[str]]] = []
+    late = uneven(rec)
+    if late is not None:
+        out.append(("uneven", [late]))
+    crash = _crash(rec, bool(d.hangs) or late is not None)
+    if crash and not crash[0].startswith("after that"):
+        out.append(("crash", crash))
     for i, h in enumerate(d.hangs):
         out.append((f"hang{i}", hang_lines(h, stacks)))
-    for e in d.lost:
-        out.append((f"lost{e.rank}", [lost_text(e)]))
+    if crash and crash[0].startswith("after that"):
+        out.append(("crash", crash))
     if d.non_finite:
         first = min(d.non_finite, key=lambda e: (e.step, e.rank))
         out.append(("non_finite", [non_finite_text(first)]))
     if d.desync is not None:
         out.append(("desync", [desync_text(d.desync)]))
     return out
+
+
+def verdict(rec: RunRecord) -> str:
+    """One line, printed last: the diagnosis and its root-cause rank, or none found."""
+    d = doctoring(rec)
+    late = uneven(rec)
+    if late is not None:
+        return "ddp-viz verdict: " + late.removeprefix("✗ ").split(": the ranks had")[0]
+    ends = rank_ends(rec)
+    first = fail.cause(ends)
+    odd = fail.call_mismatch(d.failures, d.lost) if first is not None else None
+    if odd is not None and odd[1] is not None and (first.peer_gone or first.signal):
+        # gloo aborts whichever rank met the mismatch: the odd call is the cause
+        calls = odd[0].split(": ", 1)[1]
+        return f"ddp-viz verdict: rank {odd[1]}'s collective does not match the others': {calls}"
+    if first is not None and not (d.hangs and (first.peer_gone or first.end is fail.End.STOPPED)):
+        return fail.verdict(first)
+    if d.hangs:  # the latest: a stall that went on says more than its first moments
+        return "ddp-viz verdict: " + hang_verdict(d.hangs[-1])
+    if d.non_finite:
+        e = min(d.non_finite, key=lambda e: (e.step, e.rank))
+        return f"ddp-viz verdict: rank {e.rank} is the first non-finite, at step {e.step + 1}"
+    if d.desync is not None:
+        ranks = sorted({r for rs in d.desync.tensors.values() for r in rs})
+        who = ", ".join(map(str, ranks))
+        return (
+            f"ddp-viz verdict: desync: rank(s) {who} differ from rank 0 entering step "
+            f"{d.desync.step + 1}"
+        )
+    said = straggler_text(rec)
+    if said is not None and said.startswith("✗"):
+        return "ddp-viz verdict: " + said.removeprefix("✗ ").split(";")[0]
+    return "ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found"
+
+
+def hang_verdict(h: WatchHang) -> str:
+    call, absent = missing(h)
+    places = {s["rank"]: s for s in h.ranks}
+    if call is not None and absent:
+        who = fail_ranks(absent)
+        said = f"hang: {who} never joined {call['op']} #{call['seq']} that the others are in"
+        return said + _doing(places[absent[0]])
+    outside = [s for s in h.ranks if s["state"] == "outside"]
+    if outside:
+        return f"hang: {fail_ranks([s['rank'] for s in outside])} in no communication" + (
+            _doing(outside[-1])
+        )
+    return "hang: no rank moved (see each rank's place above)"
+
+
+def _doing(s: StuckRank) -> str:
+    """What a stuck rank is doing: the collective it is in, or the line it runs."""
+    if s["state"] == "inside":
+        c = s["inside"]
+        return f"; rank {s['rank']} is inside {c['op']} #{c['seq']} at {c['site']}"
+    stack = s.get("stack") or []
+    return f"; rank {s['rank']} is running {stack[-1]}" if stack else ""
+
+
+def fail_ranks(ranks: list[int]) -> str:
+    return ("ranks " if len(ranks) > 1 else "rank ") + ", ".join(map(str, ranks))

@@ -40,6 +40,7 @@ class WatchSummary(Event):
     refused: dict[str, int] = field(default_factory=dict)  # reason -> connections
     bad_lines: int = 0
     dropped: dict[str, int] = field(default_factory=dict)  # rank -> events its queue dropped
+    stopped: bool = False  # the user stopped it (Ctrl-C, or the window closed): no crash
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class WatchDropped(Event):
     run: int
     rank: int
     dropped: int
+    steps: int = -1  # steps the rank began in all (-1: an older recording, not said)
 
 
 # --- the doctor: what a rank is doing, and what went wrong (schema 3) ----------------------
@@ -156,3 +158,48 @@ class WatchDigests(Event):
     step: int
     rank: int
     digests: dict[str, str]
+
+
+class ParamShape(TypedDict):
+    """A parameter of the model a rank built: its name and shape."""
+
+    name: str
+    shape: list[int]
+
+
+@dataclass(frozen=True)
+class WatchFailure(Event):
+    """A watched rank raised and did not catch it: what, where in the user's code (its
+    innermost frame outside torch and ddp-viz), at which step, and when (the listener's
+    clock: the first failure across ranks is the cause). Sent by the rank's exception hook
+    before its process exits. ``no_grad`` names the parameters that got no gradient in the
+    rank's step before (DDP's "Expected to have finished reduction" is about them);
+    ``params`` the model's parameters and shapes where DDP's construction failed."""
+
+    kind: ClassVar[str] = "watch_failure"
+    run: int
+    rank: int
+    step: int  # steps begun (as WatchBeat's), 0 before the first forward
+    at: float  # when the hook ran, on the rank's clock (moved onto the listener's)
+    type: str
+    message: str
+    site: str  # "train.py:52 in main", the innermost frame in the user's code ("?": none)
+    stack: list[str] = field(default_factory=list)  # the user's frames, innermost last
+    inside: CommCall | None = None  # the collective it was inside, if any
+    no_grad: list[str] = field(default_factory=list)
+    params: list[ParamShape] = field(default_factory=list)  # at DDP's construction
+
+
+@dataclass(frozen=True)
+class WatchExit(Event):
+    """How a rank's process ended, as its launcher (torchrun) saw it: the exit status, or
+    the signal that killed it (negative status), and when (the launcher's wall clock).
+    torchrun reports only processes that did not exit with 0."""
+
+    kind: ClassVar[str] = "watch_exit"
+    run: int
+    rank: int
+    pid: int
+    exitcode: int
+    signal: str = ""  # "SIGKILL", … for a negative status
+    at: float = 0.0

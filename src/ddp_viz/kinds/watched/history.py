@@ -17,6 +17,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Any
 
+from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
 from ddp_viz.kinds.watched.events import KIND
 from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.arrivals import last_to_arrive
@@ -51,6 +52,7 @@ class History:
         self.emptied = 0  # complete steps emptied (each once): still steps the run made
         self.emptied_full = 0  # of those, captured in full on every rank
         self.emptied_differ = 0  # of those, with averages that differed between ranks
+        self.first_non_finite: int | None = None  # of those, the first with a NaN/inf average
         self._tallies: dict[int, tuple[int, dict[int, tuple[int, float]]]] = {}  # by first step
 
     def apply(self, e: Any) -> None:
@@ -130,7 +132,9 @@ def thin(rec: RunRecord, part: History) -> None:
         if st.step % stride and st.ranks:
             if st.complete(rec.world_size):  # what the report counts, kept before it goes
                 part.emptied_full += 1
-                part.emptied_differ += st.averaged_agree() is False
+                part.emptied_differ += averages_identical(st) is False
+                if part.first_non_finite is None and non_finite_average(st):
+                    part.first_non_finite = st.step
             st.ranks = {}
             st.memo.clear()
             emptied.add(st.step)

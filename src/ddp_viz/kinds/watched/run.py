@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from ddp_viz.kinds.watched.events import WatchDropped, WatchedRank
 from ddp_viz.model.arrivals import arrivals, last_to_arrive
 from ddp_viz.model.event_base import Event
-from ddp_viz.model.tensors import is_summary
 from ddp_viz.model.timeline import RunRecord, StepRecord
 
 
@@ -124,34 +123,3 @@ def latest_full(rec: RunRecord, upto: int) -> StepRecord | None:
         if st.complete(rec.world_size):
             return st
     return None
-
-
-def averages_identical(st: StepRecord) -> bool | None:
-    """Bit for bit on every rank: lists compared value by value, summaries by their digest
-    (once per step's values: the page asks on every frame)."""
-    return st.memoized("averages_identical", lambda: _averages_identical(st))
-
-
-def _averages_identical(st: StepRecord) -> bool | None:
-    avgs = [rs.averaged for rs in st.ranks.values()]
-    if not avgs or any(a is None for a in avgs):
-        return None
-    first = avgs[0]
-    # ranks whose averages are equal dicts (compared at C speed: 198 tensors on 8 ranks took a
-    # frame's worth of Python pair by pair) agree when every summary carries its digest
-    digests = all(v.get("digest") is not None for v in first.values() if is_summary(v))
-    for other in avgs[1:]:
-        if digests and other == first:
-            continue
-        if set(other) != set(first):
-            return False
-        for name, value in first.items():
-            theirs = other[name]
-            if is_summary(value) or is_summary(theirs):
-                if not (is_summary(value) and is_summary(theirs)):
-                    return False
-                if value.get("digest") is None or value.get("digest") != theirs.get("digest"):
-                    return False
-            elif value != theirs:
-                return False
-    return True

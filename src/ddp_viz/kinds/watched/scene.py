@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 
+from ddp_viz.kinds.watched.agree import averages_identical
 from ddp_viz.kinds.watched.checks import findings, straggler_text
-from ddp_viz.kinds.watched.run import averages_identical, latest_full, places, seen_steps
+from ddp_viz.kinds.watched.run import latest_full, places, seen_steps
 from ddp_viz.kinds.watched.scene_buckets import BucketRows
 from ddp_viz.kinds.watched.steps import (
     TensorRow,
@@ -159,7 +160,9 @@ class _Builder(StepFrameBuilder):
                 "straggler",
                 late,
             )
-        found_all = stragglers_with_waits(self.rec, self.cursor.step)
+        # from step 2, as the straggler verdict counts (step 1's one-off costs left out): one
+        # count for one thing on the page, in the headline and in the terminal
+        found_all = stragglers_with_waits(self.rec, self.cursor.step, first=1)
         if found_all:
             n = sum(x.count for x in found_all)
             parts = "; ".join(
@@ -171,7 +174,7 @@ class _Builder(StepFrameBuilder):
                 parts += f"; {more} other rank{'s' if more > 1 else ''} fewer times"
             y = self.para(
                 y,
-                f"last to the all-reduce in steps 1–{self.cursor.step + 1} ({n}): {parts}",
+                f"last to the all-reduce in steps 2–{self.cursor.step + 1} ({n}): {parts}",
                 t.muted,
                 "stragglers",
                 found_all[0].mean_wait_s,

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from ddp_viz.kinds.watched import history as watched_history
-from ddp_viz.kinds.watched.run import averages_identical
+from ddp_viz.kinds.watched.agree import averages_identical
 from ddp_viz.model.arrivals import last_to_arrive
 from ddp_viz.model.step_memo import rank_norms
 from ddp_viz.model.tensors import is_summary

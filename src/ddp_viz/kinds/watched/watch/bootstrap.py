@@ -14,13 +14,31 @@ from types import ModuleType
 from typing import Any
 
 TARGET = "torch.nn.parallel.distributed"
+# torchrun's bookkeeping of its workers' exits (in the launcher's process): see .launcher
+ELASTIC = "torch.distributed.elastic.multiprocessing.errors"
+
+
+def _patch(name: str, module: ModuleType) -> None:
+    if name == TARGET:
+        from ddp_viz.kinds.watched.watch.capture import patch
+
+        patch(module)
+    else:
+        from ddp_viz.kinds.watched.watch import launcher
+
+        launcher.patch(module)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.waiting = {TARGET, ELASTIC}
+
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != TARGET:
+        if name not in self.waiting:
             return None
-        sys.meta_path.remove(self)  # once
+        self.waiting.discard(name)
+        if not self.waiting:
+            sys.meta_path.remove(self)  # both patched
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
@@ -30,9 +48,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         def exec_module(module: ModuleType) -> None:
             run(module)
             try:
-                from ddp_viz.kinds.watched.watch.capture import patch
-
-                patch(module)
+                _patch(name, module)
             except Exception as exc:  # the script runs unwatched rather than not at all
                 print(f"ddp-viz watch: not watching this process: {exc}", file=sys.stderr)
 
@@ -41,9 +57,12 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    if TARGET in sys.modules:  # already imported (rare): patch it now
-        from ddp_viz.kinds.watched.watch.capture import patch
-
-        patch(sys.modules[TARGET])
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+    if any(isinstance(f, _Finder) for f in sys.meta_path):
+        return
+    finder = _Finder()
+    for name in (TARGET, ELASTIC):
+        if name in sys.modules:  # already imported (rare): patch it now
+            finder.waiting.discard(name)
+            _patch(name, sys.modules[name])
+    if finder.waiting:
+        sys.meta_path.insert(0, finder)

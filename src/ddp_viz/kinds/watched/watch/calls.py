@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,9 @@ class Calls:
     last: Call | None = None
     open: dict[int, Call] = field(default_factory=dict)  # seq -> a call not yet over
     step: int = -1  # the step DDP is on (the capture sets it)
+    # the heartbeat's wake-up: a script's own collective beats at once (at most every 50 ms),
+    # so a rank aborted inside it is known to have been there
+    wake: Callable[[], None] | None = None
 
     def enter(self, op: str, sizes: list[list[int]], site: str, bucket: int = -1) -> Call:
         self.seq += 1
@@ -109,6 +113,8 @@ class Calls:
         self.open[call.seq] = call
         self.last = call
         self.progress += 1
+        if bucket < 0 and self.wake is not None:
+            self.wake()
         return call
 
     def leave(self, call: Call) -> None:

@@ -29,13 +29,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from ddp_viz.engine.tensors import encode_all
 from ddp_viz.kinds.watched import wire
 from ddp_viz.kinds.watched.events import WatchDropped
-from ddp_viz.kinds.watched.watch import calls, checks
+from ddp_viz.kinds.watched.watch import calls, checks, failure
 from ddp_viz.kinds.watched.watch.calls import CALLS, call_site
 from ddp_viz.kinds.watched.watch.heartbeat import Heartbeat
 from ddp_viz.kinds.watched.watch.sender import Sender
+from ddp_viz.kinds.watched.watch.step_events import Step
 from ddp_viz.model import protocol
 
 RUN = 1  # a listener records one watched run
@@ -86,10 +86,20 @@ class Watch:
         self.non_finite = checks.NonFinite()
         checks.watching(self.non_finite)
         self.heart = Heartbeat(self.rank, self._beat)
+        self.got_grad: set[int] = set()  # ids of the parameters that got a gradient this step
+        self.no_grad_last: list[str] = []  # those that got none in the step before
+        self.closed = False
+        for _, p in self.named:
+            if p.requires_grad and hasattr(p, "register_post_accumulate_grad_hook"):
+                p.register_post_accumulate_grad_hook(self._got)
         ddp.register_forward_pre_hook(self._on_forward_started)
         ddp.register_forward_hook(self._on_forward_done)
         module.register_forward_pre_hook(self._on_module_forward)
         atexit.register(self.close)
+
+    def _got(self, p: torch.Tensor) -> None:
+        """A parameter's gradient was accumulated (autograd's thread: one set add)."""
+        self.got_grad.add(id(p))
 
     def _beat(self, line: str) -> None:
         if self.sender.alive:  # a beat is never counted as dropped: the next one says more
@@ -199,6 +209,11 @@ class Watch:
             self.registered = True
             if self.sender.alive:  # no listener (it refused at once): DDP stays as it was
                 _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
+        if self.got_grad:  # a backward ran: which parameters it left without a gradient
+            self.no_grad_last = [
+                n for n, p in self.named if p.requires_grad and id(p) not in self.got_grad
+            ]
+            self.got_grad = set()
         self.flush()
         now = _now()
         if self.started is None:
@@ -263,10 +278,14 @@ class Watch:
         self._reset()
 
     def close(self) -> None:
+        """The last step and the last word (at exit, ``os._exit``, or a failure): once."""
+        if self.closed:
+            return
+        self.closed = True
         self.flush()
         self.heart.stop()
-        last = protocol.encode(WatchDropped(RUN, self.rank, self.sender.dropped))
-        self.sender.close(last)
+        last = WatchDropped(RUN, self.rank, self.sender.dropped, self.heart.begun)
+        self.sender.close(protocol.encode(last))
 
 
 def _budget(text: str) -> float:
@@ -291,50 +310,6 @@ def full_capture_period(capture_s: float, step_s: float, budget: float) -> int:
     return min(MAX_PERIOD, 1 << math.ceil(math.log2(need)))
 
 
-class Step:
-    """One step's copies, and the event lines they make."""
-
-    def __init__(self, step: int, rank: int, local: dict, averaged: dict, params: dict, buckets):  # type: ignore[no-untyped-def]
-        self.step, self.rank = step, rank
-        self.local, self.averaged, self.params, self.buckets = local, averaged, params, buckets
-        self.forward: list[list[float]] = []
-        self.account: Any = None
-        self.snapshot: dict[str, torch.Tensor] = {}
-
-    def lines(self) -> list[str]:
-        """The step's events as lines (its timings alone when it was not captured in full);
-        the CPU time this takes counts against the capture's budget."""
-        t0 = time.thread_time()
-        try:
-            return [protocol.encode(e) for e in self.events()]
-        except Exception:  # never into the script, nor into the sender
-            return []
-        finally:
-            if self.account is not None and self.params:
-                self.account(time.thread_time() - t0)
-
-    def events(self) -> list[protocol.Event]:
-        run, step, rank = RUN, self.step, self.rank
-        buckets = [self.buckets[i] for i in sorted(self.buckets)]
-        allreduce = [[b["launched"], b["finished"]] for b in buckets if b["finished"]]
-        spans = {"forward": self.forward, "allreduce": allreduce}
-        timing = protocol.Timing(run, step, rank, spans, buckets=buckets)
-        if not self.params:
-            return [timing]
-        order = list(self.params)
-        local = encode_all({n: self.local[n] for n in order if n in self.local}, False)
-        averaged = encode_all({n: self.averaged[n] for n in order if n in self.averaged})
-        params = encode_all(self.params)
-        digests = [checks.digests_event(step, rank, self.snapshot)] if self.snapshot else []
-        return [
-            protocol.LocalGrad(run, step, rank, math.nan, local, [b["params"] for b in buckets]),
-            protocol.AveragedGrad(run, step, rank, averaged),
-            protocol.Params(run, step, rank, params),
-            *digests,
-            timing,
-        ]
-
-
 def _hook(state, bucket):  # type: ignore[no-untyped-def]
     # unannotated on purpose: DDP checks a hook's annotations, and postponed ones fail it
     watch, user_state, user_hook = state
@@ -352,12 +327,23 @@ def patch(module: Any) -> None:
         return
     calls.install()
     checks.patch_backward()
+    failure.wrap_destroy(dist)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # a launcher's rank, not the
+        failure.install(_now)  # launcher: a failure before its DDP is built is said too
     addr, token = os.environ.get(wire.ADDR_ENV, ""), os.environ.get(wire.TOKEN_ENV, "")
     init, register = ddp_class.__init__, ddp_class.register_comm_hook
     _ORIGINAL["register_comm_hook"] = register
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        model = args[0] if args else kwargs.get("module")
+        failure.install(_now)  # a rank's process (this one builds DDP): its failures are said
+        try:  # a failure while DDP is built names the model's parameters (see failure.py)
+            named = model.named_parameters()
+            failure.STATE["params"] = [{"name": n, "shape": list(p.shape)} for n, p in named]
+        except Exception:
+            failure.STATE["params"] = []
         init(self, *args, **kwargs)
+        failure.STATE["params"] = []
         self._ddp_viz = None
         if _PROCESS["watching"]:  # one run per process: its first DDP model
             if not _PROCESS["told"]:
@@ -370,6 +356,7 @@ def patch(module: Any) -> None:
             return
         try:
             self._ddp_viz = Watch(self, addr, token)
+            failure.STATE["watch"] = self._ddp_viz
             _PROCESS["watching"] = True
         except Exception:  # a watch that cannot start leaves the script alone
             self._ddp_viz = None

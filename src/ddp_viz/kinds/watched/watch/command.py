@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +22,8 @@ from typing import TextIO
 
 import ddp_viz
 from ddp_viz.kinds.watched import wire
-from ddp_viz.kinds.watched.checks import findings, straggler_text
+from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
+from ddp_viz.kinds.watched.checks import findings, straggler_text, verdict
 from ddp_viz.kinds.watched.events import (
     KIND,
     WatchDigests,
@@ -30,6 +33,7 @@ from ddp_viz.kinds.watched.events import (
     WatchSummary,
 )
 from ddp_viz.kinds.watched.history import HISTORY, History, complete_count, recorded
+from ddp_viz.kinds.watched.watch import launcher
 from ddp_viz.kinds.watched.watch.listener import RUN, Listener, Sink
 from ddp_viz.kinds.watched.watch.relay import Relay
 from ddp_viz.model import protocol
@@ -39,6 +43,10 @@ from ddp_viz.model.timeline import RunRecord
 BOOT = Path(__file__).parent / "boot"
 DRAIN_S = 5.0  # after the command ends: how long the last connections may take to close
 STOP_S = 10.0  # after Ctrl-C is passed on: how long the command may take to stop
+# said the moment they are found; a crash, an uneven end and the verdict wait for the end
+# of the command (its ranks' later errors and exit statuses change what the cause is)
+LIVE = ("hang", "non_finite", "desync")
+STOPPED = {"by_user": False}  # this process's watched command was stopped by Ctrl-C or a close
 DOCTOR_KINDS = {k.kind for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests)}
 
 
@@ -92,13 +100,14 @@ class Recorder:
     def say(self) -> None:
         """The doctor's findings not said yet, now (a hang within a moment of its naming)."""
         for key, lines in findings(self.rec):
-            if key not in self.said:
+            if key not in self.said and key.startswith(LIVE):
                 self.said.add(key)
                 print("ddp-viz watch: " + "\n".join(lines), file=self.out, flush=True)
 
     def finish(self, listener: Listener, code: int) -> None:
         done = complete_count(self.rec)  # the steps it thinned too
-        self(WatchSummary(RUN, code, dict(listener.refused), listener.bad_lines, listener.dropped))
+        refused, bad, dropped = dict(listener.refused), listener.bad_lines, listener.dropped
+        self(WatchSummary(RUN, code, refused, bad, dropped, STOPPED["by_user"]))
         if self.rec.run is not None:
             self(protocol.RunFinished(RUN, done, time.monotonic() - self.t0))
         if self.file is not None:
@@ -220,15 +229,21 @@ async def _watch(
     listener, bound, port = opened
     print(f"ddp-viz watch: listening on {bound}:{port}", file=out)
     env = watched_env(f"{bound}:{port}", listener.token, budget)
+    STOPPED["by_user"] = False
+    exits = Path(tempfile.mkdtemp(prefix="ddp-viz-exits-")) / "exits.jsonl"
+    env[launcher.EXITS_ENV] = str(exits)
     code = await _run_command(command, env, out, started, relay)
     with contextlib.suppress(TimeoutError):  # the last connections may take a moment to close
         await asyncio.wait_for(listener.idle.wait(), DRAIN_S)
     await listener.close()
+    for e in launcher.read_exits(exits, {r.pid: r.rank for r in listener.ranks.values()}):
+        recorder(e)
+    shutil.rmtree(exits.parent, ignore_errors=True)
     recorder.finish(listener, code)
     if relay is not None and relay.muted:  # the window closed: what the stop printed is gone
         print(closed_line(recorder.rec, record), file=out, flush=True)
-    else:
-        print(summary(recorder.rec, listener, code, record), file=out)
+    # the report, the verdict last, after the command's own output (and after a Ctrl-C too)
+    print(summary(recorder.rec, listener, code, record), file=out, flush=True)
     return code
 
 
@@ -236,7 +251,7 @@ def closed_line(rec: RunRecord, record: str | None) -> str:
     """The one line a window closed during its watched run leaves in the terminal."""
     saved = f"; recorded to {record}" if record else ""
     return (
-        f"ddp-viz watch: the window was closed: stopped the command and its "
+        f"ddp-viz watch: stopped (the window was closed, or Ctrl-C): the command and its "
         f"{len(rec.pids)} rank(s) after {complete_count(rec)} step(s){saved}"
     )
 
@@ -290,6 +305,7 @@ def stop_command(pid: int) -> None:
 
 
 def _pass_on(pid: int, sig: int) -> None:
+    STOPPED["by_user"] = True  # ranks that then vanish were stopped, not crashed
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
 
@@ -300,8 +316,6 @@ def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | 
     part = rec.parts.get(HISTORY)  # what a long run's thinned steps said, counted before
     thinned = (part.emptied_full, part.emptied_differ) if isinstance(part, History) else (0, 0)
     steps, seen = len(full) + thinned[0], complete_count(rec)
-    agree = [st.averaged_agree() for st in full] + [True] * (thinned[0] - thinned[1])
-    agree += [False] * thinned[1]
     ended = "the listener stopped" if code is None else f"the command exited with {code}"
     ranks = (
         f"{len(listener.ranks)} rank(s) on {', '.join(hosts)}, {seen} step(s), {steps} of "
@@ -310,13 +324,7 @@ def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | 
         else "no rank connected"
     )
     lines = [f"ddp-viz: {ended}; {ranks}" + (f", recorded to {record}" if record else "")]
-    if agree:
-        same = all(agree)
-        lines.append(
-            "  ✓ averaged gradients identical on every rank at every step captured in full"
-            if same
-            else "  ✗ averaged gradients differ between ranks"
-        )
+    lines.extend(agreement_lines(rec, full, part if isinstance(part, History) else None))
     if listener.refused or listener.bad_lines:
         why = ", ".join(f"{n} × {reason}" for reason, n in listener.refused.items())
         lines.append(f"  refused: {why or 'none'}; malformed lines: {listener.bad_lines}")
@@ -326,15 +334,32 @@ def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | 
     return "\n".join(lines + doctor_lines(rec))
 
 
+def agreement_lines(rec: RunRecord, full: list, part: History | None) -> list[str]:
+    """Whether every step captured in full had identical averages on every rank, compared
+    bit for bit (a NaN equals a NaN: ranks that overflowed together agree), and from which
+    step they were not finite."""
+    emptied, differ = (part.emptied_full, part.emptied_differ) if part else (0, 0)
+    if not full and not emptied:
+        return []
+    same = differ == 0 and all(averages_identical(st) is not False for st in full)
+    bad = [st.step for st in full if non_finite_average(st)]
+    if part is not None and part.first_non_finite is not None:
+        bad.append(part.first_non_finite)
+    if not same:
+        return ["  ✗ averaged gradients differ between ranks"]
+    tail = f"; not finite (NaN or inf) from step {min(bad) + 1} on" if bad else ""
+    return [f"  ✓ averaged gradients identical on every rank at every step captured in full{tail}"]
+
+
 def doctor_lines(rec: RunRecord) -> list[str]:
     """The doctor's findings for the report (each hang with every rank's stack), and the
     straggler verdict."""
     if rec.run is None:
         return []
     lines = ["  " + line for _, said in findings(rec) for line in said]
-    verdict = straggler_text(rec)
-    if verdict is not None:
-        lines.append("  " + verdict)
-    if not findings(rec) and rec.steps:
-        lines.append("  ✓ the doctor found no hang, no lost rank, no NaN and no desync")
+    said = straggler_text(rec)
+    if said is not None:
+        lines.append("  " + said)
+    if rec.steps or findings(rec):
+        lines.append(verdict(rec))
     return lines

@@ -9,6 +9,7 @@ The thread reads a few attributes per beat; the training's own thread does nothi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -28,6 +29,9 @@ from ddp_viz.model import protocol
 
 _OURS = os.path.dirname(os.path.abspath(ddp_viz.__file__)) + os.sep  # ddp_viz's frames
 BEAT_S = 0.5
+# a step's start beats at once (at most this often): a rank killed in a step is then known to
+# its peers' and its own beats as in that step, not in the one before (half a second stale)
+MIN_GAP_S = 0.05
 STACK_FRAMES = 12  # the innermost frames of a stack; a rank's stack is read only when stuck
 RUN = 1
 
@@ -55,6 +59,8 @@ class Heartbeat:
         self.main = threading.main_thread().ident
         self.fixed = threshold_from_env(os.environ)
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        CALLS.wake = self._wake.set
         self._moved = (-1, time.monotonic())  # the counter, and when it last changed
         self._thread = threading.Thread(target=self._run, name="ddp-viz-heartbeat", daemon=True)
         self._thread.start()
@@ -64,6 +70,7 @@ class Heartbeat:
         self.starts.append(now)
         self.begun += 1
         CALLS.progress += 1
+        self._wake.set()
 
     def step_s(self) -> float:
         starts = list(self.starts)
@@ -90,11 +97,15 @@ class Heartbeat:
         )
 
     def _run(self) -> None:
-        while not self._stop.wait(BEAT_S):
-            try:
+        while not self._stop.is_set():
+            self._wake.wait(BEAT_S - MIN_GAP_S)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            with contextlib.suppress(Exception):  # a beat never raises into anything
                 self.send(protocol.encode(self.beat()))
-            except Exception:  # a beat never raises into anything
-                continue
+            self._stop.wait(MIN_GAP_S)
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()

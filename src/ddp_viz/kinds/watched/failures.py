@@ -1,0 +1,331 @@
+"""A crashed run, explained (pure): which rank failed first (the cause), what the others then
+did (the consequences), DDP's own errors in words that name the parameter, and uneven ends.
+
+The first failure is the earliest by the ranks' own reports (each rank's exception hook stamps
+its clock, moved onto the listener's). A rank whose error is a lost connection or a timeout
+of a collective failed *because* a peer went away or stopped answering: it is the cause only
+when no other rank failed or vanished. A rank that left no word and whose launcher says a
+signal killed it (torchrun's bookkeeping: ``WatchExit``) is named with the signal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from ddp_viz.kinds.watched.ddp_errors import ddp_error, model_culprit
+from ddp_viz.kinds.watched.events import CommCall, WatchExit, WatchFailure, WatchRankLost
+
+UNEVEN_LESSON = "uneven-inputs"  # the course's lesson on it (opened from the diagnosis)
+# what a rank raises when a peer is gone or silent: gloo's and the store's words
+_PEER_GONE = re.compile(
+    r"connection closed by peer|connection reset|broken pipe|socket timeout|timed out|"
+    r"timeout|econnreset|peer closed|recvvalue|connection refused|nccl communicator was aborted",
+    re.IGNORECASE,
+)
+_KILLERS = {
+    "SIGKILL": "SIGKILL: killed outright (the kernel's OOM killer sends it when memory runs out)",
+    "SIGTERM": "SIGTERM: asked to stop (torchrun sends it to the other ranks once one failed)",
+    "SIGSEGV": "SIGSEGV: a crash in native code",
+    "SIGABRT": "SIGABRT: aborted by native code (gloo aborts a rank whose collective's sizes "
+    "do not match its peers': see its \"Received data size doesn't match\" line)",
+    "SIGBUS": "SIGBUS: a bad memory access (often shared memory too small)",
+}
+
+
+class End(Enum):
+    """How a rank's training ended, as the doctor reads it."""
+
+    RAISED = "raised"  # its own exception hook reported it
+    KILLED = "killed"  # a signal, by its launcher's word
+    VANISHED = "vanished"  # no last word and no launcher's word: killed or crashed
+    STOPPED = "stopped"  # torchrun's SIGTERM after another rank failed
+    EXITED = "exited"  # its last word said, then a status other than 0 (sys.exit(3))
+
+
+@dataclass(frozen=True)
+class RankEnd:
+    rank: int
+    end: End
+    at: float  # when (listener's clock; inf: not known)
+    step: int  # steps begun
+    failure: WatchFailure | None = None
+    signal: str = ""
+    peer_gone: bool = False  # its error says a peer went away (a consequence if any did)
+    waited: int = 0  # the step (from 1) whose all-reduce the others waited in for it, if any
+    status: int = 0  # its exit status, when it exited with one other than 0 (EXITED)
+    model_odd: bool = False  # the ranks' words as DDP was built name its model as the odd one
+
+
+def peer_gone(message: str) -> bool:
+    return bool(_PEER_GONE.search(message))
+
+
+def rank_ends(
+    failures: list[WatchFailure],
+    lost: list[WatchRankLost],
+    exits: list[WatchExit],
+    exit_code: int | None,
+    finished: dict[int, int] | None = None,
+) -> list[RankEnd]:
+    """Each rank that did not end cleanly, earliest first. A lost rank whose launcher says it
+    exited with 0 (or whose whole command did) ended cleanly and is not listed; a rank that
+    sent its last word (``finished``: rank -> steps begun) but exited with another status
+    without raising (``sys.exit(3)``) is."""
+    by_rank: dict[int, RankEnd] = {}
+    for f in failures:
+        if f.rank not in by_rank:
+            by_rank[f.rank] = RankEnd(f.rank, End.RAISED, f.at, f.step, f, "", peer_gone(f.message))
+    signals = {e.rank: e for e in exits if e.exitcode != 0}
+    waits = _waits(failures, lost)
+    for e in lost:
+        if e.rank in by_rank:
+            continue
+        ex = signals.get(e.rank)
+        if ex is None and exit_code == 0:
+            continue  # the command exited with 0: so did every rank
+        if ex is not None and ex.signal:
+            end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
+            at = ex.at or float("inf")
+            by_rank[e.rank] = RankEnd(e.rank, end, at, e.step, signal=ex.signal)
+        else:
+            by_rank[e.rank] = RankEnd(e.rank, End.VANISHED, float("inf"), e.step)
+        waited = max((s for r, s in waits.items() if r != e.rank), default=0)
+        if waited > e.step:  # the others got further: it finished the steps before theirs
+            by_rank[e.rank] = replace(by_rank[e.rank], waited=waited)
+    for r, steps in (finished or {}).items():
+        ex = signals.get(r)
+        if r not in by_rank and ex is not None and ex.exitcode > 0:
+            at = ex.at or float("inf")
+            by_rank[r] = RankEnd(r, End.EXITED, at, steps, status=ex.exitcode)
+    seen = {e.rank for e in lost} | set(finished or {})
+    for ex in signals.values():  # ranks that never connected (they ended before DDP was built)
+        if ex.rank not in by_rank and ex.rank not in seen:
+            end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
+            by_rank[ex.rank] = RankEnd(ex.rank, end, ex.at or float("inf"), 0, signal=ex.signal)
+            if not ex.signal:
+                by_rank[ex.rank] = replace(by_rank[ex.rank], end=End.VANISHED)
+    out = sorted(by_rank.values(), key=_order)
+    odd = model_culprit(failures, _world(failures, lost))
+    if odd is not None and odd in by_rank:  # every rank raised; the votes name the odd model
+        out = [replace(r, model_odd=True) if r.rank == odd else r for r in out]
+        out.sort(key=lambda r: r.rank != odd)
+    return out
+
+
+def _world(failures: list[WatchFailure], lost: list[WatchRankLost]) -> int:
+    return 1 + max([f.rank for f in failures] + [e.rank for e in lost], default=0)
+
+
+def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int, int]:
+    """How far each rank got when it failed or went: the step (from 1) whose DDP all-reduce
+    it was inside, or the steps it had begun."""
+    out: dict[int, int] = {}
+    for x in [*failures, *lost]:
+        c = x.inside
+        step = int(c["step"]) + 1 if c is not None and "bucket" in c and "step" in c else x.step
+        out[x.rank] = max(out.get(x.rank, 0), step)
+    return out
+
+
+def _order(r: RankEnd) -> tuple:
+    # own reports by time; a killed rank (the launcher's time is another clock) before a
+    # peer-gone error, which it explains; torchrun's SIGTERMs last (they follow a failure)
+    rank_of = {End.RAISED: 1, End.KILLED: 0, End.VANISHED: 0, End.STOPPED: 2, End.EXITED: 0}
+    rank_of = rank_of[r.end]
+    if r.end is End.RAISED and not r.peer_gone:
+        rank_of = 0
+    return (rank_of, r.at if r.end is End.RAISED else float("inf"), r.rank)
+
+
+def cause(ends: list[RankEnd]) -> RankEnd | None:
+    """The first failure (see the module's words); None when every rank ended cleanly."""
+    return ends[0] if ends else None
+
+
+# --- in words ---------------------------------------------------------------------------------
+def step_phrase(step: int, sure: bool = True) -> str:
+    """A step as the page numbers them (from 1) and as a loop counting from 0 would; a rank
+    that left no word of its own is known to have begun it, no more (``sure`` False)."""
+    if step < 1:
+        return "before its first step" if sure else "before any step of its reached ddp-viz"
+    return f"{'in' if sure else 'in or after'} its step {step} (loop index {step - 1})"
+
+
+def first_line(message: str) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    return line if len(line) <= 160 else line[:157] + "…"
+
+
+def failure_text(
+    r: RankEnd, first: RankEnd | None, peers: list[WatchFailure] | None = None
+) -> list[str]:
+    """One rank's end: the cause's in full, a consequence's in one line."""
+    is_cause = first is not None and r.rank == first.rank
+    if r.end is End.RAISED and r.failure is not None:
+        f = r.failure
+        where = f" inside {_call(f)}" if f.inside is not None else ""
+        head = f"rank {f.rank} raised {f.type}: {first_line(f.message)}"
+        head += f" — at {f.site}, {step_phrase(f.step)}{where}"
+        if is_cause:
+            said = ddp_error(f, peers)
+            if r.model_odd and not said:  # the others' words say it: its model is the odd one
+                said = next((x for p in peers or [] if (x := ddp_error(p, peers))), [])
+            cause = "its model is the odd one" if r.model_odd else "the first failure"
+            return [f"✗ crash: {head} ({cause}: the cause)"] + ["  " + line for line in said]
+        if first is not None and first.failure is not None and _same(f, first.failure):
+            return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {step_phrase(f.step)}"]
+        if r.peer_gone:
+            head = f"rank {f.rank} failed{where or ' at ' + f.site}, {step_phrase(f.step)}: "
+            head += gone_words(f.message)
+        because = f", because rank {first.rank} had failed" if first is not None else ""
+        return [f"  then {head}{because}"]
+    if r.end is End.EXITED:
+        head = f"rank {r.rank} exited with status {r.status} without raising (sys.exit?), "
+        head += step_phrase(r.step, sure=False)
+    elif r.end in (End.KILLED, End.STOPPED):
+        sig = _KILLERS.get(r.signal, r.signal)
+        head = f"rank {r.rank} was killed by {sig}, {lost_step(r)}"
+    else:
+        head = f"rank {r.rank} vanished without its last word (killed or crashed), "
+        head += lost_step(r)
+    if is_cause:
+        return [f"✗ crash: {head} (the first failure: the cause)"]
+    return [f"  then {head}" + (f", after rank {first.rank} failed" if first else "")]
+
+
+def lost_step(r: RankEnd) -> str:
+    """Where a rank that left no word was: the step whose all-reduce the others waited in
+    for it (it finished the one before, or they could not have gone on), or as far as its own
+    events and beats said."""
+    if r.waited > 0:
+        return (
+            f"in its step {r.waited} (loop index {r.waited - 1}) or just before it: after step "
+            f"{r.waited - 1}'s all-reduce, before step {r.waited}'s, which the others reached"
+        )
+    return step_phrase(r.step, sure=False)
+
+
+def _same(a: WatchFailure, b: WatchFailure) -> bool:
+    return a.type == b.type and first_line(a.message) == first_line(b.message)
+
+
+def gone_words(message: str) -> str:
+    """A peer-gone error in a few words (gloo's own run to three lines)."""
+    low = message.lower()
+    for key, words in (
+        ("closed by peer", "connection closed by a peer"),
+        ("reset", "connection reset by a peer"),
+        ("broken pipe", "broken pipe to a peer"),
+        ("timed out", "the collective timed out"),
+        ("timeout", "the collective timed out"),
+    ):
+        if key in low:
+            return words
+    return first_line(message)
+
+
+def _call(f: WatchFailure) -> str:
+    c = f.inside
+    if c is None:
+        return ""
+    if "bucket" in c:
+        return f"DDP's gradient {c['op']} #{c['seq']}"
+    return f"{c['op']} #{c['seq']} at {c['site']}"
+
+
+def crash_lines(ends: list[RankEnd]) -> list[str]:
+    first = cause(ends)
+    out: list[str] = []
+    peers = [r.failure for r in ends if r.failure is not None]
+    for r in ends:
+        out += failure_text(r, first, peers)
+    return out
+
+
+def verdict(first: RankEnd) -> str:
+    """The report's last line: the root-cause rank, what and where."""
+    if first.model_odd:
+        return (
+            f"ddp-viz verdict: rank {first.rank} is the root cause: its model differs from "
+            "the other ranks' (found as DDP was built)"
+        )
+    if first.failure is not None:
+        f = first.failure
+        return (
+            f"ddp-viz verdict: rank {f.rank} is the root cause: {f.type} at {f.site}, "
+            f"{step_phrase(f.step)}"
+        )
+    how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
+    if first.end is End.EXITED:
+        how = f"exited with status {first.status}"
+        return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, " + step_phrase(
+            first.step, sure=False
+        )
+    return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, {lost_step(first)}"
+
+
+# --- uneven ends ------------------------------------------------------------------------------
+def uneven_text(finished: dict[int, int], entered: dict[int, int]) -> str | None:
+    """A rank that entered a step after another finished its loop with fewer steps:
+    ``finished`` rank -> steps it began in all (it ended); ``entered`` rank -> the step it
+    was in (steps begun) when it failed or hung inside DDP's all-reduce."""
+    if not finished or not entered:
+        return None
+    done_rank = min(finished, key=lambda r: (finished[r], r))
+    done = finished[done_rank]
+    late = [r for r, s in entered.items() if s > done and r != done_rank]
+    if not late:
+        return None
+    r = max(late, key=lambda x: (entered[x], -x))
+    return (
+        f"✗ uneven inputs: rank {r} entered step {entered[r]} after rank {done_rank} finished "
+        f"{done} steps: the ranks had different numbers of batches (lesson: {UNEVEN_LESSON}; "
+        "fix: the same number of batches per rank, e.g. DistributedSampler(drop_last=True), "
+        "or DDP's join() context manager)"
+    )
+
+
+# --- collectives that did not match, read from where the ranks were when they went -----------
+def _key(c: CommCall) -> tuple:
+    return c["op"], "bucket" in c, tuple(tuple(x) for x in c.get("sizes", []))
+
+
+def call_words(rank: int, c: CommCall) -> str:
+    sizes = " ".join("[" + "×".join(map(str, x)) + "]" for x in c.get("sizes", []))
+    ddp = "DDP's gradient " if "bucket" in c else ""
+    return f"rank {rank} {ddp}{c['op']} #{c['seq']} {sizes} at {c['site']}".replace("  ", " ")
+
+
+def call_mismatch(
+    failures: list[WatchFailure], lost: list[WatchRankLost]
+) -> tuple[str, int | None] | None:
+    """The ranks' collectives of one sequence number that differ (op, DDP's or the script's,
+    sizes) as the ranks failed or went, in words, and the odd rank out (one rank's call
+    against the same call on all the others; None when no rank is alone)."""
+    calls: dict[int, CommCall] = {}
+    for e in lost:
+        c = e.inside or e.last
+        if c is not None:
+            calls[e.rank] = c
+    for f in failures:
+        if f.inside is not None:
+            calls[f.rank] = f.inside
+    by_seq: dict[int, dict[int, CommCall]] = {}
+    for r, c in calls.items():
+        by_seq.setdefault(c["seq"], {})[r] = c
+    for _, group in sorted(by_seq.items()):
+        keys: dict[tuple, list[int]] = {}
+        for r, c in sorted(group.items()):
+            keys.setdefault(_key(c), []).append(r)
+        if len(keys) < 2:
+            continue
+        said = "; ".join(call_words(r, c) for r, c in sorted(group.items()))
+        alone = [rs[0] for rs in keys.values() if len(rs) == 1]
+        odd = alone[0] if len(alone) == 1 and len(group) > 2 else None
+        if odd is None and len(group) == 2:  # two ranks: the script's own call is the odd one
+            mine = [r for r, c in group.items() if "bucket" not in c]
+            odd = mine[0] if len(mine) == 1 else None
+        return f"✗ the ranks' collectives do not match: {said}", odd
+    return None

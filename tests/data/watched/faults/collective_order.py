@@ -1,0 +1,38 @@
+"""Fault: collectives called in different orders. After step 3's backward the last rank calls
+a barrier before its metric's all-reduce, the others the all-reduce first: each waits in
+another collective than its peers (a hang, or gloo's error)."""
+
+import datetime
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main() -> int:
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=4))
+    rank, last = dist.get_rank(), dist.get_world_size() - 1
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step in range(6):
+        x, y = torch.randn(4, 6), torch.randn(4, 1)
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        if step == 2:
+            metric = loss.detach().reshape(1)
+            if rank == last:
+                dist.barrier()
+                dist.all_reduce(metric)
+            else:
+                dist.all_reduce(metric)
+                dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Not a fault: the script ends with ``os._exit(0)`` after ``destroy_process_group()`` (done to
+dodge teardown hangs). Every rank exits with 0 and every step must reach the report."""
+
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main() -> None:
+    dist.init_process_group("gloo")
+    torch.manual_seed(dist.get_rank())
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+    for _ in range(steps):
+        x, y = torch.randn(4, 6), torch.randn(4, 1)
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+    dist.destroy_process_group()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The fault catalogue (docs/watching.md), each script run for real under torchrun and
+``ddp-viz watch --no-window``: the report names the root-cause rank, the step, the parameter
+and the user's line, computed here from the script's text, not from the code under test; the
+verdict is the last line; a clean run gets no diagnosis (``os_exit.py`` here, the tutorial's
+200 steps in ``test_watch.py``). One test per script, parametrised, so
+the two workers of ``make test`` share them; each is a few steps, with a 4 s process-group
+timeout and ``--hang-after 2``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ddp_viz.kinds.watched.history import complete_count
+from ddp_viz.model import protocol
+from ddp_viz.model.timeline import record
+
+pytestmark = [pytest.mark.gloo, pytest.mark.slow]
+
+FAULTS = Path(__file__).parent.parent / "data" / "watched" / "faults"
+BIN = Path(sys.executable).parent
+
+
+def line_of(script: str, code: str) -> int:
+    lines = (FAULTS / script).read_text().splitlines()
+    found = [i for i, t in enumerate(lines, 1) if t.strip().startswith(code)]
+    assert len(found) == 1, (code, found)
+    return found[0]
+
+
+def watch(script: str, ranks: int, *args: str) -> tuple[int, str, list]:
+    rec = Path(os.environ.get("TMPDIR", "/tmp")) / f"ddp-viz-fault-{script}-{os.getpid()}.jsonl"
+    cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window", "--budget", "1"]
+    cmd += ["--hang-after", "2", "--", str(BIN / "torchrun"), "--standalone"]
+    cmd += ["--nproc-per-node", str(ranks), str(FAULTS / f"{script}.py"), *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    try:
+        events = [protocol.decode(line) for line in rec.read_text().splitlines()]
+    finally:
+        rec.unlink(missing_ok=True)
+    said = done.stderr[done.stderr.index("ddp-viz: the command exited") :]
+    return done.returncode, said, events
+
+
+def verdict_of(said: str) -> str:
+    last = said.rstrip().splitlines()[-1]
+    assert last.startswith("ddp-viz verdict: "), said  # the verdict is printed last
+    return last
+
+
+def test_a_rank_that_raises_is_the_cause_and_the_others_follow() -> None:
+    code, said, _ = watch("raises", 3)
+    at = line_of("raises.py", 'raise RuntimeError(f"bad batch')
+    assert code == 1
+    assert (
+        f"✗ crash: rank 2 raised RuntimeError: bad batch at step 4 on rank 2 — at raises.py:{at} "
+        "in check_batch, in its step 5 (loop index 4)"
+    ) in said
+    for r in (0, 1):  # gloo's "connection closed", a consequence
+        assert re.search(rf"then rank {r} .*because rank 2 had failed", said), said
+    assert verdict_of(said).startswith("ddp-viz verdict: rank 2 is the root cause: RuntimeError")
+    assert "no hang, no crash" not in said
+
+
+def test_a_parameter_without_a_gradient_is_named_from_ddps_reduction_error() -> None:
+    code, said, _ = watch("unused_param", 2)
+    assert code == 1
+    assert "DDP: aux.weight, aux.bias got no gradient in step 4" in said  # loop index 3
+    assert "find_unused_parameters=True" in said
+    at = line_of("unused_param.py", "loss = F.mse_loss(model(x, use_aux=step < 3), y)")
+    assert f"at unused_param.py:{at} in main, in its step 5" in said
+    assert "is the root cause: RuntimeError at unused_param.py" in verdict_of(said)
+
+
+def test_a_rank_with_one_batch_more_is_an_uneven_end() -> None:
+    code, said, _ = watch("uneven", 2)
+    assert code == 1
+    assert "rank 1 entered step 7 after rank 0 finished 6 steps" in said
+    assert "uneven-inputs" in said
+    assert verdict_of(said).startswith("ddp-viz verdict: uneven inputs: rank 1 entered step 7")
+    assert "(the first failure: the cause)" not in said  # its connection error follows from it
+
+
+def test_os_exit_after_destroy_is_clean_and_loses_no_step() -> None:
+    code, said, events = watch("os_exit", 2, "12")
+    assert code == 0
+    assert "✗" not in said and "vanished" not in said and "killed" not in said, said
+    assert complete_count(record(events)) == 12  # every step the ranks trained
+    assert verdict_of(said).startswith("ddp-viz verdict: ✓")
+
+
+def test_identical_nan_averages_agree_and_say_from_which_step() -> None:
+    code, said, _ = watch("overflow", 2)
+    assert code == 0
+    assert (
+        "✓ averaged gradients identical on every rank at every step captured in full; not "
+        "finite (NaN or inf) from step 4 on"
+    ) in said
+    assert "desync" not in said and "differ" not in said
+
+
+def test_a_rank_killed_by_sigkill_is_named_with_the_signal_and_its_step() -> None:
+    code, said, _ = watch("sigkill", 3)
+    assert code == 1
+    assert "✗ crash: rank 2 was killed by SIGKILL" in said
+    assert "its step 4 (loop index 3)" in said.split("\n  ✗ crash:")[1].splitlines()[0]
+    assert verdict_of(said).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: killed by SIGKILL"
+    )
+
+
+def test_a_model_that_differs_names_the_parameter_and_both_shapes() -> None:
+    code, said, _ = watch("model_differs", 3)
+    assert code == 1
+    assert "rank 2's 0.weight has shape [9×6], rank 0's [8×6]" in said
+    at = line_of("model_differs.py", "model = DDP(net)")
+    assert f"at model_differs.py:{at} in main" in said
+    assert verdict_of(said).startswith("ddp-viz verdict: rank 2 is the root cause")
+
+
+def test_reentrant_checkpointing_twice_is_translated() -> None:
+    code, said, _ = watch("ready_twice", 2)
+    assert code == 1
+    assert "DDP: a parameter got its gradient twice in one backward" in said
+    assert "use_reentrant=False" in said
+
+
+@pytest.mark.parametrize(
+    ("script", "first", "second"),
+    [
+        ("collective_order", "dist.barrier()\n", "dist.all_reduce(metric)\n"),
+        ("wrong_shape", "dist.all_reduce(stats)", "loss.backward()"),
+    ],
+)
+def test_collectives_that_do_not_match_are_named_with_both_lines(script, first, second) -> None:
+    code, said, _ = watch(script, 2)
+    assert code == 1
+    assert "✗ the ranks' collectives do not match" in said
+    text = (FAULTS / f"{script}.py").read_text().splitlines()
+    lines = [i for i, t in enumerate(text, 1) if t.strip() in (first.strip(), second.strip())]
+    assert any(f"{script}.py:{n} in main" in said for n in lines), said
+    assert "ddp-viz verdict: hang: rank 1" in verdict_of(said)
+
+
+def test_a_buffer_bumped_on_one_rank_is_the_desync_named() -> None:
+    code, said, _ = watch("buffer_differs", 2)
+    assert code == 0
+    assert (
+        "✗ desync: entering step 4 (after step 3), rank 1 held other bytes than rank 0 in seen"
+        in said
+    )
+    assert "ddp-viz verdict: desync: rank(s) 1" in verdict_of(said)
+
+
+def test_a_rank_blocked_on_a_file_lock_is_named_at_its_line() -> None:
+    code, said, _ = watch("file_lock", 2)
+    assert code == 1
+    at = line_of("file_lock.py", "fcntl.flock(f, fcntl.LOCK_EX)")
+    assert f"rank 1 is running file_lock.py:{at} in main" in verdict_of(said)
+
+
+def test_a_collective_inside_no_sync_on_one_rank_names_that_rank() -> None:
+    code, said, _ = watch("no_sync_deadlock", 2)
+    assert code == 1
+    # gloo aborts the rank whose all-reduce met DDP's bucket (or the ranks hang): rank 1
+    assert "rank 1" in verdict_of(said)
+    at = line_of("no_sync_deadlock.py", "dist.all_reduce(loss.detach()")
+    assert "SIGABRT" in said or f"no_sync_deadlock.py:{at}" in said
+
+
+def test_a_rank_that_fails_before_ddp_is_built_is_still_the_cause() -> None:
+    code, said, _ = watch("before_ddp", 3)
+    assert code == 1
+    at = line_of("before_ddp.py", 'raise FileNotFoundError(f"shard-{rank}.pt')
+    assert (
+        f"✗ crash: rank 2 raised FileNotFoundError: shard-2.pt: no such file — at "
+        f"before_ddp.py:{at} in load_data"
+    ) in said
+    assert verdict_of(said).startswith("ddp-viz verdict: rank 2 is the root cause")
