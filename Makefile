@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.ddp-viz-installed
 
-.PHONY: setup run test test-frameworks lint bench clean
+.PHONY: setup run test test-frameworks mutants lint bench clean
 
 # pip byte-compiles every installed file here, once: with PYTHONDONTWRITEBYTECODE set (as it
 # is on CI) nothing else would, and every rank would compile torch's imports from source.
@@ -45,8 +45,21 @@ $(FW_STAMP): $(STAMP)
 test-frameworks: $(FW_STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -p no:cacheprovider tests/watch/test_watch_frameworks.py
 
+# Mutation testing (docs/internals.md, "Tests"): `make mutants PATHS=src/ddp_viz/model/quiz.py`
+# runs the mutants of what a change touched (a file or a folder) and shows the survivors;
+# `make mutants` reruns every module whose committed figure (tests/mutation/scores.json) is
+# stale and fails when one falls. ARGS=--update records the figures of what ran.
+MUT_STAMP := $(VENV)/.ddp-viz-mutants
+
+$(MUT_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,mutants]'
+	@touch $(MUT_STAMP)
+
+mutants: $(MUT_STAMP)
+	$(BIN)/python tools/mutants.py $(PATHS) $(ARGS)
+
 bench: setup
 	$(BIN)/ddp-viz bench $(ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache src/*.egg-info mutants

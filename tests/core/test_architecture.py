@@ -8,8 +8,13 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from ddp_viz.model import registry
 from ddp_viz.model.event_base import EVENT_TYPES
+
+# they read ddp-viz's own source files, which a mutation run rewrites (make mutants)
+pytestmark = pytest.mark.source
 
 SRC = Path(__file__).parents[2] / "src" / "ddp_viz"
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import grimp
+import pytest
+
+# they read ddp-viz's own source files, which a mutation run rewrites (make mutants)
+pytestmark = pytest.mark.source
 
 SRC = Path(__file__).parents[2] / "src" / "ddp_viz"
 

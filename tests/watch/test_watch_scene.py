@@ -176,6 +176,7 @@ def test_a_watched_run_plots_each_ranks_step_times_and_its_full_captures(make_wi
     assert "Loss per rank" in window.plots.loss_plot.getPlotItem().titleLabel.text
 
 
+@pytest.mark.source  # reads the module's globals, which mutmut's trampolines add to
 def test_the_pure_layer_keeps_no_cache_of_its_own() -> None:
     """What was read of a growing record is held by the record (its caller's object), not in
     a module's dict keyed by ids (issue 26, 7)."""
