@@ -52,7 +52,8 @@ def collective_report(rec: RunRecord) -> str:
                 "ring": ring_bytes_sent(length, world, r),
             }.get(algo)
             sent = f"{result.bytes_sent:,}" if algo != "all_reduce" else "(gloo)"
-            check = ("✓" if result.equal else "✗") if algo != "all_reduce" else "(the reference)"
+            same = col.equal(algo, r)
+            check = ("✓" if same else "✗") if algo != "all_reduce" else "(the reference)"
             out.append(
                 f"{r:>4}  {algo:<15} {sent:>11} {'' if formula is None else f'{formula:,}':>8}  "
                 f"{check}"
