@@ -105,9 +105,17 @@ def status_line(rec: RunRecord) -> str | None:
     if not n:
         return None
     total = {w: sum(getattr(part.at(w.value, n - 1)[0], k) for k in WHAT) for w in WAYS}
-    p_diff, _ = worst_diffs(part, n)
+    p_diff, g_diff = worst_diffs(part, n)
+    # past a tolerance the line says so: "within 2e-05 of DDP's" alone reads as a pass
+    bad = p_diff > PARAM_TOL or g_diff > GRAD_TOL
+    verdict = (
+        f"✗ ZeRO or FSDP past the tolerance: parameters {within(p_diff, of=DDPS)}, "
+        f"gradients {within(g_diff)}"
+        if bad
+        else f"parameters {within(p_diff, of=DDPS)}"
+    )
     return (
         f"Run {rec.run} finished: rank 0 held {kb(total[WAYS[0]])} with DDP, "
         f"{kb(total[WAYS[1]])} with ZeRO-1, {kb(total[WAYS[2]])} with FSDP on "
-        f"{rec.world_size} ranks; parameters {within(p_diff, of=DDPS)}."
+        f"{rec.world_size} ranks; {verdict}."
     )
