@@ -52,11 +52,9 @@ def said_in(kind_id: str, rec: RunRecord, v: Verdict, where: str, said: Said) ->
     """The text the verdict is read from, its lines' breaks as spaces."""
     if where == "scene":
         f = frame(kind_id, rec, v)
-        if said.key:
-            found = f.text_with_key(said.key)
-            text = found.text if found is not None else ""
-        else:
-            text = f.all_text()
+        # the text of the verdict's key, every line of it (a long one wraps), else all of it
+        keyed = [t.text for t in f.texts if t.key == said.key]
+        text = "\n".join(keyed) if said.key else f.all_text()
     elif where == "report":
         text = (v.report_of or run_report)(rec)
         return text  # line by line: a pattern reads one line

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from ddp_viz.model.timeline import RunRecord
 
 KIND = "uneven"
+# Join's float32 ranks against one float64 process on the same rows (the stage and the report)
+ONE_PROCESS_TOL = 1e-6
 
 
 @dataclass

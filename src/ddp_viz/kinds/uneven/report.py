@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from ddp_viz.kinds.uneven.events import Stalled
-from ddp_viz.kinds.uneven.record import UnevenRecord, ended_by, found, missing_ranks, part
+from ddp_viz.kinds.uneven.record import (
+    ONE_PROCESS_TOL,
+    UnevenRecord,
+    ended_by,
+    found,
+    missing_ranks,
+    part,
+)
 from ddp_viz.model.report import param_label, value
-from ddp_viz.model.timeline import RunRecord, RunStatus, max_abs_diff
+from ddp_viz.model.timeline import AGREE_TOL, RunRecord, RunStatus, grads_close, max_abs_diff
 
 
 def report_lines(rec: RunRecord) -> list[str]:
@@ -24,16 +31,38 @@ def report_lines(rec: RunRecord) -> list[str]:
         out.append(
             f"step {s + 1}: under Join rank {r} all-reduced {zeros}; the average came back {avg}"
         )
-    if un.one_process is not None and un.final_params:
-        solo = "  ".join(
-            f"{param_label(rec, n)} {value(un.one_process, n)}" for n in rec.param_names
-        )
-        diff = max_abs_diff(un.final_params[min(un.final_params)], un.one_process)
-        out.append(f"one process, float64, the same rows: {solo} (largest difference {diff:.2g})")
+    out += final_lines(rec, un)
     out += hang_check_lines(un)
     for r, stall in sorted(un.stalled.items()):
         out.append(f"rank {r} waited {stall.waited_s:.2f} s in {stall.what}, {raised(stall)}")
     return [*out, ""] if out else []
+
+
+def final_lines(rec: RunRecord, un: UnevenRecord) -> list[str]:
+    """After the loop: the ranks' parameters alike (Join's promise), and one process's on the
+    same rows, each with its verdict as the stage gives it (a difference alone reads as a
+    pass whatever its size)."""
+    out = []
+    final = un.final_params
+    if len(final) == rec.world_size and final:
+        first = final[min(final)]
+        same = all(grads_close(first, p, AGREE_TOL) for p in final.values())
+        out.append(
+            "after the loop: ✓ the same parameters on every rank"
+            if same
+            else "after the loop: ✗ the ranks' parameters differ"
+        )
+    if un.one_process is not None and final:
+        solo = "  ".join(
+            f"{param_label(rec, n)} {value(un.one_process, n)}" for n in rec.param_names
+        )
+        diff = max_abs_diff(final[min(final)], un.one_process)
+        mark = "✓" if diff <= ONE_PROCESS_TOL else "✗"
+        out.append(
+            f"one process, float64, the same rows: {solo} "
+            f"({mark} largest difference {diff:.2g}, tolerance {ONE_PROCESS_TOL:g})"
+        )
+    return out
 
 
 def hang_check_lines(un: UnevenRecord) -> list[str]:

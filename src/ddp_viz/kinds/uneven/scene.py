@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from ddp_viz.kinds.uneven.record import KIND, UnevenRecord, ended_by, found, missing_ranks
+from ddp_viz.kinds.uneven.record import (
+    KIND,
+    ONE_PROCESS_TOL,
+    UnevenRecord,
+    ended_by,
+    found,
+    missing_ranks,
+)
 from ddp_viz.model.cursor import shown
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
@@ -26,8 +33,6 @@ from ddp_viz.model.timeline import (
     grads_close,
     max_abs_diff,
 )
-
-ONE_PROCESS_TOL = 1e-6  # float32 ranks against the float64 reference
 
 
 class _Builder(StepFrameBuilder):
