@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from types import ModuleType
 
 import pytest
@@ -115,11 +116,20 @@ def test_every_kind_declares_its_verdicts(kind_id: str) -> None:
         assert len(v.places()) == 3 or v.absent, f"{v.name}: where is it not said, and why?"
 
 
-def test_a_kind_that_declares_nothing_fails_the_suite() -> None:
-    """The suite's own check can fail: a kind registered without a verdicts module."""
-    registry.register(registry.RunKind(id="toy_without_verdicts", table="toy_without_verdicts"))
+def test_a_kind_that_declares_nothing_fails_the_suite(monkeypatch) -> None:
+    """The suite's own check can fail: a kind registered without a verdicts module, one whose
+    module declares nothing, and one whose verdict is said in one place without saying why."""
+    toy = "toy_without_verdicts"
+    registry.register(registry.RunKind(id=toy, table=toy))
     try:
         with pytest.raises(ModuleNotFoundError):
-            test_every_kind_declares_its_verdicts("toy_without_verdicts")
+            test_every_kind_declares_its_verdicts(toy)
+        module = ModuleType(f"tests.kinds.{toy}.verdicts")
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        with pytest.raises(AssertionError, match="declares no verdict"):
+            test_every_kind_declares_its_verdicts(toy)
+        module.VERDICTS = [Verdict("toy", "default-run.jsonl", list, scene=Said("✓", "✗"))]
+        with pytest.raises(AssertionError, match="why"):
+            test_every_kind_declares_its_verdicts(toy)
     finally:
-        registry.unregister("toy_without_verdicts")
+        registry.unregister(toy)
