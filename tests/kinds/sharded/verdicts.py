@@ -2,7 +2,7 @@
 DDP's within their tolerances, and the bytes each rank holds match the formulas the stage
 spells out. Four ranks; the stage shows rank 1's numbers."""
 
-from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, last_step
+from tests.kinds.verdicts_base import Number, Said, Verdict, at, changed, event, last_step
 
 RUN = "sharded-4-ranks.jsonl"
 
@@ -60,5 +60,70 @@ VERDICTS = [
         changed(event("sharded_step", way="fsdp", step=3, rank=3), plus_four("params")),
         report=Said(r"^FSDP2 +3 +[\d,]+ +[\d,]+ +[\d,]+ +[\d,]+$", r"^FSDP2 +3 .*✗ formula$"),
         absent="the stage shows rank 1's bytes, the status line rank 0's totals",
+    ),
+]
+
+
+# --- numbers: the ring line under the checks, for the stage's rank 1 ---------------------
+STAGE_RANK = 1
+
+
+def biggest_gather(events, step: int) -> int:
+    """The largest all-gather rank 1 issued in FSDP2's step: the whole layer it gathered."""
+    return max(
+        e.bytes_out
+        for e in events
+        if e.kind == "sharded_collective"
+        and (e.way, e.step, e.rank, e.op) == ("fsdp", step, STAGE_RANK, "all_gather")
+    )
+
+
+def ring_sends_kb(step: int):
+    """A ring reduce-scatter and all-gather of B bytes each send (N−1)/N × B a rank."""
+
+    def run(events) -> float:
+        world = next(e for e in events if e.kind == "run_started").world_size
+        return 2 * (world - 1) / world * biggest_gather(events, step) / 1e3
+
+    return run
+
+
+def more_gathered(step: int):
+    """Rank 1's largest all-gather of the step, 4 kB larger."""
+
+    def run(events):
+        big = biggest_gather(events, step)
+        return changed(
+            lambda e: (
+                e.kind == "sharded_collective"
+                and (e.way, e.step, e.rank, e.op, e.bytes_out)
+                == ("fsdp", step, STAGE_RANK, "all_gather", big)
+            ),
+            lambda e: {"bytes_out": e.bytes_out + 4000},
+        )(events)
+
+    return run
+
+
+NUMBERS = [
+    Number(
+        "the ring's bytes a rank sends for FSDP2's reduce-scatter + all-gather",
+        RUN,
+        "check.ring",
+        ring_sends_kb(2),
+        at=at(2, 3),
+        perturb=more_gathered(2),
+        rel=2e-3,  # shown to a tenth of a kB
+        pattern=r"send ([\d.]+) kB a rank",
+    ),
+    Number(
+        "the layer the ring line is about: FSDP2's largest all-gather",
+        RUN,
+        "check.ring",
+        lambda events: biggest_gather(events, 2) / 1e3,
+        at=at(2, 3),
+        perturb=more_gathered(2),
+        rel=3e-3,
+        pattern=r"RS \+ AG of ([\d.]+) kB",
     ),
 ]
