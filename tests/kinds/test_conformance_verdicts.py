@@ -73,6 +73,8 @@ def test_a_verdict_holds_on_its_recording_and_fails_on_its_perturbation(
     kind_id: str, v: Verdict
 ) -> None:
     events = load_recording(v.recording)
+    if v.base is not None:
+        events = v.base(list(events))
     broken = v.perturb(list(events))
     assert broken != events, "the perturbation changed nothing"
     for rec, ok in ((record(events), True), (record(broken), False)):

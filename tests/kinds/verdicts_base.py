@@ -70,6 +70,9 @@ class Verdict:
     at: At = LAST
     report_of: Report | None = None
     absent: str = ""
+    # a change made to both sides first (events the recording lacks, added as a healthy run
+    # sends them), so that the ✓ side exercises the check too
+    base: Perturb | None = None
 
     def places(self) -> list[tuple[str, Said]]:
         out = [("scene", self.scene), ("report", self.report), ("status", self.status)]
@@ -125,6 +128,16 @@ def dropped(pick: Pick) -> Perturb:
         out = [e for e in events if not pick(e)]
         assert len(out) < len(events), "the perturbation found no event to drop"
         return out
+
+    return run
+
+
+def inserted(before: Pick, make: Callable[[Events], Events]) -> Perturb:
+    """A copy with ``make(events)``'s events put before the first event ``before`` accepts."""
+
+    def run(events: Events) -> Events:
+        at = next(i for i, e in enumerate(events) if before(e))
+        return [*events[:at], *make(events), *events[at:]]
 
     return run
 

@@ -2,10 +2,11 @@
 rank, bit for bit (the page, and the summary ``ddp-viz watch`` prints when the command ends);
 the ranks' parameters agree (the report and the status line)."""
 
+from ddp_viz.kinds.watched.events import WatchDigests, WatchNonFinite
 from ddp_viz.kinds.watched.history import HISTORY, History
-from ddp_viz.kinds.watched.watch.command import agreement_lines
+from ddp_viz.kinds.watched.watch.command import agreement_lines, doctor_lines
 from ddp_viz.model.timeline import RunRecord
-from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, nudged
+from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, inserted, nudged
 
 RUN = "watched-2-ranks.jsonl"
 
@@ -14,7 +15,37 @@ def watch_summary(rec: RunRecord) -> str:
     """What ``ddp-viz watch`` prints about the averages when the command ends."""
     full = [st for st in rec.steps if st.complete(rec.world_size)]
     part = rec.parts.get(HISTORY)
-    return "\n".join(agreement_lines(rec, full, part if isinstance(part, History) else None))
+    said = agreement_lines(rec, full, part if isinstance(part, History) else None)
+    return "\n".join(said + doctor_lines(rec))
+
+
+# the doctor's events are sent by the ranks as they happen; the recording of a healthy run has
+# none, so each is added where the rank would have sent it
+DIGESTS = {"0.weight": "1c0ffee1", "0.bias": "0badcafe", "2.weight": "5eed5eed"}
+
+
+def digests(events):
+    """Every rank's CRC-32s entering steps 2 to 4, alike (a run in sync)."""
+    return [
+        WatchDigests(run=1, step=s, rank=r, digests=dict(DIGESTS))
+        for s in (1, 2, 3)
+        for r in (0, 1)
+    ]
+
+
+def other_bytes(e):
+    return {"digests": {**e.digests, "0.weight": "deadbeef"}}
+
+
+def non_finite(events):
+    """Rank 0's NaN at step 4 arrives first; rank 1's at step 3 is the first in the run."""
+    return [
+        WatchNonFinite(run=1, step=3, rank=0, loss=float("inf"), tensors=[]),
+        WatchNonFinite(run=1, step=2, rank=1, loss=float("nan"), tensors=["0.weight"]),
+    ]
+
+
+NOTHING_FOUND = r"^ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found$"
 
 
 VERDICTS = [
@@ -42,5 +73,24 @@ VERDICTS = [
         report=Said(r"^finished .*✓ ranks agree at every step", r"^finished .*✗ ranks agree"),
         status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ ranks differ"),
         absent="the page shows the averages' check, not the parameters'",
+    ),
+    Verdict(
+        "no desync: every rank holds rank 0's bytes entering each step",
+        RUN,
+        changed(event("watch_digests", step=2, rank=1), other_bytes),
+        base=inserted(event("watch_dropped"), digests),
+        scene=Said(r"^(?!.*✗ desync)", r"✗ desync: entering step 3 \(after step 2\), rank 1 held"),
+        report=Said(NOTHING_FOUND, r"^ddp-viz verdict: desync: rank\(s\) 1 differ from rank 0 "),
+        report_of=watch_summary,
+        status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ desync: rank\(s\) 1 differ from rank 0"),
+    ),
+    Verdict(
+        "no NaN: every rank's loss and gradients finite",
+        RUN,
+        inserted(event("watch_dropped"), non_finite),
+        scene=Said(r"^(?!.*✗ non-finite)", r"✗ non-finite: at step 3 on rank 1 \(the first\)"),
+        report=Said(NOTHING_FOUND, r"^ddp-viz verdict: rank 1 is the first non-finite, at step 3$"),
+        report_of=watch_summary,
+        status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the first non-finite, at step 3$"),
     ),
 ]
