@@ -1,6 +1,7 @@
 """DDP training's verdicts (the default scene): the ranks hold the same parameters after the
 step, and DDP's average equals the full batch's gradient."""
 
+from ddp_viz.model.protocol import RunFailed
 from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, nudged
 
 # four ranks, three steps: the change is made to the last rank in the middle step, so a check
@@ -46,5 +47,30 @@ VERDICTS.append(
         ),
         status=Said(r"✓ average = full batch", r"✗ average ≠ full batch"),
         at=at(1, 2),
+    )
+)
+
+
+def failed_at_last_step(events):
+    """Rank 3 died in step 3 before its parameters: no params or timing of it, and the run's
+    end a failure naming it."""
+    out = []
+    for e in events:
+        if e.kind in ("params", "timing") and (e.step, e.rank) == (2, 3):
+            continue
+        if e.kind == "run_finished":
+            e = RunFailed(run=e.run, reason="rank 3 exited with code 1 in step 3", rank=3)
+        out.append(e)
+    return out
+
+
+VERDICTS.append(
+    Verdict(
+        "the run finished",
+        RUN,
+        failed_at_last_step,
+        scene=Said(r"✓ all ranks equal", r"✗ run failed after 2 complete step\(s\) .*rank 3"),
+        report=Said(r"^finished 3 step\(s\)", r"^run failed: rank 3 exited with code 1"),
+        status=Said(r"^Run 1 finished: 3 step\(s\)", r"^Run 1 failed: rank 3 exited with code 1"),
     )
 )
