@@ -2,7 +2,7 @@
 step, and DDP's average equals the full batch's gradient."""
 
 from ddp_viz.model.protocol import RunFailed
-from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, nudged
+from tests.kinds.verdicts_base import Number, Said, Verdict, at, changed, event, nudged
 
 # four ranks, three steps: the change is made to the last rank in the middle step, so a check
 # of the first ranks only or of the last step only keeps its ✓
@@ -74,3 +74,64 @@ VERDICTS.append(
         status=Said(r"^Run 1 finished: 3 step\(s\)", r"^Run 1 failed: rank 3 exited with code 1"),
     )
 )
+
+
+# --- numbers: each rank's row of the table, at the middle step -----------------------------------
+def first_value(kind: str, field: str, step: int, rank: int, name: str):
+    def run(events) -> float:
+        e = next(e for e in events if e.kind == kind and (e.step, e.rank) == (step, rank))
+        return float(getattr(e, field)[name][0])
+
+    return run
+
+
+def mean_of_locals(step: int, name: str):
+    """What DDP's all-reduce averages: the ranks' local gradients, summed and ÷ N."""
+
+    def run(events) -> float:
+        local = [e.grads[name][0] for e in events if e.kind == "local_grad" and e.step == step]
+        return sum(local) / len(local)
+
+    return run
+
+
+def loss_of(step: int, rank: int):
+    return lambda events: next(
+        e.loss for e in events if e.kind == "local_grad" and (e.step, e.rank) == (step, rank)
+    )
+
+
+NUMBERS = [
+    Number(
+        "the last rank's local gradient",
+        RUN,
+        "rank3.local.weight",
+        first_value("local_grad", "grads", 1, 3, "weight"),
+        at=at(1, 1),
+        perturb=changed(event("local_grad", step=1, rank=3), nudged("grads", 1e-3, "weight")),
+    ),
+    Number(
+        "the last rank's loss",
+        RUN,
+        "rank3.loss",
+        loss_of(1, 3),
+        at=at(1, 1),
+        perturb=changed(event("local_grad", step=1, rank=3), lambda e: {"loss": e.loss + 1}),
+    ),
+    Number(
+        "the last rank's average: the mean of the four ranks' local gradients",
+        RUN,
+        "rank3.averaged.bias",
+        mean_of_locals(1, "bias"),
+        at=at(1, 2),
+        rel=1e-6,  # float32 all-reduce against a float64 mean
+    ),
+    Number(
+        "the last rank's parameter after the step",
+        RUN,
+        "rank3.params.weight",
+        first_value("params", "params", 1, 3, "weight"),
+        at=at(1, 3),
+        perturb=changed(event("params", step=1, rank=3), nudged("params", 1e-3, "weight")),
+    ),
+]
