@@ -2,7 +2,7 @@
 averaged gradients and the parameters after the step on every rank, and a checkpoint every
 rank loads. The recordings have two ranks: the change is made to rank 1, the last."""
 
-from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, nudged
+from tests.kinds.verdicts_base import Number, Said, Verdict, at, changed, event, nudged
 
 RUN = "not-averaged.jsonl"
 
@@ -71,4 +71,39 @@ VERDICTS = [
         ),
         absent="the status line says how the run ended, not the checkpoint",
     ),
+]
+
+
+def largest_after(step: int):
+    """The largest difference between the two ranks' buffers after the forward, any value."""
+
+    def run(events) -> float:
+        by_rank = {e.rank: e.after for e in events if e.kind == "buffers" and e.step == step}
+        return max(
+            abs(a - b)
+            for name in by_rank[0]
+            for a, b in zip(by_rank[0][name], by_rank[1][name], strict=True)
+        )
+
+    return run
+
+
+def var_moved(e):
+    """Rank 1's last running_var value 1.0 larger: the largest difference moves there."""
+    after = dict(e.after)
+    after["1.running_var"] = [*after["1.running_var"][:-1], after["1.running_var"][-1] + 1.0]
+    return {"after": after}
+
+
+NUMBERS = [
+    Number(
+        "how far the ranks' buffers differ after the forward",
+        RUN,
+        "buffers.after",
+        largest_after(1),
+        at=at(1, 1),
+        perturb=changed(event("buffers", step=1, rank=1), var_moved),
+        rel=5e-4,  # shown to four significant digits
+        pattern=r"by up to ([\d.]+)",
+    )
 ]

@@ -6,7 +6,7 @@ from ddp_viz.kinds.watched.events import WatchDigests, WatchNonFinite
 from ddp_viz.kinds.watched.history import HISTORY, History
 from ddp_viz.kinds.watched.watch.command import agreement_lines, doctor_lines
 from ddp_viz.model.timeline import RunRecord
-from tests.kinds.verdicts_base import Said, Verdict, at, changed, event, inserted, nudged
+from tests.kinds.verdicts_base import Number, Said, Verdict, at, changed, event, inserted, nudged
 
 RUN = "watched-2-ranks.jsonl"
 
@@ -92,5 +92,51 @@ VERDICTS = [
         report=Said(NOTHING_FOUND, r"^ddp-viz verdict: rank 1 is the first non-finite, at step 3$"),
         report_of=watch_summary,
         status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the first non-finite, at step 3$"),
+    ),
+]
+
+
+# --- numbers: the page's gradient table, for a tensor sent as a summary (96 values) --------------
+TENSOR = "0.weight"
+
+
+def local_norm(events, step: int, rank: int) -> float:
+    e = next(e for e in events if e.kind == "local_grad" and (e.step, e.rank) == (step, rank))
+    return float(e.grads[TENSOR]["norm"])
+
+
+def spread(step: int):
+    """How far the ranks' local gradients' norms lie apart: the largest less the smallest."""
+
+    def run(events) -> float:
+        norms = [local_norm(events, step, r) for r in (0, 1)]
+        return max(norms) - min(norms)
+
+    return run
+
+
+def larger(e):
+    """Rank 1's local 0.weight half as large again (its digest no longer its bytes')."""
+    g = dict(e.grads)
+    g[TENSOR] = {**g[TENSOR], "norm": g[TENSOR]["norm"] * 1.5, "digest": "0" * 8}
+    return {"grads": g}
+
+
+NUMBERS = [
+    Number(
+        "the last rank's local gradient norm",
+        RUN,
+        f"rank1.local.{TENSOR}",
+        lambda events: local_norm(events, 1, 1),
+        at=at(1, 0),
+        perturb=changed(event("local_grad", step=1, rank=1), larger),
+    ),
+    Number(
+        "the spread of the ranks' local norms",
+        RUN,
+        f"spread.{TENSOR}",
+        spread(1),
+        at=at(1, 0),
+        perturb=changed(event("local_grad", step=1, rank=1), larger),
     ),
 ]
