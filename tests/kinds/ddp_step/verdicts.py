@@ -135,3 +135,22 @@ NUMBERS = [
         perturb=changed(event("params", step=1, rank=3), nudged("params", 1e-3, "weight")),
     ),
 ]
+
+
+VERDICTS.append(
+    Verdict(
+        "average = full batch, every tensor on every rank",
+        RUN,
+        # the last rank's average without its bias (a parameter that got no gradient there)
+        changed(
+            event("averaged_grad", step=1, rank=3),
+            lambda e: {"grads": {k: v for k, v in e.grads.items() if k != "bias"}},
+        ),
+        scene=Said(r"✓ average = full batch", r"✗ average ≠ full batch"),
+        report=Said(
+            r"^finished .*✓ average = full batch at every step", r"^finished .*✗ average ≠ full"
+        ),
+        status=Said(r"✓ average = full batch", r"✗ average ≠ full batch"),
+        at=at(1, 2),
+    )
+)
