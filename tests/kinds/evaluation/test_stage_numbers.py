@@ -72,3 +72,27 @@ def test_the_report_and_the_stage_name_the_frame_of_each_ranks_last_heartbeat() 
         function = beat.where[0].split(" (")[0].split(".")[-1]
         assert shown is not None and function in shown.text, (rank, shown)
         assert "early_frame" not in shown.text
+
+
+def test_while_a_rank_waits_the_stage_counts_its_latest_heartbeat_then_its_end() -> None:
+    """Mid-stream, after every heartbeat of the last rank: it waits in its latest beat's frame
+    for as long as that beat says; once its outcome is in, the outcome's time."""
+    events = load_recording("evaluation-4-ranks.jsonl")
+    rank = 3
+    ends = [i for i, e in enumerate(events) if e.kind == "eval_outcome" and e.rank == rank]
+    beats = [
+        i
+        for i, e in enumerate(events[: ends[0]])
+        if e.kind == "eval_wait" and e.rank == rank and e.attempt == "wrapper"
+    ]
+    assert len(beats) >= 3
+    for i in beats:
+        beat = events[i]
+        shown = frame(record(events[: i + 1]), 2).text_with_key(f"wait.{rank}")
+        assert shown is not None, i
+        assert shown.value == pytest.approx(beat.now - beat.since, abs=1e-9), i
+        assert f"for {beat.now - beat.since:.2f} s" in shown.text, shown.text
+    done = events[ends[0]]
+    shown = frame(record(events[: ends[0] + 1]), 2).text_with_key(f"wait.{rank}")
+    assert shown is not None and shown.value == done.seconds
+    assert f"waited {done.seconds:.2f} s" in shown.text, shown.text
