@@ -77,8 +77,12 @@ def test_a_verdict_holds_on_its_recording_and_fails_on_its_perturbation(
         events = v.base(list(events))
     broken = v.perturb(list(events))
     assert broken != events, "the perturbation changed nothing"
-    for rec, ok in ((record(events), True), (record(broken), False)):
-        side = "recorded" if ok else "perturbed"
+    sides = [("recorded", record(events), True), ("perturbed", record(broken), False)]
+    if v.keeps is not None:
+        kept = v.keeps(list(events))
+        assert kept != events, "the change it keeps through changed nothing"
+        sides.append(("changed within what it allows", record(kept), True))
+    for side, rec, ok in sides:
         for where, said in v.places():
             text = said_in(kind_id, rec, v, where, said)
             assert reads(text, said.ok) is ok, f"{where}, {side}: {said.ok!r} in {text!r}"

@@ -73,6 +73,10 @@ class Verdict:
     # a change made to both sides first (events the recording lacks, added as a healthy run
     # sends them), so that the ✓ side exercises the check too
     base: Perturb | None = None
+    # a change the verdict must survive: a value moved within the tolerance, one rank alone
+    # doing what the ✗ needs every rank to do (a check made stricter, or an ``any`` for an
+    # ``all``, turns it ✗)
+    keeps: Perturb | None = None
 
     def places(self) -> list[tuple[str, Said]]:
         out = [("scene", self.scene), ("report", self.report), ("status", self.status)]
