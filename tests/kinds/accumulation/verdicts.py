@@ -13,6 +13,7 @@ VERDICTS = [
         "ranks agree",
         "accumulate-4-ranks.jsonl",
         changed(event("params", step=1, rank=3), nudged("params", 3e-6)),
+        keeps=changed(event("params", step=1, rank=3), nudged("params", 3e-7)),
         scene=Said(r"✓ all ranks equal", r"✗ ranks differ", key="agree"),
         report=Said(r"^finished .*✓ ranks agree at every step", r"^finished .*✗ ranks agree"),
         status=Said(r"✓ ranks agree", r"✗ ranks differ"),
@@ -22,6 +23,7 @@ VERDICTS = [
         "average = full batch",
         RUN,
         changed(event("reference", step=1), nudged("full_batch_grads", 3e-5)),
+        keeps=changed(event("reference", step=1), nudged("full_batch_grads", 3e-6)),
         scene=Said(r"^✓ equal$", r"^✗ different", key="full_batch"),
         report=Said(
             r"^finished .*✓ average = full batch at every step", r"^finished .*✗ average ≠ full"
@@ -33,6 +35,7 @@ VERDICTS = [
         "the same as one process, one batch a step",
         RUN,
         changed(event("reference", step=1), nudged("one_process_params", 3e-5)),
+        keeps=changed(event("reference", step=1), nudged("one_process_params", 3e-6)),
         scene=Said(r"· ✓ the( same)?$", r"· ✗ not", key="one_process"),
         at=at(1, 3),
         absent="the report prints one process's parameters under the ranks' without a mark",

@@ -11,6 +11,7 @@ VERDICTS = [
         "ranks agree",
         RUN,
         changed(event("params", step=1, rank=2), nudged("params", 3e-6)),
+        keeps=changed(event("params", step=1, rank=2), nudged("params", 3e-7)),
         scene=Said(r"· ✓ all ranks equal", r"· ✗ ranks differ"),
         report=Said(r"^finished .*✓ ranks agree at every step", r"^finished .*✗ ranks agree"),
         status=Said(r"✓ ranks agree", r"✗ ranks differ"),
@@ -20,6 +21,7 @@ VERDICTS = [
         "average = full batch",
         RUN,
         changed(event("averaged_grad", step=1, rank=2), nudged("grads", 3e-5)),
+        keeps=changed(event("averaged_grad", step=1, rank=2), nudged("grads", 3e-6)),
         scene=Said(r"✓ equal", r"✗ different"),
         report=Said(
             r"^finished .*✓ average = full batch at every step", r"^finished .*✗ average ≠ full"
