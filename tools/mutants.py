@@ -190,11 +190,15 @@ def covering_tests(module: str) -> list[str]:
 
 
 def fingerprint(module: str, tests: list[str]) -> str:
+    """The module, the test files that covered it and its own exclusions: what its figure
+    depends on (another module's exclusion leaves it current)."""
     h = hashlib.sha256()
-    for rel in [module, *tests, "tests/mutation/excluded.toml"]:
+    for rel in [module, *tests]:
         path = ROOT / rel
         h.update(rel.encode())
         h.update(path.read_bytes() if path.exists() else b"(gone)")
+    rules = [r for r in load_exclusions() if r.get("module") == module]
+    h.update(json.dumps(rules, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
