@@ -24,6 +24,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -190,11 +191,15 @@ def covering_tests(module: str) -> list[str]:
 
 
 def fingerprint(module: str, tests: list[str]) -> str:
+    """The module, the test files that covered it and its own exclusions: what its figure
+    depends on (another module's exclusion leaves it current)."""
     h = hashlib.sha256()
-    for rel in [module, *tests, "tests/mutation/excluded.toml"]:
+    for rel in [module, *tests]:
         path = ROOT / rel
         h.update(rel.encode())
         h.update(path.read_bytes() if path.exists() else b"(gone)")
+    rules = [r for r in load_exclusions() if r.get("module") == module]
+    h.update(json.dumps(rules, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
@@ -218,6 +223,27 @@ cli(["run", "--max-children", sys.argv[2], *sys.argv[3:]])
 """
 
 
+def _tests_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "tests").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(path.relative_to(ROOT).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _forget_stale_coverage() -> str:
+    """mutmut collects which tests cover which function once, and after that only for tests
+    it has not seen: a test that now calls more of the code would not be run against its
+    mutants. So when anything under tests/ changed since, its map is collected again."""
+    digest, seen = _tests_digest(), ROOT / "mutants" / "tests.sha256"
+    if not seen.exists() or seen.read_text() != digest:
+        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+        # mutmut copies tests/ over its old copy: a test deleted here would live on there
+        shutil.rmtree(ROOT / "mutants" / "tests", ignore_errors=True)
+    return digest
+
+
 def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     """Run mutmut on ``modules``' mutants only (its progress goes to mutants/run.log); False
     when ``budget`` seconds ran out first (the mutants it did not reach stay unchecked)."""
@@ -225,6 +251,7 @@ def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     LOG.parent.mkdir(exist_ok=True)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     argv = [sys.executable, "-c", _CHILD, ",".join(modules), str(jobs), *patterns]
+    digest = _forget_stale_coverage()
     with LOG.open("w") as log:
         proc = subprocess.Popen(
             argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -242,6 +269,7 @@ def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     if code != 0:
         tail = LOG.read_text("utf-8", errors="replace")[-3000:]
         sys.exit(f"mutmut failed (exit {code}); the end of {LOG}:\n{tail}")
+    (ROOT / "mutants" / "tests.sha256").write_text(digest)
     return True
 
 
