@@ -122,17 +122,20 @@ def link_hint(j: Jump) -> str:
 
 
 def jump_text(j: Jump, available: int) -> list[str]:
-    """The Diagnosis tab's words: the finding, the step shown, the rank's stack."""
-    out = list(j.said)
+    """The Diagnosis tab's words: the step shown, the rank's stack (first: on a projector's
+    short column the stack is what the stage does not show), then the finding in full."""
+    out: list[str] = []
     shown = shown_step(j, available)
     if j.step is not None:
-        out += ["", f"Step {j.step + 1}" + (f", rank {j.rank}" if j.rank is not None else "")]
+        out += [f"Step {j.step + 1}" + (f", rank {j.rank}" if j.rank is not None else "")]
         if shown is not None and shown != j.step:
             out[-1] += (
                 f": the stage shows step {shown + 1}, the last every rank reported (step "
                 f"{j.step + 1} never completed)"
             )
+        out.append("")
     if j.rank is not None:
-        out += ["", f"rank {j.rank}'s stack, innermost last (ddp-viz's frames left out):"]
+        out += [f"rank {j.rank}'s stack, innermost last (ddp-viz's frames left out):"]
         out += [f"  {frame}" for frame in j.stack] or [f"  none: {j.no_stack}"]
-    return out
+        out.append("")
+    return [*out, "The diagnosis:", *(f"  {line}" for line in j.said)]
