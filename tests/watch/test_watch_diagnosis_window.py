@@ -31,23 +31,38 @@ def _at_first_step(window) -> None:
 def test_a_click_on_a_crash_goes_to_its_step_and_shows_the_failing_ranks_stack(
     qtbot, make_window
 ) -> None:
+    from PySide6.QtWidgets import QApplication
+
     window = make_window((1280, 800))
     window.presentation.set_projector(True)  # the left column folded away: the click shows it
     window.file_actions.open_run(DATA / RAISES)
+    # the Course tab's least width as the app measured it in projector type (its two buttons
+    # side by side in 24 px type; the test's style measures them narrower)
+    window.course_view.setMinimumWidth(421)
+    QApplication.processEvents()
     _at_first_step(window)
+    said = window.status.text()
     _click(qtbot, window, "doctor.crash")
     # rank 2 failed in its step 5, which never completed: step 4, the last every rank reported
     assert window.player.cursor == Cursor(3, 3)
     assert window.position_label.text().startswith(" step 4/")
     tab = window.diagnosis_tab
     assert window.tabs.currentWidget() is tab and tab.isVisible()
+    # the column takes its least width (its tabs in projector type) from the stage, not from
+    # the plots: their titles were cut
+    left, _, plots = window.splitters["main"].sizes()
+    assert left >= window.splitters["left"].minimumSizeHint().width()
+    assert plots >= round(window.splitters["main"].width() * 0.28) - 2
     raised = line_no("raises.py", 'raise RuntimeError(f"bad batch')
     lines = tab.lines()
-    assert lines[0].startswith("✗ crash: rank 2 raised RuntimeError: bad batch")
-    stack = lines[lines.index("rank 2's stack, innermost last (ddp-viz's frames left out):") + 1 :]
+    assert lines[0].startswith("Step 5, rank 2: the stage shows step 4")
+    head = lines.index("rank 2's stack, innermost last (ddp-viz's frames left out):")
+    stack = lines[head + 1 : lines.index("", head)]
     assert stack[-1].strip().startswith(f"raises.py:{raised} in check_batch: raise RuntimeError")
     assert all(s.strip().startswith("raises.py:") for s in stack)  # no frame of ddp-viz's
-    assert "step 5 and rank 2's stack" in window.status.text()
+    assert "✗ crash: rank 2 raised RuntimeError: bad batch" in tab.text.toPlainText()
+    assert "Step 5 and rank 2's stack" in tab.heading.text()
+    assert window.status.text() == said  # the status bar keeps what it said (the verdict)
     assert not tab.lesson.isVisible()  # a crash has no lesson of its own
     # a lesson's page has no Diagnosis tab; back on a run, none until its diagnosis is clicked
     window.set_lesson("ddp-pattern")
@@ -125,7 +140,7 @@ def test_mid_stream_the_click_leaves_fast_mode_for_the_failures_step(qtbot, make
         window.session.on_transport_event(e)
     window.session.tick()
     assert window.player.cursor.step == 3
-    assert window.diagnosis_tab.lines()[0].startswith("✗ crash: rank 2 raised RuntimeError")
+    assert "✗ crash: rank 2 raised RuntimeError" in window.diagnosis_tab.text.toPlainText()
 
 
 def test_a_clean_runs_page_has_nothing_to_click(qtbot, make_window) -> None:
