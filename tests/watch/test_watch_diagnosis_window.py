@@ -88,7 +88,7 @@ def test_tab_then_enter_on_the_stage_does_what_the_click_does(qtbot, make_window
     tab = window.diagnosis_tab
     assert window.tabs.currentWidget() is tab and QApplication.focusWidget() is tab.text
     assert any("uneven.py:" in line and "backward()" in line for line in tab.lines())
-    assert tab.lesson.isVisible() and "Uneven inputs" in tab.lesson.text()
+    assert tab.lesson.isVisible() and "Uneven inputs" in tab.lesson_title.text()
     # back on the stage, Tab goes on to the lesson's link, then to the consequences
     stage.setFocus(Qt.FocusReason.TabFocusReason)
     qtbot.keyClick(stage, Qt.Key.Key_Tab)
@@ -156,3 +156,23 @@ def test_a_clean_runs_page_has_nothing_to_click(qtbot, make_window) -> None:
     title = stage.frame().texts[0].box
     qtbot.mouseClick(stage, Qt.MouseButton.LeftButton, pos=QPoint(round(title.cx), 60))
     assert window.player.cursor.step == step and getattr(window, "diagnosis_tab", None) is None
+
+
+def test_on_a_projector_the_uneven_diagnosis_and_its_lesson_fit(qtbot, make_window) -> None:
+    """Looked at in projector type at 1280×800: the tab's lesson button, its title on one
+    line, made the column 630 px wide, cutting the plots' titles; and on the narrowed stage
+    "DistributedSampler(drop_last=True)," ran past its right edge."""
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window((1280, 800))
+    window.presentation.set_projector(True)
+    window.file_actions.open_run(DATA / UNEVEN)
+    _click(qtbot, window, "doctor.uneven")
+    QApplication.processEvents()
+    assert window.diagnosis_tab.lesson.isVisible()
+    _, _, plots = window.splitters["main"].sizes()
+    assert plots >= round(window.splitters["main"].width() * 0.28) - 2
+    frame = window.stage.frame()
+    wide = [t.text for t in frame.texts if t.text and t.box.right > frame.width + 0.5]
+    assert not wide, wide
+    assert "DistributedSampler(drop_last=" in frame.all_text()

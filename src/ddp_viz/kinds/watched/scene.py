@@ -23,7 +23,16 @@ from ddp_viz.kinds.watched.steps import (
     telling_rows,
 )
 from ddp_viz.model.arrivals import arrivals, last_to_arrive
-from ddp_viz.model.frame import Align, Font, Link, Rect, StageFrame, fmt, wrap_lines
+from ddp_viz.model.frame import (
+    Align,
+    Font,
+    Link,
+    Rect,
+    StageFrame,
+    cut_to_fit,
+    fmt,
+    wrap_lines,
+)
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.timeline import Cursor, RunRecord
@@ -71,6 +80,10 @@ class _Builder(StepFrameBuilder):
              bold: bool = False) -> float:  # fmt: skip
         font = Font(self.small.px, bold=bold)
         parts = wrap_lines(text, font, self.room, self.width)
+        # a word wider than the stage (a long call in an error, in projector type) is cut
+        # where it must be, not drawn past the stage's edge
+        fits = lambda part: self.width(part, font) <= self.room  # noqa: E731
+        parts = [piece for part in parts for piece in cut_to_fit(part, fits)]
         fit = max(0, int((self.ctx.height - y) // self.lh))
         if 0 < fit < len(parts):  # the stage ends inside it: say so, never stop mid-sentence
             parts = [*parts[: fit - 1], self._ellipsis(parts[fit - 1], font)]

@@ -29,14 +29,19 @@ class DiagnosisTab(QWidget):
         self.text.setAccessibleName("the diagnosis and its rank's stack")
         self.text.setFont(QFont(MONO))
         self.text.setTabChangesFocus(True)  # Tab leaves the text for the lesson's button
-        self.lesson = QPushButton("")
-        self.lesson.setVisible(False)
+        # the lesson's title wraps in a label: on a button, in projector type, it made the
+        # column 630 px wide at 1280x800 and cut the plots' titles
+        self.lesson_title = QLabel("")
+        self.lesson_title.setWordWrap(True)
+        self.lesson = QPushButton("Open the lesson")
         self.lesson_id = ""
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.heading)
         lay.addWidget(self.text, 1)
+        lay.addWidget(self.lesson_title)
         lay.addWidget(self.lesson)
+        self._show_lesson(False)
 
     def show_jump(self, j: Jump, available: int, lesson_title: str = "") -> None:
         shown = shown_step(j, available)
@@ -44,8 +49,13 @@ class DiagnosisTab(QWidget):
         self.heading.setText(f"<b>{link_hint(j)[0].upper()}{link_hint(j)[1:]}</b> · {where}")
         self.text.setPlainText("\n".join(jump_text(j, available)))
         self.lesson_id = j.lesson if lesson_title else ""
-        self.lesson.setText(f"Open the lesson: {lesson_title}")
-        self.lesson.setVisible(bool(self.lesson_id))
+        self.lesson_title.setText(f"The course's lesson on it: <b>{lesson_title}</b>")
+        self.lesson.setAccessibleName(f"Open the lesson: {lesson_title}")
+        self._show_lesson(bool(self.lesson_id))
+
+    def _show_lesson(self, on: bool) -> None:
+        self.lesson_title.setVisible(on)
+        self.lesson.setVisible(on)
 
     def lines(self) -> list[str]:
         """The tab's text, line by line (tests, screen readers)."""
