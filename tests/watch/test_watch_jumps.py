@@ -156,3 +156,25 @@ def test_the_page_makes_each_finding_a_link_and_the_lesson_one_of_its_own() -> N
 def test_a_clean_run_has_no_link_and_no_hint() -> None:
     f = frame(record("watched-2-ranks.jsonl"))
     assert f.links == [] and f.text_with_key("doctor.hint") is None
+
+
+def test_a_killed_rank_leads_to_its_step_and_says_it_left_no_stack() -> None:
+    from ddp_viz.kinds.watched.events import WatchExit, WatchRankLost, WatchSummary
+
+    # rank 2 (the last) killed by SIGKILL in step 4: the others began step 4 and waited for it
+    rec = _values_run(
+        WatchRankLost(1, 2, 102, 3),
+        WatchRankLost(1, 0, 100, 4),
+        WatchRankLost(1, 1, 101, 4),
+        WatchExit(1, 0, 100, -15, "SIGTERM", 2.0),
+        WatchExit(1, 2, 102, -9, "SIGKILL", 1.0),
+        WatchExit(1, 1, 101, -15, "SIGTERM", 2.0),
+        WatchSummary(1, 1),
+    )
+    j = jumps(rec)["crash"]
+    assert (j.rank, j.step, j.stack) == (2, 3, [])
+    assert link_hint(j) == "step 4, rank 2"  # no "stack" promised where there is none
+    said = jump_text(j, 3)
+    assert said[said.index("rank 2's stack, innermost last (ddp-viz's frames left out):") + 1] == (
+        "  none: rank 2 left no word of its own (killed): no stack"
+    )
