@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ddp_viz._qt.window_layout import apply_split_proportions
 from ddp_viz.model import registry
+from ddp_viz.model.frame import Link
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import whole_steps
 
@@ -70,3 +71,17 @@ def show_lesson(window: MainWindow, lesson: Lesson) -> None:
         window.status.setText(f"Lesson {where}: {lesson.title}{mine}")
     else:
         window.status.setText(lesson.title)
+
+
+def follow_link(window: MainWindow, link: Link) -> None:
+    """A link on the stage was clicked (or Entered): a course lesson it names opens; any
+    other goes to the Qt part of the page's kind (``follow_link(window, key)``), which knows
+    what its keys mean (a watched run's diagnosis: its step and stack)."""
+    if link.lesson:
+        if link.lesson in window.course.ids:
+            window.set_lesson(link.lesson)
+        return
+    kind = window.lesson.run_kind()
+    part = registry.load_parts("qt").get(kind.id) if kind is not None else None
+    if part is not None and hasattr(part, "follow_link"):
+        part.follow_link(window, link.key)

@@ -22,7 +22,7 @@ from ddp_viz._qt.course_view import CourseView
 from ddp_viz._qt.engine_process import EngineProcess, connect_session
 from ddp_viz._qt.file_actions import FileActions
 from ddp_viz._qt.keys import KeyRouter, show_shortcut_sheet
-from ddp_viz._qt.lesson_switch import show_lesson
+from ddp_viz._qt.lesson_switch import follow_link, show_lesson
 from ddp_viz._qt.lesson_view import LessonView
 from ddp_viz._qt.player import Player
 from ddp_viz._qt.plots_panel import PlotsPanel
@@ -125,6 +125,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         self.process_view.log_toggle.toggled.connect(lambda _: apply_split_proportions(self))
         self.presentation.changed.connect(self._on_presentation_changed)
         self.course_view.lesson_chosen.connect(self.set_lesson)
+        self.stage.link_activated.connect(lambda link: follow_link(self, link))
         self._engine_on_demand = False  # start(engine=False): started by a lesson that runs
         self._warm_timer = QTimer(self, singleShot=True, interval=400)
         self._warm_timer.timeout.connect(self._on_warm_timer_timeout)

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 import traceback
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QFocusEvent,
+    QFont,
+    QFontMetricsF,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPen,
+    QStaticText,
+    QTransform,
+)
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ddp_viz._qt.theme import qcolor
-from ddp_viz.model.frame import Font, Shape, StageFrame, Text
+from ddp_viz.model.frame import Font, Link, Shape, StageFrame, Text
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.session import EngineState
@@ -88,6 +98,9 @@ class FontBook:
 
 
 class StageWidget(QWidget):
+    # a link of the frame was clicked, or focused with Tab and activated with Enter
+    link_activated = Signal(object)  # Link
+
     def __init__(self, theme: Theme, lesson: Lesson, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.theme = theme
@@ -107,6 +120,8 @@ class StageWidget(QWidget):
         self.setMinimumSize(420, 300)
         self.setAccessibleName("DDP stage")
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # clicking the stage leaves a field
+        self.setMouseTracking(True)  # the pointer turns to a hand over a link
+        self.focused_link = -1  # the frame's link Tab moved to (-1: none)
 
     # --- inputs ------------------------------------------------------------------------------
     def set_theme(self, theme: Theme) -> None:
@@ -185,7 +200,79 @@ class StageWidget(QWidget):
                 message = f"The stage could not draw this step ({type(exc).__name__}: {exc})."
                 self._frame = stage_frame(None, self.cursor, 0.0, self.context(message))
             self._frame_key = key
+            self._links_changed(self._frame.links)
         return self._frame
+
+    # --- links: a click, or Tab to one and Enter ---------------------------------------------
+    def _links_changed(self, links: list[Link]) -> None:
+        """A stage with links is on the Tab chain (a keyboard reaches them); one without is
+        reached by a click only, as before."""
+        strong = Qt.FocusPolicy.StrongFocus if links else Qt.FocusPolicy.ClickFocus
+        if self.focusPolicy() != strong:
+            self.setFocusPolicy(strong)
+        if self.focused_link >= len(links):
+            self.focused_link = len(links) - 1
+
+    def link(self) -> Link | None:
+        """The link Tab moved to, while the stage has the keyboard."""
+        links = self.frame().links
+        return links[self.focused_link] if 0 <= self.focused_link < len(links) else None
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        at = self.frame().link_at(event.position().x(), event.position().y())
+        if at is None:
+            self.unsetCursor()
+            self.setToolTip("")
+        else:
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+            self.setToolTip(at.label)
+        super().mouseMoveEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        at = self.frame().link_at(event.position().x(), event.position().y())
+        if at is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.focused_link = self.frame().links.index(at)
+            self.update()
+            self.link_activated.emit(at)
+            event.accept()
+            return
+        self.focused_link = -1  # a click elsewhere: Enter goes nowhere
+        super().mousePressEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        at = self.link()
+        if at is not None and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.link_activated.emit(at)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def focusNextPrevChild(self, forward: bool) -> bool:
+        """Tab and Shift+Tab go through the stage's links before leaving it."""
+        n = len(self.frame().links)
+        nxt = self.focused_link + (1 if forward else -1)
+        if self.hasFocus() and 0 <= nxt < n:
+            self._focus_link(nxt)
+            return True
+        return super().focusNextPrevChild(forward)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        links = self.frame().links
+        if event.reason() == Qt.FocusReason.TabFocusReason and links:
+            self._focus_link(0)
+        elif event.reason() == Qt.FocusReason.BacktabFocusReason and links:
+            self._focus_link(len(links) - 1)
+        super().focusInEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        self.update()  # the focus ring goes
+        super().focusOutEvent(event)
+
+    def _focus_link(self, index: int) -> None:
+        self.focused_link = index
+        at = self.link()
+        self.setAccessibleDescription(at.label if at is not None else "")
+        self.update()
 
     # --- painting: draw the frame, decide nothing ---------------------------------------------
     def paintEvent(self, _event: object) -> None:
@@ -202,6 +289,13 @@ class StageWidget(QWidget):
                 if text.layer == layer:
                     painted[i] = self._draw_text(p, text)
         self.painted_px = painted
+        at = self.link() if self.hasFocus() else None
+        if at is not None:  # where Enter goes: a focus ring around the link
+            pen = QPen(qcolor(self.theme.accent), 1.5, Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            b = at.box
+            p.drawRoundedRect(QRectF(b.x - 3, b.y - 2, b.w + 6, b.h + 4), 3, 3)
         p.end()
 
     def _draw_text(self, p: QPainter, text: Text) -> int:

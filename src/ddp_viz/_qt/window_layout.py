@@ -99,7 +99,10 @@ def apply_split_proportions(self: MainWindow) -> None:
         plots = round(w * 0.28)
         # a watched run's tables, chosen (Ctrl+T): wider, taking from the stage's share
         room = w - plots - self.splitters["center"].minimumSizeHint().width()
-        left = max(round(w * 0.22), min(run_tab_width(self, w), round(w * 0.45), room))
+        # ... and never under the column's own least width (its tabs in projector type): a
+        # splitter takes a column's shortfall from the plots, and cut their titles
+        least = self.splitters["left"].minimumSizeHint().width()
+        left = max(round(w * 0.22), min(max(run_tab_width(self, w), least), round(w * 0.45), room))
         self.splitters["main"].setSizes([left, w - left - plots, plots])
         self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
         return

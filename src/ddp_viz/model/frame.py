@@ -122,6 +122,19 @@ class Shape:
     layer: int = 0
 
 
+@dataclass(frozen=True)
+class Link:
+    """A part of the stage that does something when clicked (or focused with Tab and
+    activated with Enter): ``key`` names it to the page's kind (a watched run's diagnosis
+    goes to its step and stack); ``lesson``, when set, is a course lesson it opens; ``label``
+    says what it does (its tooltip, and what a screen reader reads)."""
+
+    box: Rect
+    key: str
+    label: str
+    lesson: str = ""
+
+
 @dataclass
 class StageFrame:
     width: float
@@ -132,6 +145,7 @@ class StageFrame:
     # the part of the lesson's listing this frame shows running (a key of its
     # ``[code] sections``: the ring's reduce-scatter or all-gather loop); "" for all of it
     section: str = ""
+    links: list[Link] = field(default_factory=list)  # in the order Tab visits them
 
     # --- reading a frame (tests, exports) -----------------------------------------------------
     def numbers(self) -> dict[str, float]:
@@ -140,6 +154,9 @@ class StageFrame:
 
     def text_with_key(self, key: str) -> Text | None:
         return next((t for t in self.texts if t.key == key), None)
+
+    def link_at(self, x: float, y: float) -> Link | None:
+        return next((k for k in self.links if k.box.contains(Rect(x, y, 0, 0), 0.0)), None)
 
     def all_text(self) -> str:
         return "\n".join(t.text for t in self.texts)

@@ -216,7 +216,13 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
 
 
 def uneven(rec: RunRecord) -> str | None:
-    """A rank that began a step after another finished its loop (see failures.uneven_text):
+    """The uneven end in words (see :func:`uneven_end`), if any."""
+    found = uneven_end(rec)
+    return None if found is None else found.text()
+
+
+def uneven_end(rec: RunRecord) -> fail.Uneven | None:
+    """A rank that began a step after another finished its loop (see failures.uneven_end):
     finished are the ranks that sent their last word without failing, and ranks a hang found
     at a barrier or ended; entered, the ranks that failed, vanished, or hung inside DDP's
     gradient all-reduce."""
@@ -236,7 +242,7 @@ def uneven(rec: RunRecord) -> str | None:
                 entered[s["rank"]] = max(entered.get(s["rank"], 0), step)
             elif s["state"] == "ended" or (call is not None and "barrier" in call["op"]):
                 finished.setdefault(s["rank"], step)
-    return fail.uneven_text(finished, entered)
+    return fail.uneven_end(finished, entered)
 
 
 def _crash(rec: RunRecord, hung: bool) -> list[str]:

@@ -267,7 +267,26 @@ def verdict(first: RankEnd) -> str:
 
 
 # --- uneven ends ------------------------------------------------------------------------------
-def uneven_text(finished: dict[int, int], entered: dict[int, int]) -> str | None:
+@dataclass(frozen=True)
+class Uneven:
+    """Rank ``rank`` entered step ``entered`` (from 1) after rank ``done_rank`` finished its
+    loop of ``done`` steps."""
+
+    rank: int
+    entered: int
+    done_rank: int
+    done: int
+
+    def text(self) -> str:
+        return (
+            f"✗ uneven inputs: rank {self.rank} entered step {self.entered} after rank "
+            f"{self.done_rank} finished {self.done} steps: the ranks had different numbers of "
+            f"batches (lesson: {UNEVEN_LESSON}; fix: the same number of batches per rank, e.g. "
+            "DistributedSampler(drop_last=True), or DDP's join() context manager)"
+        )
+
+
+def uneven_end(finished: dict[int, int], entered: dict[int, int]) -> Uneven | None:
     """A rank that entered a step after another finished its loop with fewer steps:
     ``finished`` rank -> steps it began in all (it ended); ``entered`` rank -> the step it
     was in (steps begun) when it failed or hung inside DDP's all-reduce."""
@@ -279,12 +298,7 @@ def uneven_text(finished: dict[int, int], entered: dict[int, int]) -> str | None
     if not late:
         return None
     r = max(late, key=lambda x: (entered[x], -x))
-    return (
-        f"✗ uneven inputs: rank {r} entered step {entered[r]} after rank {done_rank} finished "
-        f"{done} steps: the ranks had different numbers of batches (lesson: {UNEVEN_LESSON}; "
-        "fix: the same number of batches per rank, e.g. DistributedSampler(drop_last=True), "
-        "or DDP's join() context manager)"
-    )
+    return Uneven(r, entered[r], done_rank, done)
 
 
 # --- collectives that did not match, read from where the ranks were when they went -----------

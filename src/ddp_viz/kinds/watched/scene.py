@@ -12,6 +12,7 @@ import math
 
 from ddp_viz.kinds.watched.agree import averages_identical
 from ddp_viz.kinds.watched.checks import findings, straggler_text
+from ddp_viz.kinds.watched.jumps import Jump, jumps, link_hint
 from ddp_viz.kinds.watched.run import latest_full, places, seen_steps
 from ddp_viz.kinds.watched.scene_buckets import BucketRows
 from ddp_viz.kinds.watched.steps import (
@@ -22,7 +23,16 @@ from ddp_viz.kinds.watched.steps import (
     telling_rows,
 )
 from ddp_viz.model.arrivals import arrivals, last_to_arrive
-from ddp_viz.model.frame import Align, Font, StageFrame, fmt, wrap_lines
+from ddp_viz.model.frame import (
+    Align,
+    Font,
+    Link,
+    Rect,
+    StageFrame,
+    cut_to_fit,
+    fmt,
+    wrap_lines,
+)
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.timeline import Cursor, RunRecord
@@ -70,6 +80,10 @@ class _Builder(StepFrameBuilder):
              bold: bool = False) -> float:  # fmt: skip
         font = Font(self.small.px, bold=bold)
         parts = wrap_lines(text, font, self.room, self.width)
+        # a word wider than the stage (a long call in an error, in projector type) is cut
+        # where it must be, not drawn past the stage's edge
+        fits = lambda part: self.width(part, font) <= self.room  # noqa: E731
+        parts = [piece for part in parts for piece in cut_to_fit(part, fits)]
         fit = max(0, int((self.ctx.height - y) // self.lh))
         if 0 < fit < len(parts):  # the stage ends inside it: say so, never stop mid-sentence
             parts = [*parts[: fit - 1], self._ellipsis(parts[fit - 1], font)]
@@ -90,21 +104,67 @@ class _Builder(StepFrameBuilder):
 
     # --- what went wrong, first: a hang, a lost rank, a NaN, a desync, a straggler -----------
     def doctor(self, top: float) -> float:
+        """The findings, the diagnosis first; each one that names a step is a link to it (and
+        to its rank's stack), and a line under the diagnosis says so."""
         found = findings(self.rec, stacks=False)
         verdict = straggler_text(self.rec)
         if verdict is not None and verdict.startswith("✗"):
             found.append(("straggler_verdict", [verdict]))
-        lines = [(key if i == 0 else "", line.strip()) for key, said in found
-                 for i, line in enumerate(said)]  # fmt: skip
-        y = top
-        for n, (key, line) in enumerate(lines):
-            if n == MAX_DOCTOR - 1 and len(lines) > MAX_DOCTOR:
-                more = f"… {len(lines) - n} more line(s) in the report (ddp-viz watch --no-window)"
-                return self.para(y, more, self.t.muted, "doctor.more")
-            bad = line.startswith("✗")
-            color = self.t.bad if bad else self.t.text
-            y = self.para(y, line, color, f"doctor.{key}" if key else "", bold=bad)
+        leads = jumps(self.rec) if found else {}
+        hint = found[0][0] in leads if found else False
+        said_in_all = sum(len(said) for _, said in found)  # the report's lines
+        total, told = said_in_all + hint, 0  # with the hint: the page's
+        y, n = top, 0
+        for f, (key, said) in enumerate(found):
+            start = y
+            for i, line in enumerate(said):
+                if n == MAX_DOCTOR - 1 and total > MAX_DOCTOR:
+                    left = said_in_all - told
+                    more = f"… {left} more line(s) in the report (ddp-viz watch --no-window)"
+                    self._lead(key, leads, start, y)
+                    return self.para(y, more, self.t.muted, "doctor.more")
+                bad = line.startswith("✗")
+                color = self.t.bad if bad else self.t.text
+                k = f"doctor.{key}" if i == 0 else ""
+                y, n, told = self.para(y, line.strip(), color, k, bold=bad), n + 1, told + 1
+            self._lead(key, leads, start, y)
+            if f == 0 and hint:
+                y, n = self.lead_hint(y, leads[key]), n + 1
         return y
+
+    def _lead(self, key: str, leads: dict[str, Jump], top: float, bottom: float) -> None:
+        j = leads.get(key)
+        if j is not None and bottom > top:
+            box = Rect(self.pad, top, self.room, bottom - top)
+            self.frame.links.append(Link(box, f"doctor.{key}", f"Go to {link_hint(j)}"))
+
+    def lead_hint(self, y: float, j: Jump) -> float:
+        """Under the diagnosis: what a click on it does, and its lesson, a link of its own."""
+        if y + self.lh > self.ctx.height:
+            return y
+        f = self.small
+        said = f"↑ click it (or Tab, then Enter): {link_hint(j)}"
+        if self.width(said, f) > self.room:  # a projector's narrow stage: the short words
+            said = f"↑ click it: {link_hint(j)}"
+        if self.width(said, f) > self.room:
+            return self.para(y, said, self.t.muted, "doctor.hint")
+        self.text(self.pad, y, said, f, self.t.muted, key="doctor.hint")
+        if not j.lesson:
+            return y + self.lh
+        words = f"open the lesson on {j.lesson.replace('-', ' ')}"
+        x = self.pad + self.width(said + " · ", f)
+        if x + self.width(words, f) > self.pad + self.room:  # no room beside it: under it
+            x, y = self.pad, y + self.lh
+            if y + self.lh > self.ctx.height:
+                return y
+        else:
+            self.text(x - self.width(" · ", f), y, " · ", f, self.t.muted)
+        item = self.text(x, y, words, f, self.t.accent, key="doctor.lesson")
+        b = item.box
+        self.shape(kind="line", points=((b.x, b.bottom - 1), (b.right, b.bottom - 1)),
+                   stroke=self.t.accent)  # fmt: skip
+        self.frame.links.append(Link(b, "lesson", f"Open the lesson: {j.lesson}", j.lesson))
+        return y + self.lh
 
     # --- who runs where, and how fast -------------------------------------------------------
     def ranks_table(self, top: float) -> float:

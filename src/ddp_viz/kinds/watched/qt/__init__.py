@@ -13,7 +13,10 @@ from ddp_viz.kinds.watched.qt import plot
 CURVES = plot  # what the plots draw for a watched run (the window's plots.kind_curves)
 
 # the help sheet's lines for the keys this part adds (after the window's own)
-SHORTCUTS = [("Ctrl+T", "a watched run's tables: every bucket and tensor")]
+SHORTCUTS = [
+    ("Ctrl+T", "a watched run's tables: every bucket and tensor"),
+    ("Tab, Enter", "a watched run's diagnosis on the stage: its step and its rank's stack"),
+]
 
 
 def view_actions(window: Any) -> list[Any]:  # window: MainWindow; -> its QActions
@@ -36,11 +39,20 @@ def view_actions(window: Any) -> list[Any]:  # window: MainWindow; -> its QActio
 def show_page(window: Any, shown: bool) -> None:
     """The page's own views on (``shown``: the watched page was put on the window) or off
     (a lesson was): its Run tab, every bucket and tensor, sortable."""
+    from ddp_viz.kinds.watched.qt import diagnosis_tab
     from ddp_viz.kinds.watched.qt.tables import show_run_tab
 
     show_run_tab(window, shown)
+    diagnosis_tab.forget(window)  # the last run's diagnosis
     # its plots' titles and words before the run (plots.expect)
     window.plots_panel.expect(CURVES if shown else None)
+
+
+def follow_link(window: Any, key: str) -> None:
+    """A link on the watched page (a diagnosis): its step and its rank's stack."""
+    from ddp_viz.kinds.watched.qt.diagnosis_tab import follow_link as follow
+
+    follow(window, key)
 
 
 def start_live(window, args, result):  # type: ignore[no-untyped-def]
