@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from ddp_viz.kinds.watched.checks import findings, verdict
+from ddp_viz.kinds.watched.run import is_watched
 from ddp_viz.model.report import run_report
 from ddp_viz.model.run_status import playing_text, status_text
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunRecord, record
 from tests.conftest import load_recording
 
 DATA = Path(__file__).parents[1] / "data"
@@ -24,12 +26,21 @@ TEXTS = DATA / "reports"
 RECORDINGS = sorted(p.name for p in DATA.glob("*.jsonl"))
 
 
+def report(rec: RunRecord) -> str:
+    """What the terminal says at the end: ``ddp-viz run``'s report, or for a watched run the
+    doctor's findings and its verdict, as ``ddp-viz watch`` prints them."""
+    if not is_watched(rec):
+        return run_report(rec)
+    lines = [line for _, said in findings(rec) for line in said]
+    return "\n".join([*lines, verdict(rec)])
+
+
 def said(name: str) -> str:
     rec = record(load_recording(DATA / name))
     return "\n".join(
         [
             "--- report",
-            run_report(rec),
+            report(rec),
             "--- status line",
             status_text(rec),
             "--- status line while the stage plays the run",

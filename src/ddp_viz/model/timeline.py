@@ -1,8 +1,6 @@
 """A recorded run: events folded into steps, and a cursor over the stage's animation phases.
-
-Pure model layer. The window, the CLI table and the exports all read a :class:`RunRecord`,
-so every number they show is one the engine sent.
-"""
+Pure model layer: the window, the CLI table and the exports all read a :class:`RunRecord`,
+so every number they show is one the engine sent."""
 
 from __future__ import annotations
 
@@ -143,16 +141,14 @@ class StepRecord:
         if any(set(a) != set(full) for a in avgs):
             return False
         reported = next((rs.vs_full_batch for rs in self.ranks.values() if rs.vs_full_batch), {})
-        # every rank's average, not the first's: one rank whose average went astray makes the
-        # claim false on its own (its parameters part from the others' a phase later)
+        # every rank's average, not the first's: one astray makes the claim false on its own
         for name, value in avgs[0].items():
             if not (is_summary(value) or is_summary(full[name])):
                 if not all(tensors_close(a[name], full[name], 1e-5) for a in avgs):
                     return False
                 continue
             if not all(tensors_close(a[name], value, 1e-5) for a in avgs[1:]):
-                return False  # a big tensor: the others hold rank 0's, which rank 0 compared
-            # big tensors: rank 0 compared every value and reported the largest difference
+                return False  # big tensors: rank 0 compared every value, reported the largest
             diff = reported.get(name)
             scale = max(
                 1.0, abs(float(full[name].get("absmax", 1.0))) if is_summary(full[name]) else 1.0

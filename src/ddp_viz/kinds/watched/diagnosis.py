@@ -59,7 +59,9 @@ def finished_status(rec: RunRecord) -> str | None:
     from ddp_viz.kinds.watched.steps import watched_elapsed
 
     said = line.removeprefix(f"Run {rec.run}: ")
+    # "ended", not "finished": the command is over, but a run the doctor found something in
+    # (a crash, a hang) did not finish its training
     return (
-        f"Run {rec.run} finished: {complete_count(rec)} step(s){watched_elapsed(rec)} on "
+        f"Run {rec.run} ended: {complete_count(rec)} step(s){watched_elapsed(rec)} on "
         f"{rec.world_size} rank(s). {said}"
     )
