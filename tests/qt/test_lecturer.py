@@ -340,3 +340,39 @@ def test_a_clickers_blank_key_blanks_the_window_and_brings_it_back(qtbot, window
     from ddp_viz._qt.keys import shortcuts
 
     assert any(k == "B, ." for k, _ in shortcuts())  # on the F1 sheet
+
+
+def test_t_brings_the_next_tensors_when_they_take_turns(qtbot, make_window, settings):
+    """Issue 47, 8: every-parameter at 8 ranks on a projector showed ~12 px labels and "+3
+    more". Each lane shows one tensor at projector type; T brings the next (round again after
+    the last); in a field T is a letter."""
+    from ddp_viz._qt.keys import shortcuts
+    from ddp_viz.model.timeline import Cursor
+    from tests.conftest import load_recording
+    from tests.qt_helpers import feed
+
+    window = make_window((1280, 800), settings=settings, lesson_id="every-parameter")
+    window.presentation.set_projector(True)
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
+        feed(window, load_recording("every-parameter-8-ranks.jsonl"))
+    window.player.pause()
+    window.player.cursor, window.player.progress = Cursor(1, 3), 1.0
+    window.player._emit(entered=True)
+    QApplication.processEvents()
+
+    def turns() -> str:
+        return " ".join(t.text for t in window.stage.frame().texts if t.key == "turns")
+
+    assert turns().startswith("tensor 1 of 4: ‖0.w‖"), turns()
+    assert window.stage.frame().smallest_px() >= 24
+    window.stage.setFocus()
+    for want in ("tensor 2 of 4: ‖0.b‖", "tensor 3 of 4: ‖2.w‖", "tensor 4 of 4: 2.b"):
+        qtbot.keyClick(window, Qt.Key.Key_T)
+        assert turns().startswith(want), turns()
+        assert window.stage.frame().smallest_px() >= 24
+    qtbot.keyClick(window, Qt.Key.Key_T)
+    assert turns().startswith("tensor 1 of 4"), turns()
+    window.form.lr.setFocus()
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_T)
+    assert turns().startswith("tensor 1 of 4"), turns()
+    assert any(k == "T" for k, _ in shortcuts())  # on the F1 sheet

@@ -47,11 +47,16 @@ class _Builder(TableAndHub):
         # the lanes' type is sized for the tightest of the step's phases, so it does not change
         # as the checks and captions come and go (the lanes are placed in this phase's room)
         now = self.phase, self.progress
+        self.paging = self.step is not None and self.must_take_turns()
         rooms = [self.plan(phase, 1.0)[2] for phase in (1, 2, 3)] if self.step else []
         upper, footer, room = self.plan(*now)
         y = self.pad * 0.6
+        turns_y = None
         for line in upper:
-            self.emit(line, y)
+            if line.text:
+                self.emit(line, y)
+            else:  # the tensors' turns: said once the lanes know how many they hold
+                turns_y = y
             y += line.height
         bottom = self.ctx.height - self.pad * 0.6 - sum(line.height for line in footer)
         fy = bottom
@@ -59,6 +64,9 @@ class _Builder(TableAndHub):
             self.emit(line, fy)
             fy += line.height
         lay = self.layout(y + self.pad * 0.5, bottom - self.pad * 0.5, min([room, *rooms]))
+        if turns_y is not None and lay.turns:
+            font = Font(self.ctx.min_px)
+            self.text(self.pad, turns_y, lay.turns, font, self.t.muted, key="turns")
         self.data_table(lay)
         for r in range(self.rec.world_size):
             self.lane(lay, r)
@@ -74,6 +82,8 @@ class _Builder(TableAndHub):
         self.phase, self.progress = phase, progress
         self.base, self.line, self.lane_pad = self.start_sizes
         title = self.plan_title()
+        if self.paging:  # a line for which tensors this page shows (its words come later)
+            title = [*title, Line("", Font(self.ctx.min_px), self.t.muted)]
         caption = self.plan_caption()
         head, detail = self.plan_footer()
         while self.used(title, caption, head, detail) + self.lanes_need() > self.ctx.height:
@@ -100,10 +110,20 @@ class _Builder(TableAndHub):
     def used(self, *groups: list[Line]) -> float:
         return sum(line.height for g in groups for line in g) + self.pad * 2.2
 
+    def must_take_turns(self) -> bool:
+        """Whether the tensors take turns: a row for each does not fit at the smallest type
+        with everything else given way (the footer of the step's last phase, its largest)."""
+        if len(self.rec.params) < 2:
+            return False
+        self.paging = False
+        upper, footer, _ = self.plan(3, 1.0)
+        return self.used(upper, footer) + self.lanes_need() > self.ctx.height + 0.5
+
     def lanes_need(self) -> float:
-        """Height of the lanes at the smallest allowed type, every parameter with a row."""
+        """Height of the lanes at the smallest allowed type, every parameter with a row (one
+        row when the tensors take turns)."""
         n, f = max(1, self.rec.world_size), self.ctx.min_px
-        rows = max(2, len(self.rec.params))
+        rows = 1 if self.paging else max(2, len(self.rec.params))
         return n * f * (rows * self.line + self.lane_pad) * 1.01 + (n - 1) * self.lane_gap
 
     def plan_title(self) -> list[Line]:
