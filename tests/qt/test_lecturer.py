@@ -376,3 +376,27 @@ def test_t_brings_the_next_tensors_when_they_take_turns(qtbot, make_window, sett
     qtbot.keyClick(window.form.lr, Qt.Key.Key_T)
     assert turns().startswith("tensor 1 of 4"), turns()
     assert any(k == "T" for k, _ in shortcuts())  # on the F1 sheet
+
+
+def test_the_data_table_shows_its_values_whole_on_a_projector(qtbot, make_window, settings):
+    """Issue 47, 11: with Ctrl+L on a projector the data table showed "-0…": its columns were
+    sized for the type it was built in. On a projector it stands under the fields, every value
+    whole, and the stage keeps the width it had (no wider column)."""
+    window = make_window((1280, 800), settings=settings, lesson_id="buckets")
+    window.presentation.set_projector(True)
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.splitters["left"].isVisible())
+    QApplication.processEvents()
+    table = window.form.table
+    assert table.rowCount() >= 3
+    fm = table.fontMetrics()
+    assert fm.height() >= 24  # projector type
+    values = [table.item(r, c).text() for r in range(table.rowCount()) for c in (0, 1)]
+    assert any(v.startswith("-") and "." in v for v in values), values  # widths that matter
+    for r in range(table.rowCount()):
+        for c in (0, 1):
+            text = table.item(r, c).text()
+            assert fm.horizontalAdvance(text) + 6 <= table.columnWidth(c), (r, c, text)
+    fields = window.form.world_size.mapTo(window.form, window.form.world_size.rect().topLeft())
+    assert table.mapTo(window.form, table.rect().topLeft()).y() > fields.y()  # under them
+    assert window.stage.width() >= 850, window.stage.width()
