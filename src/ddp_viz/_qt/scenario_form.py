@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ddp_viz._qt.form_arrange import arrange
+from ddp_viz._qt.form_arrange import FocusKeeper, arrange
 from ddp_viz._qt.form_labels import (
     FieldNote,
     RejectedKeys,
@@ -179,6 +179,7 @@ class ScenarioForm(QWidget):
         # the list takes room from below, never from the fields above it
         layout.addStretch(1)
         self.field_note = FieldNote(self)  # the error of the field being edited
+        self.focus_keeper = FocusKeeper(self)  # a run from a field: the field keeps its place
 
         self.world_size.valueChanged.connect(self._on_field_changed)
         self.steps.valueChanged.connect(self._on_field_changed)
@@ -387,6 +388,8 @@ class ScenarioForm(QWidget):
             self._on_field_changed()
 
     def set_enabled_for_run(self, enabled: bool) -> None:
+        if not enabled:
+            self.focus_keeper.leave()
         for w in (*self._fields().values(), self.table, self.add_row, self.remove_row, self.reset):
             w.setEnabled(enabled)
         if enabled and self._model.kind != "linear":
@@ -395,3 +398,5 @@ class ScenarioForm(QWidget):
         if enabled and (self._data.epochs or self._fixed_length):
             self.steps.setEnabled(False)
         self.epochs.setEnabled(enabled and bool(self._data.epochs))
+        if enabled:
+            self.focus_keeper.come_back()
