@@ -400,3 +400,29 @@ def test_the_data_table_shows_its_values_whole_on_a_projector(qtbot, make_window
     fields = window.form.world_size.mapTo(window.form, window.form.world_size.rect().topLeft())
     assert table.mapTo(window.form, table.rect().topLeft()).y() > fields.y()  # under them
     assert window.stage.width() >= 850, window.stage.width()
+
+
+def test_leaving_projector_mode_gives_the_empty_plots_their_words_in_normal_type(
+    qtbot, make_window, settings
+):
+    """Seen under Xvfb (issue 47, 8 and 11): after Ctrl+P back from a projector, the empty
+    plots still said "appears after Run" in projector type, cut at both ends ("ppears after
+    Run"). Their words take the theme's type each time the theme changes."""
+    import pyqtgraph as pg
+
+    window = make_window((1280, 800), settings=settings)
+    window.presentation.set_projector(True)
+    QApplication.processEvents()
+    plots = window.plots_panel.ensure()  # built in projector type, as after a lecture
+    QApplication.processEvents()
+    window.presentation.set_projector(False)
+    QApplication.processEvents()
+    for plot in (plots.loss_plot, plots.param_plot):
+        words = [i for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+        assert words, plot
+        for w in words:
+            px = w.textItem.font().pixelSize()
+            pt = w.textItem.font().pointSizeF()
+            size = px if px > 0 else pt * 96 / 72
+            assert size < 20, (w.textItem.toPlainText(), px, pt)
+            assert w.textItem.boundingRect().width() < plot.width() * 0.9

@@ -95,6 +95,8 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self._style()
         if self.record is not None:
             self.set_record(self.record)
+        else:  # the empty plots' words were made in the old type ("ppears after Run", cut)
+            self.clear_run(surface=self.surface_plot.isVisibleTo(self))
 
     # --- data --------------------------------------------------------------------------------
     def clear_run(self, surface: bool = True) -> None:
