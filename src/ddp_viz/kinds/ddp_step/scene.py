@@ -65,14 +65,22 @@ class _Builder(TableAndHub):
             fy += line.height
         lay = self.layout(y + self.pad * 0.5, bottom - self.pad * 0.5, min([room, *rooms]))
         if turns_y is not None and lay.turns:
-            font = Font(self.ctx.min_px)
-            self.text(self.pad, turns_y, lay.turns, font, self.t.muted, key="turns")
+            self.say_turns(lay.turns, turns_y)
         self.data_table(lay)
         for r in range(self.rec.world_size):
             self.lane(lay, r)
         if self.step is not None:
             self.hub(lay)
         return self.frame
+
+    def say_turns(self, words: tuple[str, ...], y: float) -> None:
+        """The longest words for the tensors' turns that fit across; the shortest, shrunk, when
+        none does (a stage too narrow for projector type anyway)."""
+        font, room = Font(self.ctx.min_px), self.ctx.width - 2 * self.pad
+        text = next((w for w in words if self.width(w, font) <= room), words[-1])
+        if self.width(text, font) > room:
+            font = Font(font.px * room / self.width(text, font) * 0.98)
+        self.text(self.pad, y, text, font, self.t.muted, key="turns")
 
     def plan(self, phase: int, progress: float) -> tuple[list[Line], list[Line], float]:
         """(title and caption, footer, the lanes' height) at ``phase``: the lanes' numbers come

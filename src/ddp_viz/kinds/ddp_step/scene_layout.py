@@ -40,7 +40,8 @@ class _Layout:
     strip: bool = False  # the table runs across the top (narrow stages) instead of down the left
     num: float = 0.0  # the gradients' and new parameters' type; rows are this tall
     header: bool = False  # rank, pid, rows and loss on a row of their own (columns 0, 1 empty)
-    turns: str = ""  # when the tensors take turns: which ones this page shows, and the key
+    # when the tensors take turns: which ones this page shows and the key, longest words first
+    turns: tuple[str, ...] = ()
 
     @property
     def one_row(self) -> bool:
@@ -104,7 +105,7 @@ class LanesLayout(FrameBuilder):
         height = max(1.0, bottom - top)
         lane_h = (height - gap * (n - 1)) / n
         size_h = (min(height, room) - gap * (n - 1)) / n if room else lane_h
-        best: tuple[_Fit, list[ParamInfo], bool, str, int] | None = None
+        best: tuple[_Fit, list[ParamInfo], bool, tuple[str, ...], int] | None = None
         for header in (False, True):
             cap, num_h = self.rows_that_fit(size_h, header)
             if header and best is not None and num_h < self.ctx.min_px:
@@ -145,13 +146,13 @@ class LanesLayout(FrameBuilder):
         more = 1 if len(shown) < len(self.rec.params) else 0
         return max(2, len(shown) + more) + (1 if header else 0)
 
-    def page_of(self, fit: list[ParamInfo]) -> tuple[list[ParamInfo], str]:
+    def page_of(self, fit: list[ParamInfo]) -> tuple[list[ParamInfo], tuple[str, ...]]:
         """The tensors of the context's page, as many as ``fit`` holds, and the words that say
         which they are; every tensor and no words when they are not taking turns."""
         params = list(self.rec.params)
         per = max(1, len(fit))
         if not self.paging or per >= len(params):
-            return fit, ""
+            return fit, ()
         pages = -(-len(params) // per)
         per = -(-len(params) // pages)  # pages as even as they can be: 4 tensors in 2 and 2
         first = (self.ctx.page % pages) * per
@@ -159,7 +160,12 @@ class LanesLayout(FrameBuilder):
         names = ", ".join(param_label(p) for p in shown)
         last = f"–{first + len(shown)}" if len(shown) > 1 else ""
         which = f"tensor{'s' if last else ''} {first + 1}{last} of {len(params)}: {names}"
-        return shown, f"{which} (the others in turns: T for the next)"
+        count = f"{first + 1}{last}/{len(params)}"
+        return shown, (
+            f"{which} (the others in turns: T for the next)",
+            f"{which} · T: next",
+            f"{names} ({count}) · T",
+        )
 
     def rows_that_fit(self, lane_h: float, header: bool) -> tuple[list[ParamInfo], float]:
         """The parameters with a row of their own, and the numbers' type the height allows:
