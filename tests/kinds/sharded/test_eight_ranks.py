@@ -128,3 +128,21 @@ def test_the_steps_broadcast_table_stays_with_the_lanes(stage: str) -> None:
             assert bool(bars) == (progress > 0), (stage, progress)
             for t in texts:
                 assert not any(s.box.overlaps(t.box) for s in bars), (stage, t.text)
+
+
+@pytest.mark.parametrize("stage", ["projector 1280×800 window", "projector 1280×800"])
+def test_the_backwards_other_ways_are_named_when_their_table_gives_way(stage: str) -> None:
+    """At 8 ranks the backward phase's lanes (FSDP2's gathers and reduce-scatters) left no
+    room for the table, and the caption took the line that names DDP's all-reduce: the
+    caption gives way to that line."""
+    theme, width, height = SIZES[stage]
+    info = load_lesson("sharded")
+    ctx = SceneContext(width, height, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording("sharded-8-ranks.jsonl"))
+    for progress in (0.0, 1.0):
+        frame = stage_frame(rec, Cursor(1, 2), progress, ctx, info.scene)
+        assert_inside_and_apart(frame)
+        said = frame.text_with_key("calls.head") or frame.text_with_key("calls.others")
+        assert said is not None, (stage, progress)
+        if said.key == "calls.others":
+            assert said.text.startswith("DDP: #1 AR"), said.text

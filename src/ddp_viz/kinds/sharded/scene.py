@@ -305,10 +305,17 @@ def build(
         bare = ShardedBuilder(record, cursor, progress, ctx).build(with_caption=False)
         if bare.text_with_key("slices.r0") is not None:
             return bare
-    if cursor.phase and frame.text_with_key("calls.head") is None:
-        # the table of the phase's calls gave way (8 ranks on a projector): the caption, which
-        # the lesson's text says too, gives way to it when that brings it back
+    if cursor.phase and calls_said(frame) < 2:
+        # the table of the phase's calls gave way (8 ranks on a projector), or even its line:
+        # the caption, which the lesson's text says too, gives way when that brings more back
         bare = ShardedBuilder(record, cursor, progress, ctx).build(with_caption=False)
-        if bare.text_with_key("calls.head") is not None:
+        if calls_said(bare) > calls_said(frame):
             return bare
     return frame
+
+
+def calls_said(frame: StageFrame) -> int:
+    """How much a frame says of the phase's calls besides the lanes: 2 a table, 1 a line."""
+    if frame.text_with_key("calls.head") is not None:
+        return 2
+    return 1 if frame.text_with_key("calls.others") is not None else 0
