@@ -114,3 +114,21 @@ def test_a_narrow_stage_keeps_the_turns_line_on_it(size) -> None:
         turns = [t for t in f.texts if t.key == "turns"]
         assert len(turns) == 1 and turns[0].box.right <= size[0], (page, turns)
         assert SHORT[TENSORS[page]] in turns[0].text
+
+
+@pytest.mark.parametrize("size", STAGES)
+def test_a_caption_cut_short_says_so(size) -> None:
+    """Seen under Xvfb: with the turns line the caption kept one of its lines, which read as a
+    whole sentence ("…; the same averaged gradients"). A caption cut short ends in "…"."""
+    from ddp_viz.model.timeline import PHASES
+
+    info = load_lesson("every-parameter")
+    for phase in range(4):
+        sentence = " ".join(info.phase_text[PHASES[phase]].split())
+        f = frame(size, Cursor(0, phase), 0)
+        lines = [
+            t.text for t in f.texts if len(t.text) > 20 and t.text.removesuffix(" …") in sentence
+        ]
+        said = " ".join(x.removesuffix(" …") for x in lines)
+        if lines and said != sentence:
+            assert lines[-1].endswith(" …"), (size, phase, lines)
