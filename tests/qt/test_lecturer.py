@@ -426,3 +426,32 @@ def test_leaving_projector_mode_gives_the_empty_plots_their_words_in_normal_type
             size = px if px > 0 else pt * 96 / 72
             assert size < 20, (w.textItem.toPlainText(), px, pt)
             assert w.textItem.boundingRect().width() < plot.width() * 0.9
+
+
+def test_a_gif_of_tensors_taking_turns_shows_each_in_its_turn(qtbot, make_window, settings):
+    """every-parameter at 8 ranks in projector type: a GIF of the stage showed only the first
+    of the four tensors (the T key has no GIF). After each phase's frame come the other
+    tensors' pages, in order, and the next phase starts at the first tensor again."""
+    from ddp_viz._qt import export
+    from ddp_viz._qt.stage import StageWidget
+    from ddp_viz.model.timeline import record, walk
+    from tests.conftest import load_recording
+
+    window = make_window((1280, 800), settings=settings, lesson_id="every-parameter")
+    window.presentation.set_projector(True)
+    rec = record(load_recording("every-parameter-8-ranks.jsonl"))
+    frames = export.stage_frames(rec, window.theme, window.lesson, size=(889, 472))
+    cursors = list(walk(rec.complete_prefix()))
+    assert len(frames) == len(cursors) * 4  # four tensors a phase
+    stage = StageWidget(window.theme, window.lesson)
+    stage.resize(889, 472)
+    stage.set_record(rec)
+    for i, cursor in enumerate(cursors):
+        stage.set_position(cursor, 1.0)
+        for page in range(4):
+            stage.page = page
+            said = stage.frame().text_with_key("turns").text
+            assert said.startswith(f"tensor {page + 1} of 4"), said
+            want = export._to_pil(stage.grab().toImage()).tobytes()
+            assert frames[i * 4 + page].tobytes() == want, (cursor, page)
+    stage.deleteLater()
