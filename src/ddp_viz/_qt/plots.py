@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
+from ddp_viz._qt.plot_axis import ReadableAxis
 from ddp_viz._qt.plot_hold import HoldMixin
 from ddp_viz._qt.plot_legend import LegendMixin
 from ddp_viz._qt.plot_lines import Line, Lines
@@ -56,9 +57,9 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        self.loss_plot = pg.PlotWidget()
-        self.param_plot = pg.PlotWidget()
-        self.surface_plot = pg.PlotWidget()
+        self.loss_plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
+        self.param_plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
+        self.surface_plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
             w.setMinimumHeight(120)
             layout.addWidget(w, 1)
