@@ -53,7 +53,8 @@ def test_thin_keeps_zero_and_the_largest_on_each_side() -> None:
 
 def test_a_diverging_runs_log_ticks_do_not_pile_up(qtbot, make_window, settings) -> None:
     """A diverging run (lr 10) on a projector at 1280×800: its symmetric-log axes labelled
-    1e12 … 1e72 (and −1e12 … −1e72) in 28 px lines on ~100 px axes, one over the other."""
+    1e12 … 1e72 (and −1e12 … −1e72) in 28 px lines on ~100 px axes, one over the other, and
+    their words, chosen before the plots were laid out, ran past the axes into each other."""
     from PySide6.QtGui import QImage, QPainter
 
     from tests.conftest import load_recording
@@ -79,3 +80,20 @@ def test_a_diverging_runs_log_ticks_do_not_pile_up(qtbot, make_window, settings)
         assert rects, plot
         for a, b in itertools.pairwise(rects):
             assert a.bottom() <= b.top() + 1, ([t for _, _, t in texts], a, b)
+        # its words run up the axis, within it ("value (symmetric log)" ran into the loss's)
+        words = axis.label.toPlainText()
+        assert words.startswith(("loss", "value")), words
+        assert axis.label.boundingRect().width() <= axis.geometry().height() + 1, words
+
+
+def test_an_axis_too_short_for_symlog_says_its_name_alone(qtbot) -> None:
+    import pyqtgraph as pg
+    from PySide6.QtCore import QRectF
+
+    from ddp_viz._qt.plots import symlog_label
+
+    axis = pg.AxisItem("left")
+    axis.setGeometry(QRectF(0, 0, 40, 60))  # "loss (symlog)" in 24 px type is ~170 px
+    assert symlog_label(axis, "loss", 24) == "loss"
+    axis.setGeometry(QRectF(0, 0, 40, 400))
+    assert symlog_label(axis, "loss", 24) == "loss (symmetric log)"

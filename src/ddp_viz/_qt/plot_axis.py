@@ -7,6 +7,7 @@ are thinned to every k-th when drawn, at the axis's size then."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
@@ -41,6 +42,15 @@ def thin(
 
 
 class ReadableAxis(pg.AxisItem):
+    # the plots' words for this axis, chosen again when it is resized (a symmetric-log label
+    # picks the longest wording its height holds)
+    relabel: Callable[[], None] | None = None
+
+    def resizeEvent(self, ev: object = None) -> None:  # pyqtgraph names it
+        super().resizeEvent(ev)
+        if self.relabel is not None:
+            self.relabel()
+
     def labels_fit(self) -> int:
         """How many tick labels the axis holds a line and a half apart."""
         font = self.style["tickFont"] or self.font()

@@ -200,6 +200,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             if plot in self._ticked:  # the last run's symmetric-log ticks
                 axis.setTicks(None)
                 self._ticked.discard(plot)
+            axis.relabel = None
             self._set_axis_label(axis, label)
         self._x_shown = 0
         self._show_steps(x_extent(record, 0, MARKERS_UP_TO))
@@ -306,6 +307,11 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             self._ticked.add(plot)
             base = self._loss_label if plot is self.loss_plot else "value"
             self._set_axis_label(axis, symlog_label(axis, base, self.text_px))
+            # chosen for the axis's height now; a run opened whole is drawn before its plots'
+            # layout settles ("(symmetric log)" ran into the plot below): again on a resize
+            axis.relabel = lambda a=axis, b=base: self._set_axis_label(
+                a, symlog_label(a, b, self.text_px)
+            )
         if plot in self._y_range and np.isfinite(lo):
             # the range before the curves: moved after them, it made every curve work out its
             # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
@@ -394,4 +400,4 @@ def symlog_label(axis: pg.AxisItem, base: str, px: int) -> str:
     for text in (f"{base} (symmetric log)", f"{base} (symlog)"):
         if fm.horizontalAdvance(text) <= room:
             return text
-    return f"{base} (symlog)"
+    return base  # too short an axis for either: its ticks (1e24, 1e72) say log
