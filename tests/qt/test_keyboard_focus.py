@@ -68,3 +68,30 @@ def test_page_keys_never_change_a_field_while_no_run_is_on_the_stage(qtbot, wind
     before = spin.value()
     qtbot.keyClick(spin, Qt.Key.Key_PageUp)
     assert spin.value() == before and window.form.valid
+
+
+def test_a_run_from_world_size_leaves_the_form_where_it_was(qtbot, make_window) -> None:
+    """Issue 47, 4: Enter in World size started a run, and greying the form handed the focus
+    field by field down to the code view: the form scrolled World size out of view (uneven-
+    inputs' long form) and the next edit landed elsewhere. While the run goes the form stays
+    put and no field has the keys; when it is over World size has them again."""
+    window = make_window((1280, 800), lesson_id="uneven-inputs")
+    bar = window.form_scroll.verticalScrollBar()
+    assert bar.maximum() > 0  # the form scrolls: a focus handed down it would scroll it
+    window.form.world_size.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.form.world_size)
+    window.show_busy(True)  # as the session says when the run starts
+    QApplication.processEvents()
+    assert bar.value() == 0
+    focus = QApplication.focusWidget()
+    assert focus is None or not window.form.isAncestorOf(focus), focus
+    assert focus is not window.code_view
+    window.show_busy(False)
+    QApplication.processEvents()
+    assert QApplication.focusWidget() is window.form.world_size and bar.value() == 0
+    # the learner went to the stage meanwhile: the focus stays where they put it
+    window.form.world_size.setFocus()
+    window.show_busy(True)
+    window.stage.setFocus()
+    window.show_busy(False)
+    assert QApplication.focusWidget() is window.stage

@@ -340,3 +340,118 @@ def test_a_clickers_blank_key_blanks_the_window_and_brings_it_back(qtbot, window
     from ddp_viz._qt.keys import shortcuts
 
     assert any(k == "B, ." for k, _ in shortcuts())  # on the F1 sheet
+
+
+def test_t_brings_the_next_tensors_when_they_take_turns(qtbot, make_window, settings):
+    """Issue 47, 8: every-parameter at 8 ranks on a projector showed ~12 px labels and "+3
+    more". Each lane shows one tensor at projector type; T brings the next (round again after
+    the last); in a field T is a letter."""
+    from ddp_viz._qt.keys import shortcuts
+    from ddp_viz.model.timeline import Cursor
+    from tests.conftest import load_recording
+    from tests.qt_helpers import feed
+
+    window = make_window((1280, 800), settings=settings, lesson_id="every-parameter")
+    window.presentation.set_projector(True)
+    with qtbot.waitSignal(window.run_shown, timeout=30_000):
+        feed(window, load_recording("every-parameter-8-ranks.jsonl"))
+    window.player.pause()
+    window.player.cursor, window.player.progress = Cursor(1, 3), 1.0
+    window.player._emit(entered=True)
+    QApplication.processEvents()
+
+    def turns() -> str:
+        return " ".join(t.text for t in window.stage.frame().texts if t.key == "turns")
+
+    assert turns().startswith("tensor 1 of 4: ‖0.w‖"), turns()
+    assert window.stage.frame().smallest_px() >= 24
+    window.stage.setFocus()
+    for want in ("tensor 2 of 4: ‖0.b‖", "tensor 3 of 4: ‖2.w‖", "tensor 4 of 4: 2.b"):
+        qtbot.keyClick(window, Qt.Key.Key_T)
+        assert turns().startswith(want), turns()
+        assert window.stage.frame().smallest_px() >= 24
+    qtbot.keyClick(window, Qt.Key.Key_T)
+    assert turns().startswith("tensor 1 of 4"), turns()
+    window.form.lr.setFocus()
+    qtbot.keyClick(window.form.lr, Qt.Key.Key_T)
+    assert turns().startswith("tensor 1 of 4"), turns()
+    assert any(k == "T" for k, _ in shortcuts())  # on the F1 sheet
+
+
+def test_the_data_table_shows_its_values_whole_on_a_projector(qtbot, make_window, settings):
+    """Issue 47, 11: with Ctrl+L on a projector the data table showed "-0…": its columns were
+    sized for the type it was built in. On a projector it stands under the fields, every value
+    whole, and the stage keeps the width it had (no wider column)."""
+    window = make_window((1280, 800), settings=settings, lesson_id="buckets")
+    window.presentation.set_projector(True)
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.splitters["left"].isVisible())
+    QApplication.processEvents()
+    table = window.form.table
+    assert table.rowCount() >= 3
+    fm = table.fontMetrics()
+    assert fm.height() >= 24  # projector type
+    values = [table.item(r, c).text() for r in range(table.rowCount()) for c in (0, 1)]
+    assert any(v.startswith("-") and "." in v for v in values), values  # widths that matter
+    for r in range(table.rowCount()):
+        for c in (0, 1):
+            text = table.item(r, c).text()
+            assert fm.horizontalAdvance(text) + 6 <= table.columnWidth(c), (r, c, text)
+    fields = window.form.world_size.mapTo(window.form, window.form.world_size.rect().topLeft())
+    assert table.mapTo(window.form, table.rect().topLeft()).y() > fields.y()  # under them
+    assert window.stage.width() >= 850, window.stage.width()
+
+
+def test_leaving_projector_mode_gives_the_empty_plots_their_words_in_normal_type(
+    qtbot, make_window, settings
+):
+    """Seen under Xvfb (issue 47, 8 and 11): after Ctrl+P back from a projector, the empty
+    plots still said "appears after Run" in projector type, cut at both ends ("ppears after
+    Run"). Their words take the theme's type each time the theme changes."""
+    import pyqtgraph as pg
+
+    window = make_window((1280, 800), settings=settings)
+    window.presentation.set_projector(True)
+    QApplication.processEvents()
+    plots = window.plots_panel.ensure()  # built in projector type, as after a lecture
+    QApplication.processEvents()
+    window.presentation.set_projector(False)
+    QApplication.processEvents()
+    for plot in (plots.loss_plot, plots.param_plot):
+        words = [i for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+        assert words, plot
+        for w in words:
+            px = w.textItem.font().pixelSize()
+            pt = w.textItem.font().pointSizeF()
+            size = px if px > 0 else pt * 96 / 72
+            assert size < 20, (w.textItem.toPlainText(), px, pt)
+            assert w.textItem.boundingRect().width() < plot.width() * 0.9
+
+
+def test_a_gif_of_tensors_taking_turns_shows_each_in_its_turn(qtbot, make_window, settings):
+    """every-parameter at 8 ranks in projector type: a GIF of the stage showed only the first
+    of the four tensors (the T key has no GIF). After each phase's frame come the other
+    tensors' pages, in order, and the next phase starts at the first tensor again."""
+    from ddp_viz._qt import export
+    from ddp_viz._qt.stage import StageWidget
+    from ddp_viz.model.timeline import record, walk
+    from tests.conftest import load_recording
+
+    window = make_window((1280, 800), settings=settings, lesson_id="every-parameter")
+    window.presentation.set_projector(True)
+    rec = record(load_recording("every-parameter-8-ranks.jsonl"))
+    frames = export.stage_frames(rec, window.theme, window.lesson, size=(889, 472))
+    cursors = list(walk(rec.complete_prefix()))
+    assert len(frames) == len(cursors) * 4  # four tensors a phase
+    stage = StageWidget(window.theme, window.lesson)
+    stage.resize(889, 472)
+    stage.set_record(rec)
+    for i, cursor in enumerate(cursors):
+        stage.set_position(cursor, 1.0)
+        for page in range(4):
+            stage.page = page
+            said = stage.frame().text_with_key("turns").text
+            assert said.startswith(f"tensor {page + 1} of 4"), said
+            want = export._to_pil(stage.grab().toImage()).tobytes()
+            assert frames[i * 4 + page].tobytes() == want, (cursor, page)
+    stage.deleteLater()

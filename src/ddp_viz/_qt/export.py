@@ -16,6 +16,7 @@ from ddp_viz.model.timeline import Cursor, RunRecord, walk
 
 PHASE_HOLD_MS = 1400  # one frame per phase: how long each stays on screen
 MAX_GIF_STEPS = 12  # a GIF of a long run shows its first steps (the rest are alike)
+MAX_PAGES = 8  # pages of a phase a GIF shows (a stage whose tensors take turns)
 Progress = Callable[[int, int], bool]  # (done, total) -> go on?
 
 
@@ -68,9 +69,31 @@ def stage_frames(
                 frames.append(_to_pil(stage.grab().toImage()))
                 if progress is not None and not progress(len(frames), total):
                     raise ExportCancelled
+            turns = _other_pages(stage)  # the tensors taking turns: each, as T would show it
+            frames += turns
+            total += len(turns)
     finally:
         stage.deleteLater()
     return frames
+
+
+def _other_pages(stage: StageWidget) -> list[Image.Image]:
+    """The stage's other pages at its position (every-parameter's tensors at 8 ranks on a
+    projector take turns: a GIF of page 0 alone showed one tensor of four); back to page 0."""
+    first = _turns(stage)
+    pages: list[Image.Image] = []
+    while first and len(pages) < MAX_PAGES:
+        stage.turn_page()
+        if _turns(stage) == first:
+            break
+        pages.append(_to_pil(stage.grab().toImage()))
+    stage.page = 0
+    return pages
+
+
+def _turns(stage: StageWidget) -> str:
+    said = stage.frame().text_with_key("turns")
+    return said.text if said is not None else ""
 
 
 def save_gif(frames: list[Image.Image], path: str | Path, fps: float | None = None) -> Path:

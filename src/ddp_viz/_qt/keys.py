@@ -34,6 +34,7 @@ WINDOW_SHORTCUTS = [
     ("F11", "full screen"),
     ("Ctrl+P", "projector mode on / off"),
     ("Ctrl+L", "show / hide the lesson and settings column"),
+    ("T", "the next tensors, when a step's take turns (8 ranks on a projector)"),
     ("B, .", "blank the screen (a clicker's blank key); again to come back"),
 ]
 VIEW_SHORTCUTS = [
@@ -61,6 +62,7 @@ TRANSPORT_KEYS = {
     Qt.Key.Key_R,
     Qt.Key.Key_Escape,
     Qt.Key.Key_B,
+    Qt.Key.Key_T,
     Qt.Key.Key_Period,
 }
 PAGE_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)

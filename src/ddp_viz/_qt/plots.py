@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ddp_viz._qt.pens import MARKERS_UP_TO
 from ddp_viz._qt.pens import pen as _pen
+from ddp_viz._qt.plot_axis import ReadableAxis
 from ddp_viz._qt.plot_hold import HoldMixin
 from ddp_viz._qt.plot_legend import LegendMixin
 from ddp_viz._qt.plot_lines import Line, Lines
@@ -56,9 +57,9 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        self.loss_plot = pg.PlotWidget()
-        self.param_plot = pg.PlotWidget()
-        self.surface_plot = pg.PlotWidget()
+        self.loss_plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
+        self.param_plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
+        self.surface_plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
         for w in (self.loss_plot, self.param_plot, self.surface_plot):
             w.setMinimumHeight(120)
             layout.addWidget(w, 1)
@@ -95,6 +96,8 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
         self._style()
         if self.record is not None:
             self.set_record(self.record)
+        else:  # the empty plots' words were made in the old type ("ppears after Run", cut)
+            self.clear_run(surface=self.surface_plot.isVisibleTo(self))
 
     # --- data --------------------------------------------------------------------------------
     def clear_run(self, surface: bool = True) -> None:
@@ -197,6 +200,7 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             if plot in self._ticked:  # the last run's symmetric-log ticks
                 axis.setTicks(None)
                 self._ticked.discard(plot)
+            axis.relabel = None
             self._set_axis_label(axis, label)
         self._x_shown = 0
         self._show_steps(x_extent(record, 0, MARKERS_UP_TO))
@@ -303,6 +307,11 @@ class Plots(HoldMixin, LegendMixin, RangeMixin, StyleMixin, SurfaceMixin, QWidge
             self._ticked.add(plot)
             base = self._loss_label if plot is self.loss_plot else "value"
             self._set_axis_label(axis, symlog_label(axis, base, self.text_px))
+            # chosen for the axis's height now; a run opened whole is drawn before its plots'
+            # layout settles ("(symmetric log)" ran into the plot below): again on a resize
+            axis.relabel = lambda a=axis, b=base: self._set_axis_label(
+                a, symlog_label(a, b, self.text_px)
+            )
         if plot in self._y_range and np.isfinite(lo):
             # the range before the curves: moved after them, it made every curve work out its
             # points again (pyqtgraph's clip-to-view), twice the work of a streaming push
@@ -391,4 +400,4 @@ def symlog_label(axis: pg.AxisItem, base: str, px: int) -> str:
     for text in (f"{base} (symmetric log)", f"{base} (symlog)"):
         if fm.horizontalAdvance(text) <= room:
             return text
-    return f"{base} (symlog)"
+    return base  # too short an axis for either: its ticks (1e24, 1e72) say log

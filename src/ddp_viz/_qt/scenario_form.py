@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QFormLayout,
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ddp_viz._qt.form_arrange import FocusKeeper, arrange
 from ddp_viz._qt.form_labels import (
     FieldNote,
     RejectedKeys,
@@ -122,9 +124,6 @@ class ScenarioForm(QWidget):
         self.table.setTabKeyNavigation(False)
         # the columns share the width: no sideways scrolling that hides the y column
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setMinimumWidth(
-            fm.horizontalAdvance("88") + 2 * fm.horizontalAdvance("−10.25") + 48
-        )
         self.add_row, self.remove_row = QPushButton("+ row"), QPushButton("− row")
         self.reset = QPushButton("Lesson values")
         self.error_label = QLabel("")
@@ -167,9 +166,11 @@ class ScenarioForm(QWidget):
         left.addLayout(form)
         left.addWidget(self.reset)
         left.addStretch(1)
-        top = QHBoxLayout()
+        top = QBoxLayout(QBoxLayout.Direction.LeftToRight)  # the table under them: projector
         top.addLayout(left, 3)
         top.addLayout(right, 2)
+        self._top = top
+        arrange(top, self.table, theme)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -178,6 +179,7 @@ class ScenarioForm(QWidget):
         # the list takes room from below, never from the fields above it
         layout.addStretch(1)
         self.field_note = FieldNote(self)  # the error of the field being edited
+        self.focus_keeper = FocusKeeper(self)  # a run from a field: the field keeps its place
 
         self.world_size.valueChanged.connect(self._on_field_changed)
         self.steps.valueChanged.connect(self._on_field_changed)
@@ -223,6 +225,7 @@ class ScenarioForm(QWidget):
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
+        arrange(self._top, self.table, theme)
         self._show_errors()  # error colours come from the theme
 
     # --- values ------------------------------------------------------------------------------
@@ -385,6 +388,8 @@ class ScenarioForm(QWidget):
             self._on_field_changed()
 
     def set_enabled_for_run(self, enabled: bool) -> None:
+        if not enabled:
+            self.focus_keeper.leave()
         for w in (*self._fields().values(), self.table, self.add_row, self.remove_row, self.reset):
             w.setEnabled(enabled)
         if enabled and self._model.kind != "linear":
@@ -393,3 +398,5 @@ class ScenarioForm(QWidget):
         if enabled and (self._data.epochs or self._fixed_length):
             self.steps.setEnabled(False)
         self.epochs.setEnabled(enabled and bool(self._data.epochs))
+        if enabled:
+            self.focus_keeper.come_back()

@@ -109,6 +109,7 @@ class StageWidget(QWidget):
         self.cursor = Cursor()
         self.progress = 1.0
         self.message = PRESS_RUN
+        self.page = 0  # which of a step's pages (tensors taking turns) the stage shows
         self.fonts = FontBook(self.font())
         self.painted_px: list[int] = []  # pixel size of every text of the last paint
         self._frame_key: tuple | None = None
@@ -133,8 +134,15 @@ class StageWidget(QWidget):
         self.update()
 
     def set_record(self, record: RunRecord | None) -> None:
+        if record is not self.record:
+            self.page = 0  # a new run starts at its first tensors
         self.record = record
         self.refresh()
+
+    def turn_page(self) -> None:
+        """T: the next of the tensors that take turns (a scene with one page ignores it)."""
+        self.page += 1
+        self.update()
 
     def set_position(self, cursor: Cursor, progress: float, streaming: bool = False) -> None:
         self.cursor, self.progress = cursor, progress
@@ -172,6 +180,7 @@ class StageWidget(QWidget):
             phase_text=self.lesson.phase_text,
             measure=self.fonts.measure,
             message=self.message if message is None else message,
+            page=self.page,
         )
 
     def frame(self) -> StageFrame:
@@ -189,6 +198,7 @@ class StageWidget(QWidget):
             self.theme,
             self.lesson.id,
             self.message,
+            self.page,
         )
         if key != self._frame_key:
             try:

@@ -47,6 +47,7 @@ def build_toolbar(w: MainWindow) -> QToolBar:
     w.fwd_action = action(w, "▶", ["Right", "PgDown"], w._on_forward, "Next phase")
     w.fullscreen_action = action(w, "Full screen", ["F11"], w.toggle_fullscreen, "Full screen")
     w.help_action = action(w, "Keys", ["F1"], w.show_shortcuts, "Keyboard shortcuts")
+    w.turn_action = action(w, "Next tensors", ["T"], w.stage.turn_page, "The next tensors")
     w.blank_action = action(w, "Blank screen", ["B", "."], w.blank.toggle, "Blank the screen")
     for a in (w.run_action, w.cancel_action):
         tb.addAction(a)

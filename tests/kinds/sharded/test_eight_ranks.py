@@ -65,3 +65,84 @@ def test_no_difference_is_said_as_equal_not_within_0e00() -> None:
 
     assert within(0.0, of="DDP's") == "equal to DDP's" and within(0.0) == "exactly equal"
     assert within(3e-8, of="DDP's") == "within 3e-08 of DDP's" and within(3e-8) == "within 3e-08"
+
+
+def _step_calls(step: int) -> list[tuple[int, str, int]]:
+    """Rank 1's ZeRO calls of the step phase, read from the recording's raw JSON: (number as
+    the table says it, layer, bytes)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "data" / "sharded-8-ranks.jsonl"
+    calls = []
+    for line in path.read_text().splitlines():
+        e = json.loads(line)
+        if e["event"] != "sharded_collective" or (e["rank"], e["step"]) != (1, step):
+            continue
+        if e["phase"] == "step":
+            assert e["way"] == "zero" and e["op"] == "broadcast"
+            calls.append((e["seq"] + 1, e["layer"], max(e["bytes_in"], e["bytes_out"])))
+    return sorted(calls)
+
+
+def _size(n: int) -> str:
+    return f"{n:,} B" if n < 10_000 else f"{n / 1000:.1f} kB"
+
+
+# the stages of the conformance test, and the sharded lesson's (it has no plots) in the window
+SIZES = {**STAGES, "projector 1280×800 window": ("projector", 1280, 472),
+         "projector 1920×1080 window": ("projector", 1920, 673)}  # fmt: skip
+
+
+@pytest.mark.parametrize("stage", list(SIZES))
+def test_the_steps_broadcast_table_stays_with_the_lanes(stage: str) -> None:
+    """Issue 47, 7: at 8 ranks the step phase's table of ZeRO's broadcasts per layer gave way
+    to the lanes ("no collective: DDP, FSDP2" was all that was left of it). Each broadcast of
+    rank 1 with its layer and size is on the stage with every lane labelled, revealed in issue
+    order, and no table text lies on a lane's bar."""
+    theme, width, height = SIZES[stage]
+    info = load_lesson("sharded")
+    ctx = SceneContext(width, height, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording("sharded-8-ranks.jsonl"))
+    for step in (0, 2):
+        calls = _step_calls(step)
+        assert len(calls) == 6
+        for progress, shown in ((0.0, 0), (0.5, 3), (1.0, 6)):
+            frame = stage_frame(rec, Cursor(step, 3), progress, ctx, info.scene)
+            assert_inside_and_apart(frame)
+            if theme == "projector":
+                assert frame.smallest_px() >= 24
+            assert frame.text_with_key("calls.head") is not None, (stage, progress)  # laid out
+            texts = [t for t in frame.texts if t.key.startswith("call.zero.")]
+            said = " ".join(t.text for t in texts)
+            for k, (n, layer, size) in enumerate(calls):
+                assert (
+                    f"#{n} bcast {_size(size)}" in said or f"#{n} broadcast {_size(size)}" in said
+                ) == (k < shown), (stage, step, n, said)
+                if k < shown:
+                    row = next(t for t in texts if f"#{n} " in t.text)
+                    assert row.key.split(".")[2] == layer, (row.key, layer)
+            labels = {t.text for t in frame.texts if t.text in {f"r{r}" for r in range(8)}}
+            assert labels == {f"r{r}" for r in range(8)}, (stage, labels)
+            bars = [s for s in frame.shapes if s.key.startswith("lane.")]
+            assert bool(bars) == (progress > 0), (stage, progress)
+            for t in texts:
+                assert not any(s.box.overlaps(t.box) for s in bars), (stage, t.text)
+
+
+@pytest.mark.parametrize("stage", ["projector 1280×800 window", "projector 1280×800"])
+def test_the_backwards_other_ways_are_named_when_their_table_gives_way(stage: str) -> None:
+    """At 8 ranks the backward phase's lanes (FSDP2's gathers and reduce-scatters) left no
+    room for the table, and the caption took the line that names DDP's all-reduce: the
+    caption gives way to that line."""
+    theme, width, height = SIZES[stage]
+    info = load_lesson("sharded")
+    ctx = SceneContext(width, height, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording("sharded-8-ranks.jsonl"))
+    for progress in (0.0, 1.0):
+        frame = stage_frame(rec, Cursor(1, 2), progress, ctx, info.scene)
+        assert_inside_and_apart(frame)
+        said = frame.text_with_key("calls.head") or frame.text_with_key("calls.others")
+        assert said is not None, (stage, progress)
+        if said.key == "calls.others":
+            assert said.text.startswith("DDP: #1 AR"), said.text

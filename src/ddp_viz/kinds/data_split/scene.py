@@ -36,7 +36,9 @@ class _Builder(StepFrameBuilder):
 
     def build(self) -> StageFrame:
         title = self.plan_title()
-        caption = self.caption(PHASES[self.phase], self.step is None, 2)
+        # a title on two lines (a projector's type does not shrink under 24 px) takes one of
+        # the caption's
+        caption = self.caption(PHASES[self.phase], self.step is None, 3 - len(title))
         y = self.pad * 0.6
         for line in title + caption:
             self.emit(line, y)

@@ -47,11 +47,16 @@ class _Builder(TableAndHub):
         # the lanes' type is sized for the tightest of the step's phases, so it does not change
         # as the checks and captions come and go (the lanes are placed in this phase's room)
         now = self.phase, self.progress
+        self.paging = self.step is not None and self.must_take_turns()
         rooms = [self.plan(phase, 1.0)[2] for phase in (1, 2, 3)] if self.step else []
         upper, footer, room = self.plan(*now)
         y = self.pad * 0.6
+        turns_y = None
         for line in upper:
-            self.emit(line, y)
+            if line.text:
+                self.emit(line, y)
+            else:  # the tensors' turns: said once the lanes know how many they hold
+                turns_y = y
             y += line.height
         bottom = self.ctx.height - self.pad * 0.6 - sum(line.height for line in footer)
         fy = bottom
@@ -59,12 +64,23 @@ class _Builder(TableAndHub):
             self.emit(line, fy)
             fy += line.height
         lay = self.layout(y + self.pad * 0.5, bottom - self.pad * 0.5, min([room, *rooms]))
+        if turns_y is not None and lay.turns:
+            self.say_turns(lay.turns, turns_y)
         self.data_table(lay)
         for r in range(self.rec.world_size):
             self.lane(lay, r)
         if self.step is not None:
             self.hub(lay)
         return self.frame
+
+    def say_turns(self, words: tuple[str, ...], y: float) -> None:
+        """The longest words for the tensors' turns that fit across; the shortest, shrunk, when
+        none does (a stage too narrow for projector type anyway)."""
+        font, room = Font(self.ctx.min_px), self.ctx.width - 2 * self.pad
+        text = next((w for w in words if self.width(w, font) <= room), words[-1])
+        if self.width(text, font) > room:
+            font = Font(font.px * room / self.width(text, font) * 0.98)
+        self.text(self.pad, y, text, font, self.t.muted, key="turns")
 
     def plan(self, phase: int, progress: float) -> tuple[list[Line], list[Line], float]:
         """(title and caption, footer, the lanes' height) at ``phase``: the lanes' numbers come
@@ -74,6 +90,8 @@ class _Builder(TableAndHub):
         self.phase, self.progress = phase, progress
         self.base, self.line, self.lane_pad = self.start_sizes
         title = self.plan_title()
+        if self.paging:  # a line for which tensors this page shows (its words come later)
+            title = [*title, Line("", Font(self.ctx.min_px), self.t.muted)]
         caption = self.plan_caption()
         head, detail = self.plan_footer()
         while self.used(title, caption, head, detail) + self.lanes_need() > self.ctx.height:
@@ -93,17 +111,37 @@ class _Builder(TableAndHub):
                 detail = detail[:-1]
             else:
                 break
+        if caption and len(caption) < len(self.plan_caption()):  # a sentence cut short says so
+            caption = [*caption[:-1], self.cut_short(caption[-1])]
         upper, footer = title + caption, head + detail
         room = self.ctx.height - self.used(upper, footer)
         return upper, footer, room
 
+    def cut_short(self, line: Line) -> Line:
+        """The last line kept of a caption that lost its next ones, ending in "…" (it read as
+        a whole sentence: "…; the same averaged gradients")."""
+        words, room = line.text.split(), self.ctx.width - 2 * self.pad
+        while len(words) > 1 and self.width(" ".join(words) + " …", line.font) > room:
+            words.pop()
+        return Line(" ".join(words) + " …", line.font, line.color)
+
     def used(self, *groups: list[Line]) -> float:
         return sum(line.height for g in groups for line in g) + self.pad * 2.2
 
+    def must_take_turns(self) -> bool:
+        """Whether the tensors take turns: a row for each does not fit at the smallest type
+        with everything else given way (the footer of the step's last phase, its largest)."""
+        if len(self.rec.params) < 2:
+            return False
+        self.paging = False
+        upper, footer, _ = self.plan(3, 1.0)
+        return self.used(upper, footer) + self.lanes_need() > self.ctx.height + 0.5
+
     def lanes_need(self) -> float:
-        """Height of the lanes at the smallest allowed type, every parameter with a row."""
+        """Height of the lanes at the smallest allowed type, every parameter with a row (one
+        row when the tensors take turns)."""
         n, f = max(1, self.rec.world_size), self.ctx.min_px
-        rows = max(2, len(self.rec.params))
+        rows = 1 if self.paging else max(2, len(self.rec.params))
         return n * f * (rows * self.line + self.lane_pad) * 1.01 + (n - 1) * self.lane_gap
 
     def plan_title(self) -> list[Line]:

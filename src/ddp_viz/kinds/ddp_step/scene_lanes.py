@@ -91,6 +91,9 @@ class LanesBuilder(LanesLayout):
         rank = self.text(x + f * 1.4, y0, f"rank {r}", Font(f, bold=True), t.text)
         pid = self.rec.pids.get(r)
         pid_text = f"pid {pid}" if pid else "starting"
+        if lay.one_row:  # rank and rows on the lane's one row; pid and loss give way
+            self.shard_chip(lay, r, rank.box.right + f * 0.6, top)
+            return
         if lay.header:  # rank and pid left of the hub, rows and loss right of it
             self.text(rank.box.right + f * 0.6, y0, pid_text, Font(f), t.muted)
             chip_x, chip_y, loss_x, loss_y = lay.cols[4] + f * 0.3, top, 0.0, y0
@@ -166,7 +169,7 @@ class LanesBuilder(LanesLayout):
         label_w, num_w = self.grad_widths(lay)
         # with a header row the columns are tight: the averaged rows share the local rows'
         # labels (they are on the same lines), their bars start at the column's left
-        labelled = col == 2 or not lay.header
+        labelled = (col == 2 or not lay.header) and not lay.one_row
         bar_l = left + (label_w + f * 0.4 if labelled else 0.0)
         bar_r = right - num_w - f * 0.4
         for i, p in enumerate(lay.shown):  # the bars grow; the digits are whole at once
@@ -208,6 +211,11 @@ class LanesBuilder(LanesLayout):
             y = top + i * n * self.line
             b = display_value(before.get(p.name))
             a = display_value(params.get(p.name))
+            if lay.one_row:  # no room for the old value: the arrow says "becomes"
+                after = self.text(right, y, fmt(a), Font(n, mono=True), t.text, Align.RIGHT,
+                                  key=f"rank{r}.params.{p.name}", value=a)  # fmt: skip
+                self.arrow(left, left + (after.box.x - f * 0.3 - left) * k, after.box.cy, color, f)
+                continue
             head = self.text(
                 left,
                 y + baseline(f, n),

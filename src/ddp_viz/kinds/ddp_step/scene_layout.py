@@ -40,6 +40,14 @@ class _Layout:
     strip: bool = False  # the table runs across the top (narrow stages) instead of down the left
     num: float = 0.0  # the gradients' and new parameters' type; rows are this tall
     header: bool = False  # rank, pid, rows and loss on a row of their own (columns 0, 1 empty)
+    # when the tensors take turns: which ones this page shows and the key, longest words first
+    turns: tuple[str, ...] = ()
+
+    @property
+    def one_row(self) -> bool:
+        """A lane of one row: rank and rows only (pid and loss give way; the plots have the
+        loss per rank)."""
+        return self.rows == 1
 
     @property
     def row(self) -> float:
@@ -80,6 +88,10 @@ class LanesLayout(FrameBuilder):
     step: StepRecord | None
 
     lane_pad: float = 0.5  # ems of space around a lane's rows (0.15 when space is short)
+    # the tensors take turns (a page of them at a time, the T key turns it) when a row for
+    # each does not fit at the smallest allowed type: 8 ranks × 4 tensors on a projector
+    # showed ~12 px labels and "+3 more" rather than the projector's 24 px
+    paging: bool = False
 
     @property
     def lane_gap(self) -> float:
@@ -93,16 +105,16 @@ class LanesLayout(FrameBuilder):
         height = max(1.0, bottom - top)
         lane_h = (height - gap * (n - 1)) / n
         size_h = (min(height, room) - gap * (n - 1)) / n if room else lane_h
-        best: tuple[_Fit, list[ParamInfo], bool] | None = None
+        best: tuple[_Fit, list[ParamInfo], bool, tuple[str, ...], int] | None = None
         for header in (False, True):
-            shown, num_h = self.rows_that_fit(size_h, header)
+            cap, num_h = self.rows_that_fit(size_h, header)
             if header and best is not None and num_h < self.ctx.min_px:
                 break  # the header's row would take the numbers under the floor
-            fit = self.fit(num_h, shown, header)
+            shown, turns = self.page_of(cap)
+            fit = self.fit(num_h, shown, header, self.row_count(cap, header) == 1)
             if best is None or fit.num > best[0].num * 1.05:
-                best = (fit, shown, header)
-        fit, shown, header = best
-        rows = self.row_count(shown, header)
+                best = (fit, shown, header, turns, self.row_count(cap, header))
+        fit, shown, header, turns, rows = best
         num = fit.num
         lane_h = min(lane_h, max(fit.f, num) * (rows * self.line + 1.2))
         block = lane_h * n + gap * (n - 1)
@@ -125,12 +137,35 @@ class LanesLayout(FrameBuilder):
             data = Rect(self.pad, data_top, self.ctx.width - 2 * self.pad, strip_h)
         else:
             data = Rect(self.pad, top, fit.data_w, height)
-        hidden = len(self.rec.params) - len(shown)
-        return _Layout(fit.f, rows, shown, hidden, data, lanes, cols, strip, num, header)
+        hidden = 0 if self.paging else len(self.rec.params) - len(shown)
+        return _Layout(fit.f, rows, shown, hidden, data, lanes, cols, strip, num, header, turns)
 
     def row_count(self, shown: list[ParamInfo], header: bool) -> int:
+        if self.paging:  # no "+k more" row; one row holds rank and rows when it must
+            return max(1, len(shown)) + (1 if header else 0)
         more = 1 if len(shown) < len(self.rec.params) else 0
         return max(2, len(shown) + more) + (1 if header else 0)
+
+    def page_of(self, fit: list[ParamInfo]) -> tuple[list[ParamInfo], tuple[str, ...]]:
+        """The tensors of the context's page, as many as ``fit`` holds, and the words that say
+        which they are; every tensor and no words when they are not taking turns."""
+        params = list(self.rec.params)
+        per = max(1, len(fit))
+        if not self.paging or per >= len(params):
+            return fit, ()
+        pages = -(-len(params) // per)
+        per = -(-len(params) // pages)  # pages as even as they can be: 4 tensors in 2 and 2
+        first = (self.ctx.page % pages) * per
+        shown = params[first : first + per]
+        names = ", ".join(param_label(p) for p in shown)
+        last = f"–{first + len(shown)}" if len(shown) > 1 else ""
+        which = f"tensor{'s' if last else ''} {first + 1}{last} of {len(params)}: {names}"
+        count = f"{first + 1}{last}/{len(params)}"
+        return shown, (
+            f"{which} (the others in turns: T for the next)",
+            f"{which} · T: next",
+            f"{names} ({count}) · T",
+        )
 
     def rows_that_fit(self, lane_h: float, header: bool) -> tuple[list[ParamInfo], float]:
         """The parameters with a row of their own, and the numbers' type the height allows:
@@ -144,23 +179,28 @@ class LanesLayout(FrameBuilder):
             shown = shown[:-1]
         return shown, min(self.base * NUM_GROW, num)
 
-    def fit(self, num: float, shown: list[ParamInfo], header: bool) -> _Fit:
+    def fit(self, num: float, shown: list[ParamInfo], header: bool, one: bool = False) -> _Fit:
         """The data table down the left when its type stays readable, else folded."""
         keep_table = max(self.ctx.min_px, self.t.font_px * 0.85)
-        fit = self.fit_width(num, shown, True, header)
+        fit = self.fit_width(num, shown, True, header, one)
         if fit.f < keep_table or not fit.fits:  # fold the table before the numbers shrink
-            fit = self.fit_width(num, shown, False, header)
+            fit = self.fit_width(num, shown, False, header, one)
         return fit
 
-    def fit_width(self, num: float, shown: list[ParamInfo], table: bool, header: bool) -> _Fit:
+    def fit_width(
+        self, num: float, shown: list[ParamInfo], table: bool, header: bool, one: bool = False
+    ) -> _Fit:
         """The largest type up to ``num`` whose columns (and the data table) fit the width.
         The labels shrink first, to :data:`LABEL_SHARE` of the numbers; then both, the labels
         no smaller than the theme's floor (16 px on a projector), the numbers down to theirs
         (a projector's 24 px); then the labels alone; the numbers last."""
         num_floor = min(self.ctx.min_px, num)
-        keep = max(LABEL_FLOOR, min(self.ctx.min_px, LABEL_KEEP))
+        # tensors taking turns have the width for labels at the floor (the numbers go first)
+        keep = max(
+            LABEL_FLOOR, self.ctx.min_px if self.paging else min(self.ctx.min_px, LABEL_KEEP)
+        )
         f = min(self.base, num)
-        fit = self._try(f, num, shown, table, header)
+        fit = self._try(f, num, shown, table, header, one)
         for _ in range(12):  # widths grow in proportion to the type: one guess, then a check
             if fit.fits:
                 break
@@ -177,14 +217,16 @@ class LanesLayout(FrameBuilder):
                 f = max(LABEL_FLOOR, alone)
             else:  # nothing else gives: the numbers go under their floor
                 num = num_floor = max(LABEL_FLOOR, num * room / max(1.0, need) * 0.99)
-            fit = self._try(f, num, shown, table, header)
+            fit = self._try(f, num, shown, table, header, one)
         return fit
 
-    def _try(self, f: float, num: float, shown: list[ParamInfo], table: bool, header: bool) -> _Fit:
+    def _try(
+        self, f: float, num: float, shown: list[ParamInfo], table: bool, header: bool, one: bool
+    ) -> _Fit:
         data_w = self.data_width(f) if table else 0.0
         x0 = self.pad + data_w + (self.pad if data_w else 0)
         avail = self.ctx.width - self.pad - x0
-        return _Fit(f, num, data_w, x0, avail, self.columns(f, shown, num, header))
+        return _Fit(f, num, data_w, x0, avail, self.columns(f, shown, num, header, one))
 
     def row_cells(self, f: float) -> list[str]:
         x, y = self.rec.scenario.get("x", []), self.rec.scenario.get("y", [])
@@ -214,7 +256,10 @@ class LanesLayout(FrameBuilder):
         w = self.width(self.widest_number(), Font(num, mono=True))
         return w, w, w
 
-    def columns(self, f: float, shown: list[ParamInfo], num: float, header: bool) -> list[float]:
+    def columns(
+        self, f: float, shown: list[ParamInfo], num: float, header: bool, one: bool = False
+    ) -> list[float]:
+        """Widths of the six columns; ``one``: a lane of one row, with no pid and no loss."""
         small = Font(f)
         num_w = self.number_widths(num)[0]
         inner = f * 0.6  # padding inside each column; the numbers' columns keep a pad too
@@ -233,6 +278,8 @@ class LanesLayout(FrameBuilder):
         pid_w = max(self.width(p, small) for p in pids)
         chip_w = max(self.width(shard_label(r), small) for r in self.rec.shards or [[0, 1]])
         loss_w = self.width(f"loss {value}", small)
+        if one:  # rank and its rows' chip; one tensor, named above the lanes; its new value
+            return self.one_row_columns(f, num_w, rank_w + f * 0.6 + chip_w, hub, inner, pad)
         if header:  # rank and pid over the local column, rows and loss over the averaged one
             left = max(grads, f * 2.3 + rank_w + pid_w)
             right = max(grads - label - f * 0.5, chip_w + f * 1.5 + loss_w)
@@ -244,10 +291,22 @@ class LanesLayout(FrameBuilder):
                 right + inner + pad,
                 after + inner + pad,
             ]
-        who = f * 1.4 + max(rank_w, pid_w)
-        shard = max(chip_w + f * 0.6, loss_w) + f
+        who = f * 1.4 + (rank_w if one else max(rank_w, pid_w))
+        shard = (chip_w + f * 0.6 if one else max(chip_w + f * 0.6, loss_w)) + f
         widths = [w + inner for w in (who, shard, grads, hub, grads, after)]
         return [w + (pad if i in (2, 4, 5) else 0.0) for i, w in enumerate(widths)]
+
+    def one_row_columns(
+        self, f: float, num_w: float, who: float, hub: float, inner: float, pad: float
+    ) -> list[float]:
+        """A lane of one row (the tensors take turns, one a page): no row labels (the line
+        above the lanes names the tensor), slim bars, no old value before the arrow; at 889 px
+        wide the six columns of a row each did not fit 24 px type (they took 1,382 px)."""
+        grads = f * (1.0 + 0.4) + num_w
+        hub = max(f * 3.2, self.width("then Σ", Font(f, bold=True)) + f)
+        after = f * ARROW_EMS + num_w
+        return [f * 1.4 + who + inner, 0.0, grads + inner + pad, hub + inner,
+                grads + inner + pad, after + inner + pad]  # fmt: skip
 
     def data_width(self, f: float) -> float:
         texts = self.row_cells(f)

@@ -44,6 +44,9 @@ class Grid:
     cols: list[int] = field(default_factory=list)  # the ways (their index) with a column
     rows: dict[str, int] = field(default_factory=dict)  # row → lines
     joined: bool = True  # a cell's calls on one line, " · " between them
+    # beside the lanes, this wide (0: above them): one way's calls, one a line, when the
+    # table above took the height the lanes need (ZeRO-1's broadcasts at 8 ranks)
+    side: float = 0.0
 
     def height(self, lh: float) -> float:
         return (1 + sum(self.rows.values())) * lh + lh * 0.3
@@ -116,20 +119,27 @@ class ShardedBuilder(FrameBuilder):
         short = full[:2]
         one = [one_check(self, step)] if full else []
         others = self.others_line(area, step)
+        side = self.side_grid(area, step)
         plans: list[tuple[Grid | str | None, list[Check]]] = [
             (grid, full),
             (grid, short),
             (grid, one),
+            *([(side, one or short)] if side else []),
             (others, one or short),
             (None, one or short),
         ]
         need = lanes_need(self)
         for table, lines in plans:
-            used = grid.height(lh) if isinstance(table, Grid) else lh * 1.2 if table else 0.0
+            above = isinstance(table, Grid) and not table.side
+            used = table.height(lh) if above else lh * 1.2 if table and others else 0.0
             used += len(lines) * lh + lh * 0.2 if lines else 0.0
-            if area.h - used >= need:
+            beside = table.height(lh) if isinstance(table, Grid) and table.side else 0.0
+            if area.h - used >= max(need, beside):
                 break
         rest = area
+        if isinstance(table, Grid) and table.side:
+            self.beside_lanes(table, others, lines, area, step)
+            return
         if isinstance(table, Grid):
             rest = below(rest, self.draw_grid(table, rest))
         elif table:
@@ -139,6 +149,50 @@ class ShardedBuilder(FrameBuilder):
             rest = below(rest, draw_checks(self, rest, lines))
         if rest.h > lh * 2:
             draw_lanes(self, rest, step)
+
+    def beside_lanes(self, g: Grid, others: str, lines: list[Check], area: Rect, step: int) -> None:
+        """The ways the lanes leave out in a line, the checks, then the lanes with the table
+        of their way's calls on their right."""
+        rest = area
+        if others:
+            self.text(rest.x, rest.y, others, self.small, self.t.muted, key="calls.others")
+            rest = below(rest, self.lh * 1.2)
+        if lines:
+            rest = below(rest, draw_checks(self, rest, lines))
+        self.draw_grid(g, Rect(rest.right - g.side, rest.y, g.side, rest.h))
+        lanes = Rect(rest.x, rest.y, rest.w - g.side - self.pad * 1.5, rest.h)
+        if rest.h > self.lh * 2:
+            draw_lanes(self, lanes, step)
+
+    def side_grid(self, area: Rect, step: int) -> Grid | None:
+        """The phase's calls of its one busy way, one a line, to stand beside the lanes; None
+        when more than one way issues any, or it would take over 45% of the width."""
+        f = self.small
+        busy = [
+            (
+                i,
+                [
+                    c
+                    for c in self.part.calls(w.value, step, self.rank)
+                    if c.phase == self.phase_word
+                ],
+            )
+            for i, w in enumerate(WAYS)
+        ]
+        busy = [(i, calls) for i, calls in busy if calls]
+        if len(busy) != 1:
+            return None
+        i, calls = busy[0]
+        g = Grid(cols=[i], joined=False)
+        for c in calls:
+            text = f"#{c.seq + 1} {OPS[c.op]} {human(max(c.bytes_in, c.bytes_out))}"
+            g.cells.setdefault((i, c.layer or "bucket"), []).append((c.seq, text))
+        for row in (*LAYERS, "bucket"):
+            if (i, row) in g.cells:
+                g.rows[row] = len(g.cells[(i, row)])
+        texts = [x for v in g.cells.values() for _, x in v] + [WAYS[i].label]
+        g.side = self.grid_label_w() + max(self.width(x, f) for x in texts) + f.px * 0.5
+        return g if g.side <= area.w * 0.45 else None
 
     def grid(self, area: Rect, step: int) -> Grid:
         """Every call of the phase in its cell (all of them, so the layout stays put while
@@ -179,7 +233,9 @@ class ShardedBuilder(FrameBuilder):
         label_w = self.grid_label_w()
         col_w = (area.w - label_w) / len(g.cols)
         for k, i in enumerate(g.cols):
-            self.text(area.x + label_w + k * col_w, area.y, WAYS[i].label, f, t.muted)
+            self.text(
+                area.x + label_w + k * col_w, area.y, WAYS[i].label, f, t.muted, key="calls.head"
+            )
         idle = [w.label for i, w in enumerate(WAYS) if i not in g.cols]
         used = area.x + label_w + (len(g.cols) - 1) * col_w + self.width(WAYS[g.cols[-1]].label, f)
         note = f"no collective: {', '.join(idle)}"
@@ -249,4 +305,17 @@ def build(
         bare = ShardedBuilder(record, cursor, progress, ctx).build(with_caption=False)
         if bare.text_with_key("slices.r0") is not None:
             return bare
+    if cursor.phase and calls_said(frame) < 2:
+        # the table of the phase's calls gave way (8 ranks on a projector), or even its line:
+        # the caption, which the lesson's text says too, gives way when that brings more back
+        bare = ShardedBuilder(record, cursor, progress, ctx).build(with_caption=False)
+        if calls_said(bare) > calls_said(frame):
+            return bare
     return frame
+
+
+def calls_said(frame: StageFrame) -> int:
+    """How much a frame says of the phase's calls besides the lanes: 2 a table, 1 a line."""
+    if frame.text_with_key("calls.head") is not None:
+        return 2
+    return 1 if frame.text_with_key("calls.others") is not None else 0

@@ -113,6 +113,7 @@ def draw_lanes(b: ShardedBuilder, area: Rect, step: int) -> None:
     t1 = max(c.end for v in calls.values() for c in v)
     x0 = area.x + label_w
     span = Span(x0, area.right - x0 - b.width("8888", f) / 2, t0, max(t1, t0 + 1e-6))
+    right = area.right + b.pad * 0.5  # words end here (the step's table may be beside)
     y = top
     for rank, h in enumerate(heights):
         if labels:
@@ -124,10 +125,10 @@ def draw_lanes(b: ShardedBuilder, area: Rect, step: int) -> None:
         for c, k in zip(shown, rows[rank], strict=False):
             draw_bar(b, span, Rect(span.x, y + k * sub, span.w, sub), c, see_through)
         if see_through and shown and labels:
-            lane_label(b, span, Rect(span.x, y, span.w, h), shown)
+            lane_label(b, span, Rect(span.x, y, span.w, h), shown, right)
         b.shape(kind="line", points=((x0, y + h), (span.right, y + h)), stroke=t.grid)
         y += h
-    draw_axis(b, span, y + f.px * 0.2, labels)
+    draw_axis(b, span, y + f.px * 0.2, labels, right)
 
 
 def draw_heading(b: ShardedBuilder, area: Rect, way: Way, ops: list[str]) -> None:
@@ -205,7 +206,9 @@ def draw_bar(
         b.text(left + f.px * 0.25, y + i * th, text, f, b.t.panel, key=key)
 
 
-def lane_label(b: ShardedBuilder, span: Span, lane: Rect, calls: list[ShardedCollective]) -> None:
+def lane_label(
+    b: ShardedBuilder, span: Span, lane: Rect, calls: list[ShardedCollective], right: float
+) -> None:
     """A merged lane's words, after its last bar when they fit there, else before its first:
     how many calls of which op, with their first and last numbers (``6 × bcast (#2–7)``)."""
     f = b.small
@@ -217,7 +220,7 @@ def lane_label(b: ShardedBuilder, span: Span, lane: Rect, calls: list[ShardedCol
     y = lane.cy - b.text_h / 2
     for text in texts:
         w = b.width(text, f)
-        if end + w <= b.ctx.width - b.pad * 0.5:
+        if end + w <= right:
             b.text(end, y, text, f, b.t.text, key=f"lane.label.{calls[0].rank}")
             return
         if start - w >= span.x:
@@ -237,7 +240,7 @@ def bar_texts(c: ShardedCollective) -> list[str]:
     return [f"{n} {op} {what}", f"{n} {op} {short}", f"{n} {op}", n]
 
 
-def draw_axis(b: ShardedBuilder, span: Span, y: float, unit_label: bool) -> None:
+def draw_axis(b: ShardedBuilder, span: Span, y: float, unit_label: bool, right: float) -> None:
     """The time axis under the lanes: ticks every 1, 2 or 5 × 10^k ms, labels that fit."""
     f, t = b.small, b.t
     b.shape(kind="line", points=((span.x, y), (span.right, y)), stroke=t.muted)
@@ -254,7 +257,7 @@ def draw_axis(b: ShardedBuilder, span: Span, y: float, unit_label: bool) -> None
         b.shape(kind="line", points=((x, y), (x, y + f.px * 0.35)), stroke=t.muted)
         text = f"{v:g}"
         w = b.width(text, f)
-        if x - w / 2 >= last + f.px * 0.5 and x + w / 2 <= b.ctx.width - b.pad * 0.5:
+        if x - w / 2 >= last + f.px * 0.5 and x + w / 2 <= right:
             last = b.text(x, y + f.px * 0.4, text, f, t.muted, Align.CENTER, key="axis").box.right
         k += 1
 

@@ -3,6 +3,7 @@ on a :class:`StageFrame`."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -90,7 +91,16 @@ class FrameBuilder:
             "",
         )
         if self.width(left, big) > room:
-            big = Font(big.px * room / self.width(left, big), bold=True)
+            # the type is drawn at whole pixels: a size rounded up went past the right edge
+            # (13.7 px over at 489 px wide), so the size is the whole pixel that fits
+            px = math.floor(big.px * room / self.width(left, big))
+            while px > 1 and self.width(left, Font(px, bold=True)) > room:
+                px -= 1
+            if px < self.ctx.min_px:  # under the floor (a projector's 24 px): two lines
+                big = Font(max(self.ctx.min_px, self.base), bold=True)
+                lines = wrap_lines(left, big, room, self.width)
+                return [Line(x, big, self.t.text) for x in lines]
+            big = Font(px, bold=True)
         return [Line(left, big, self.t.text, (right, small, color) if right else None)]
 
     def caption(self, phase: str, waiting: bool, most: int) -> list[Line]:

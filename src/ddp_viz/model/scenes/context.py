@@ -19,6 +19,10 @@ class SceneContext:
     phase_text: dict[str, str] = field(default_factory=dict)
     measure: Measure = estimate_width
     message: str = "Press Run to start real DDP ranks on this machine."
+    # which page a scene shows when a step's values do not fit at once at readable type (the
+    # DDP step's tensors at 8 ranks on a projector take turns): the T key turns it; a scene
+    # takes it modulo its number of pages
+    page: int = 0
 
     @property
     def min_px(self) -> float:
