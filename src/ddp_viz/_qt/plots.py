@@ -1,8 +1,5 @@
-"""pyqtgraph plots of the recorded run: loss, parameter trajectories, the loss surface.
-
-Curves are created once per run and updated with ``setData``; the controller already limits
-updates to display rate.
-"""
+"""pyqtgraph plots of the recorded run: loss, parameter trajectories, the loss surface. Curves
+are created once per run and updated with ``setData`` (the controller limits the rate)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """ "Try it yourself": world size, steps, learning rate, initial values, bucket size, data rows.
-
-Every change is validated by the pure scenario model; bad fields are marked in place with the
-reason, and ``validity_changed`` lets the window keep Run disabled until they are fixed."""
+Every change is validated by the pure scenario model; a bad field is marked in place with its
+reason; ``validity_changed`` keeps Run disabled until they are fixed."""
 
 from __future__ import annotations
 
@@ -104,8 +103,7 @@ class ScenarioForm(QWidget):
                 if isinstance(w, QCheckBox | QComboBox)
             ),
         ):
-            # never narrower than its label (a box's longest choice: "monitored_barrier"), in
-            # whatever type the theme sets later
+            # never narrower than its longest choice ("monitored_barrier"), in any theme's type
             box.setMinimumWidth(0)
             box.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Fixed)
         # spin boxes show 100,000 whole, beside their arrows
