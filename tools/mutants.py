@@ -190,6 +190,17 @@ def covering_tests(module: str) -> list[str]:
     return sorted(files)
 
 
+# The files as a run found them: a figure is recorded against what mutmut copied when the
+# run began, not against edits made while it ran (which are then rerun next time).
+_AS_RUN: dict[str, bytes] = {}
+
+
+def _snapshot(modules: list[str]) -> None:
+    for path in [*(ROOT / m for m in modules), *(ROOT / "tests").rglob("*.py")]:
+        if path.is_file():
+            _AS_RUN[path.relative_to(ROOT).as_posix()] = path.read_bytes()
+
+
 def fingerprint(module: str, tests: list[str]) -> str:
     """The module, the test files that covered it and its own exclusions: what its figure
     depends on (another module's exclusion leaves it current)."""
@@ -197,7 +208,8 @@ def fingerprint(module: str, tests: list[str]) -> str:
     for rel in [module, *tests]:
         path = ROOT / rel
         h.update(rel.encode())
-        h.update(path.read_bytes() if path.exists() else b"(gone)")
+        data = _AS_RUN.get(rel) or (path.read_bytes() if path.exists() else b"(gone)")
+        h.update(data)
     rules = [r for r in load_exclusions() if r.get("module") == module]
     h.update(json.dumps(rules, sort_keys=True).encode())
     return h.hexdigest()[:16]
@@ -252,6 +264,7 @@ def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     argv = [sys.executable, "-c", _CHILD, ",".join(modules), str(jobs), *patterns]
     digest = _forget_stale_coverage()
+    _snapshot(modules)
     with LOG.open("w") as log:
         proc = subprocess.Popen(
             argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
