@@ -207,3 +207,25 @@ def test_an_offset_inside_half_the_round_trip_is_not_applied() -> None:
     assert joined[0].round_trip_s >= 0.3
     assert joined[0].clock_offset_s == 0.0  # measured about -0.15 s: inside the bound
     assert abs(joined[1].clock_offset_s - 1000.0) < joined[1].round_trip_s
+
+
+def test_a_line_past_asyncios_64_kib_default_and_under_the_limit_arrives_whole() -> None:
+    """A big model's first step sends long lines (an 8 MB tensor's sample and digests): every
+    line up to protocol.MAX_LINE_BYTES must pass; asyncio's own default stops at 64 KiB."""
+    big = {"weight": [float(i) for i in range(30_000)], "bias": [0.5]}  # ~600 KB of JSON
+    event = protocol.LocalGrad(1, 0, 0, 0.25, big)
+    line = protocol.encode(event)
+    assert (1 << 16) < len(line) < protocol.MAX_LINE_BYTES
+
+    async def sender(port: int) -> None:
+        _, writer, nonce = await connect(port)
+        writer.write((wire.answer(TOKEN, nonce, hello(0)) + "\n").encode())
+        writer.write((line + "\n").encode())
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    listener, got = run_listener([sender])
+    grads = [e for e in got if e.kind == "local_grad"]
+    assert grads == [event]
+    assert listener.bad_lines == 0 and not listener.refused
