@@ -2,7 +2,13 @@
 rank, bit for bit (the page, and the summary ``ddp-viz watch`` prints when the command ends);
 the ranks' parameters agree (the report and the status line)."""
 
-from ddp_viz.kinds.watched.events import WatchDigests, WatchNonFinite
+from ddp_viz.kinds.watched.events import (
+    WatchDigests,
+    WatchExit,
+    WatchFailure,
+    WatchHang,
+    WatchNonFinite,
+)
 from ddp_viz.kinds.watched.history import HISTORY, History
 from ddp_viz.kinds.watched.watch.command import agreement_lines, doctor_lines
 from ddp_viz.model.timeline import RunRecord
@@ -42,6 +48,57 @@ def non_finite(events):
     return [
         WatchNonFinite(run=1, step=3, rank=0, loss=float("inf"), tensors=[]),
         WatchNonFinite(run=1, step=2, rank=1, loss=float("nan"), tensors=["0.weight"]),
+    ]
+
+
+BUCKET = {"seq": 9, "op": "all_reduce", "site": "train.py:40 in main", "sizes": [[97]], "bucket": 0}
+
+
+def hang(events):
+    """Rank 0 waits in step 3's gradient all-reduce; rank 1 (the last) never came: it sleeps."""
+    inside = {**BUCKET, "step": 2, "for_s": 12.6}
+    return [
+        WatchHang(
+            run=1,
+            stalled_s=12.5,
+            threshold_s=10.0,
+            ranks=[
+                {
+                    "rank": 0,
+                    "state": "inside",
+                    "quiet_s": 12.5,
+                    "step": 3,
+                    "inside": inside,
+                    "last": {**BUCKET, "step": 2},
+                    "stack": ["train.py:40 in main: loss.backward()"],
+                },
+                {
+                    "rank": 1,
+                    "state": "running",
+                    "quiet_s": 12.5,
+                    "step": 3,
+                    "last": {**BUCKET, "seq": 8, "step": 1},
+                    "stack": ["train.py:33 in main: time.sleep(600)"],
+                },
+            ],
+        )
+    ]
+
+
+def crash(events):
+    """Rank 1 (the last) raises in its third step and exits with 1."""
+    return [
+        WatchFailure(
+            run=1,
+            rank=1,
+            step=3,
+            at=0.0,
+            type="ValueError",
+            message="bad row",
+            site="train.py:31 in main",
+            stack=["train.py:31 in main: raise ValueError('bad row')"],
+        ),
+        WatchExit(run=1, rank=1, pid=4242, exitcode=1),
     ]
 
 
@@ -92,6 +149,40 @@ VERDICTS = [
         report=Said(NOTHING_FOUND, r"^ddp-viz verdict: rank 1 is the first non-finite, at step 3$"),
         report_of=watch_summary,
         status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the first non-finite, at step 3$"),
+    ),
+    Verdict(
+        "no hang: some rank moved within the threshold",
+        RUN,
+        inserted(event("watch_dropped"), hang),
+        scene=Said(
+            r"^(?!.*✗ hang)",
+            r"✗ hang: no rank has moved for 12\.5 s \(threshold 10\.0 s\) "
+            r"missing from all_reduce #9: rank 1 ",
+        ),
+        report=Said(
+            NOTHING_FOUND,
+            r"^ddp-viz verdict: hang: rank 1 never joined all_reduce #9 that the others are in; "
+            r"rank 1 is running train\.py:33 in main",
+        ),
+        report_of=watch_summary,
+        status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ hang: rank 1 never joined all_reduce #9"),
+    ),
+    Verdict(
+        "no crash: every rank's process ended cleanly",
+        RUN,
+        inserted(event("watch_dropped"), crash),
+        scene=Said(
+            r"^(?!.*✗ crash)",
+            r"✗ crash: rank 1 raised ValueError: bad row — at train\.py:31 "
+            r"in main, in its step 3 \(loop index 2\) \(the first failure: the cause\)",
+        ),
+        report=Said(
+            NOTHING_FOUND,
+            r"^ddp-viz verdict: rank 1 is the root cause: ValueError at train\.py:31 in main, "
+            r"in its step 3 \(loop index 2\)$",
+        ),
+        report_of=watch_summary,
+        status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the root cause: ValueError"),
     ),
 ]
 
