@@ -38,3 +38,39 @@ def test_the_status_bar_says_why_a_run_takes_a_while() -> None:
     for e in events[start + 1 :]:
         s.on_transport_event(e)
     assert "ways in lockstep" not in v.status  # the run is over: it no longer says so
+
+
+def _hook_steps(name: str) -> dict[tuple[str, int, int], dict]:
+    import json
+
+    from tests.conftest import DATA
+
+    lines = [json.loads(x) for x in (DATA / name).read_text().splitlines() if x]
+    return {(d["variant"], d["step"], d["rank"]): d for d in lines if d["event"] == "hook_step"}
+
+
+def test_each_variant_s_row_is_computed_from_the_raw_hook_steps() -> None:
+    """Bytes and error: rank 0's in the last step; loss: the mean over the ranks, averaged over
+    the last tenth of the steps (at least one); residual: rank 0's largest in any step."""
+    from ddp_viz.kinds.hook_compression.report import summary_rows
+
+    name = "comm-hooks-14-steps.jsonl"
+    raw = _hook_steps(name)
+    rows = summary_rows(record(load_recording(name)))
+    variants = list(dict.fromkeys(v for v, _, _ in raw))
+    steps = 1 + max(s for _, s, _ in raw)
+    assert steps == 14 and len(rows) == len(variants) == 6
+    tail = [13]  # 14 // 10 = 1 step
+    for (label, sent, error, loss, residual), v in zip(rows, variants, strict=True):
+        last = raw[(v, steps - 1, 0)]
+        assert sent == sum(last["sent"]), label
+        assert error == last["errors"]["hidden.weight"], label
+        means = [(raw[(v, s, 0)]["loss"] + raw[(v, s, 1)]["loss"]) / 2 for s in tail]
+        assert loss == sum(means) / len(means), label
+        assert residual == max(raw[(v, s, 0)]["residual"] for s in range(steps)), label
+    # the figures read differ from what a slip would read: rank 1's loss, an earlier step's
+    # bytes (PowerSGD's warm-up sends the full gradient), one step's residual
+    ef = "powersgd-r1"
+    assert raw[(ef, 13, 0)]["loss"] != raw[(ef, 13, 1)]["loss"]
+    assert sum(raw[(ef, 0, 0)]["sent"]) != sum(raw[(ef, 13, 0)]["sent"])
+    assert len({raw[(ef, s, 0)]["residual"] for s in range(14)}) > 3
