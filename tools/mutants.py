@@ -256,6 +256,16 @@ def _forget_stale_coverage() -> str:
     return digest
 
 
+def _regenerate(modules: list[str]) -> None:
+    """mutmut rewrites a file only when its copy under mutants/ is older than the source; a
+    run scoped to other modules copies this one there unmutated (it is not in the narrowed
+    list), and the next run scoped to it would find that plain copy "unmodified": no mutants,
+    and "no test covers any of them". So the chosen modules' copies go; their results stay
+    in the .meta files, which mutmut merges by each function's hash."""
+    for module in modules:
+        (ROOT / "mutants" / module).unlink(missing_ok=True)
+
+
 def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     """Run mutmut on ``modules``' mutants only (its progress goes to mutants/run.log); False
     when ``budget`` seconds ran out first (the mutants it did not reach stay unchecked)."""
@@ -264,6 +274,7 @@ def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     argv = [sys.executable, "-c", _CHILD, ",".join(modules), str(jobs), *patterns]
     digest = _forget_stale_coverage()
+    _regenerate(modules)
     _snapshot(modules)
     with LOG.open("w") as log:
         proc = subprocess.Popen(
