@@ -45,7 +45,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--probe-first-paint", action="store_true", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command")
 
+    parser.add_argument(
+        "--lessons",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="a folder of lessons of your own (each a folder with lesson.toml), shown in the "
+        "course beside the app's; may be given more than once",
+    )
     sub.add_parser("lessons", help="list the course's lessons (id, title, summary)")
+    check = sub.add_parser(
+        "check",
+        help="check lesson folders against every rule a lesson must meet",
+        description="Check lessons against every rule the course's own lessons meet (texts, "
+        "phases, quiz, scenario, listing, terms, order): each problem names the lesson, where "
+        "in it, the rule and the fix. With no folder, checks the whole course.",
+    )
+    check.add_argument(
+        "folders",
+        nargs="*",
+        metavar="LESSON_DIR",
+        help="a lesson folder, or a folder of lesson folders (default: the whole course)",
+    )
+    check.add_argument("--rules", action="store_true", help="print the rules, as Markdown")
     schema = sub.add_parser(
         "schema",
         help="print the event format as JSON Schema (draft 2020-12)",
@@ -100,6 +122,25 @@ def cmd_lessons() -> int:
         print(f"{i:>2}. {lesson.id:<{width}}  {lesson.title}")
         print(f"    {'':<{width}}  {lesson.summary}")
     return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ddp_viz.model.lesson import LessonError
+    from ddp_viz.model.rules import rules_markdown
+    from ddp_viz.model.rules.check import check
+
+    if args.rules:
+        sys.stdout.write(rules_markdown())
+        return EXIT_OK
+    try:
+        checked = check([Path(f) for f in args.folders])
+    except LessonError as err:
+        print(f"ddp-viz check: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(checked.text())
+    return EXIT_OK if not checked.problems else EXIT_FAILED
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -225,14 +266,14 @@ def write_exports(  # type: ignore[no-untyped-def]
         from ddp_viz._qt import export
         from ddp_viz._qt.stage import StageWidget
         from ddp_viz._qt.theme import apply_theme
-        from ddp_viz.model.course import load_lesson
+        from ddp_viz.model.course import load_course
         from ddp_viz.model.theme import load_theme
         from ddp_viz.model.timeline import PHASES, Cursor
 
         app = QApplication.instance() or QApplication(sys.argv[:1])
         theme = load_theme(args.theme)
         apply_theme(app, theme)
-        lesson = load_lesson(lesson_id)
+        lesson = load_course().get(lesson_id)  # a lesson of --lessons too
         if args.gif:
             frames = export.stage_frames(rec, theme, lesson, size=size, fps=fps)
             export.save_gif(frames, args.gif, fps)
@@ -273,6 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0].endswith(".jsonl"):  # `ddp-viz run.jsonl`: open the recording
         argv = ["--open", *argv]
     args = build_parser().parse_args(argv)
+    if args.lessons:  # the course reads them from here, in this process and in the engine's
+        known = os.environ.get("DDP_VIZ_LESSONS_PATH", "")
+        os.environ["DDP_VIZ_LESSONS_PATH"] = os.pathsep.join([*args.lessons, known]).strip(
+            os.pathsep
+        )
+    if args.command == "check":
+        return cmd_check(args)
     if args.command in ("run", "lessons", "schema"):
         try:
             if args.command == "schema":

@@ -3,31 +3,14 @@ that introduces it (each lesson.toml declares the terms it introduces)."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from ddp_viz.model.course import load_course
 from ddp_viz.model.lesson import Lesson
+from ddp_viz.model.rules.in_course import quiz_and_listing as text_of
+from ddp_viz.model.rules.in_course import term_pattern as pattern
 
 COURSE = load_course()
-
-
-def pattern(term: str) -> re.Pattern[str]:
-    """A whole word or name: ``bucket`` finds "buckets" but not "bucket_cap_mb"; a term with
-    a capital or a symbol (``RANK``, ``env://``) matches only as written, a plain lowercase
-    word in any case."""
-    plain = term.islower() and term.replace(" ", "").replace("-", "").isalpha()
-    ends = r"(?:s|es)?(?![\w])" if plain else r"(?![\w])"
-    return re.compile(r"(?<![\w])" + re.escape(term) + ends, re.IGNORECASE if plain else 0)
-
-
-def text_of(lesson: Lesson) -> str:
-    """What the learner reads in the lesson's quiz and code listing."""
-    parts = [lesson.code_with(None)]
-    for q in lesson.questions:
-        parts += [q.prompt, q.explain, *q.choices, *q.why_not]
-    return "\n".join(parts)
 
 
 def too_early(lessons: list[Lesson]) -> list[str]:

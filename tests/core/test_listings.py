@@ -12,6 +12,7 @@ import pytest
 
 from ddp_viz.model import listings
 from ddp_viz.model.course import load_course
+from ddp_viz.model.rules.listing import listing_scenarios
 
 COURSE = load_course()
 # listings written in another shape than their engine's code, and the test that checks them
@@ -38,23 +39,6 @@ def shown_statements(lesson, files: list[Path] | None = None) -> list[listings.S
     return [s for name in lesson.source for s in found[name]]
 
 
-def _scenarios(lesson) -> list[dict]:
-    """The lesson's scenario, and one more for every other text a `${choose:…}` can show."""
-    base = lesson.scenario().to_dict()
-    out = [base]
-    for key, texts in lesson.choose.items():
-        for word in texts:
-            changed = {**base}
-            table, _, name = key.rpartition(".")
-            value = {"true": True, "false": False}.get(word, word)
-            if table:
-                changed[table] = {**changed.get(table, {}), name: value}
-            else:
-                changed[name] = value
-            out.append(changed)
-    return out
-
-
 @pytest.mark.parametrize("lesson", WITH_LISTING, ids=lambda lesson: lesson.id)
 def test_every_listing_names_the_engine_regions_it_shows(lesson) -> None:
     if not lesson.source:
@@ -64,7 +48,7 @@ def test_every_listing_names_the_engine_regions_it_shows(lesson) -> None:
 @pytest.mark.parametrize("lesson", WITH_LISTING, ids=lambda lesson: lesson.id)
 def test_every_listing_is_its_engine_s_code_in_order(lesson) -> None:
     shown = shown_statements(lesson)
-    for scenario in _scenarios(lesson):
+    for scenario in listing_scenarios(lesson):
         listing = lesson.listing_for(scenario)
         assert listings.check(listing, shown, lesson.id) == [], listing
 

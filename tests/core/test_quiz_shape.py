@@ -8,50 +8,14 @@ among equals picks one at random, so the answer holds each tied rank with weight
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
-
 import pytest
 
 from ddp_viz.model.course import load_course
-
-LIMIT = 0.40  # the largest share of questions one length rank may answer
-MIN_QUESTIONS = 4  # a lesson with fewer is judged only as part of the course
+from ddp_viz.model.rules.in_course import SHAPE_FROM as MIN_QUESTIONS
+from ddp_viz.model.rules.in_course import SHAPE_LIMIT as LIMIT
+from ddp_viz.model.rules.in_course import choice_questions, rank_weights, worst_rank
 
 COURSE = load_course()
-
-
-def rank_weights(choices: Sequence[str], answer: int) -> dict[str, float]:
-    """How much of the answer each length rank holds, counted from the longest
-    ("longest+0", "longest+1", …) and from the shortest ("shortest+0", …)."""
-    lengths = [len(c) for c in choices]
-    mine = lengths[answer]
-    above = sum(n > mine for n in lengths)  # strictly longer choices
-    ties = sum(n == mine for n in lengths)
-    weights: dict[str, float] = {}
-    for k in range(above, above + ties):
-        weights[f"longest+{k}"] = 1 / ties
-        weights[f"shortest+{len(lengths) - 1 - k}"] = 1 / ties
-    return weights
-
-
-def worst_rank(questions: Sequence[tuple[Sequence[str], int]]) -> tuple[str, float]:
-    """The length rank that holds the right answer most often, and its share."""
-    held: dict[str, float] = defaultdict(float)
-    for choices, answer in questions:
-        for rank, weight in rank_weights(choices, answer).items():
-            held[rank] += weight
-    rank = max(held, key=held.__getitem__)
-    return rank, held[rank] / len(questions)
-
-
-def choice_questions(lessons) -> list[tuple[tuple[str, ...], int]]:
-    return [
-        (tuple(q.choices), q.answer)
-        for lesson in lessons
-        for q in lesson.questions
-        if q.kind == "choice"
-    ]
 
 
 def test_a_tie_shares_its_ranks_and_the_shortest_counts_from_the_end() -> None:

@@ -188,6 +188,10 @@ class RunKind:
     page: str | None = None
     # what a run on that page is, for the docs ("your own script under `ddp-viz watch`")
     page_note: str = ""
+    # the test that checks the lessons' listing against the engine, when the listing has
+    # another shape than the engine's code (the ring's two loops are its engine's one loop);
+    # "": the listing is made of the engine's `# listing:` regions (model.lesson_rules)
+    listing_checked_by: str = ""
 
     def owns(self, scenario: Mapping[str, Any]) -> bool:
         """Is a run of this scenario (a mapping, as ``run_started`` carries it) of this kind?"""

@@ -49,5 +49,6 @@ register(
         field_names={"collective.length": "Values per rank"},
         trains=False,
         plots=False,
+        listing_checked_by="tests/kinds/collective/test_listing_is_the_ring.py",
     )
 )
