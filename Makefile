@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.ddp-viz-installed
 
 # pip byte-compiles every installed file here, once: with PYTHONDONTWRITEBYTECODE set (as it
 # is on CI) nothing else would, and every rank would compile torch's imports from source.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	@touch $(STAMP)

@@ -84,7 +84,7 @@ def test_wheel_ships_every_asset_and_every_module(project: Path, wheel: Path) ->
     assert assets, "assets/ is empty?"
     missing = [a for a in assets if f"{ASSETS_PACKAGE}/{a}" not in names]
     assert not missing, f"assets/ files missing from the wheel (package-data?): {missing}"
-    # The package list in pyproject.toml is explicit: a new subpackage must be added there.
+    # setup.py finds the packages: a new subpackage (a kind's folder) joins by being there.
     code = _files(project / "src" / "ddp_viz")
     missing = [c for c in code if f"ddp_viz/{c}" not in names]
     assert not missing, f"src/ddp_viz files missing from the wheel ([tool.setuptools]): {missing}"
