@@ -71,6 +71,10 @@ def test_dtypes_skip_bytes_and_underflow_recomputed_from_the_gradients(engine) -
                 diff = math.sqrt(sum((g - x) ** 2 for g, x in zip(got, exact, strict=True)))
                 norm = math.sqrt(sum(x * x for x in exact))
                 assert e.error == pytest.approx(diff / norm, rel=1e-6), (arm, step, r)
+        # FSDP2: bf16 parameters halve what each rank gathers; the float32 reduce stays
+        for r in range(WORLD):
+            full, half_ = part.fsdp_at("fsdp_fp32", step)[r], part.fsdp_at("fsdp_bf16", step)[r]
+            assert half_.gathered * 2 == full.gathered and half_.reduced == full.reduced
         # float16 lost some of the tiny inputs' gradients on the last rank, bfloat16 none
         assert part.at("wire_fp16", step)[2].underflow > 0
         assert part.at("wire_bf16", step)[2].underflow == 0

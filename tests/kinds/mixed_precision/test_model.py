@@ -148,3 +148,40 @@ def test_a_split_step_is_named_with_both_sides() -> None:
     assert (v.stepped, v.skipped, v.together) == ([0], [1, 2], False)
     assert part.skipped(SPIKE - 1, 3).together and not part.skipped(SPIKE - 1, 3).skipped
     assert part.first_skip(8, 3) == SPIKE
+
+
+def padded(rows: int, world: int) -> int:
+    """FSDP2 shards a parameter by rows, padded to a multiple of the world size."""
+    return -(-rows // world) * world
+
+
+@pytest.mark.parametrize("name", ["mixed-precision-3-ranks.jsonl", "mixed-precision-4-ranks.jsonl"])
+def test_fsdp2_gathers_bf16_shards_and_reduces_in_float32(name: str) -> None:
+    """Worked out by hand for Linear(8, 16), Linear(16, 16), Linear(16, 1): each layer's
+    padded weight and bias; a rank's shard all-gathered in forward and again in backward (in
+    the parameters' dtype), the whole padded gradient reduce-scattered in the reduce dtype."""
+    events = load_recording(name)
+    world = next(e for e in events if e.kind == "run_started").world_size
+    layers = [(16, 8), (16, 16), (1, 16)]
+    values = sum(padded(n, world) * m + padded(n, world) for n, m in layers)
+    sharded = [e for e in events if e.kind == "precision_sharded"]
+    assert len(sharded) == 2 * 8 * world  # two arms, eight steps, every rank
+    for e in sharded:
+        size = 2 if e.arm == "fsdp_bf16" else 4
+        assert e.gathered == 2 * values // world * size, (e.arm, e.step, e.rank)
+        assert e.reduced == values * 4, (e.arm, e.step, e.rank)
+        gather = "bfloat16" if e.arm == "fsdp_bf16" else "float32"
+        assert (e.dtypes["gather"], e.dtypes["reduce"], e.dtypes["activation"]) == (
+            gather,
+            "float32",
+            gather,
+        )
+        assert (e.dtypes["param"], e.dtypes["grad"]) == ("float32", "float32")
+    said = run_report(record(events)).splitlines()
+    row = next(line for line in said if line.startswith("FSDP2 bf16 params "))
+    assert row.split()[-4:] == [
+        f"{2 * values // world * 2:,}",
+        f"{values * 4:,}",
+        "bfloat16",
+        "float32",
+    ]

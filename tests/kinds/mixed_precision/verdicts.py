@@ -139,4 +139,21 @@ NUMBERS = [
             event("precision_step", arm="bf16", step=3, rank=2), lambda e: {"loss": e.loss + 0.5}
         ),
     ),
+    Number(
+        "bytes rank 0 handed to FSDP2's all-gathers with bf16 parameters",
+        RUN,
+        "gathered.fsdp_bf16",
+        lambda events: float(
+            next(
+                e.gathered
+                for e in events
+                if e.kind == "precision_sharded" and (e.arm, e.step, e.rank) == ("fsdp_bf16", 6, 0)
+            )
+        ),
+        at=at(6, 3),
+        perturb=changed(
+            event("precision_sharded", arm="fsdp_bf16", step=6, rank=0),
+            lambda e: {"gathered": e.gathered + 2},
+        ),
+    ),
 ]

@@ -58,3 +58,23 @@ class PrecisionRefused(Event):
     run: int
     hook: str
     message: str
+
+
+@dataclass(frozen=True)
+class PrecisionSharded(Event):
+    """One rank, one FSDP2 arm (``fully_shard`` with a ``MixedPrecisionPolicy``), one step.
+
+    ``gathered`` is the bytes this rank handed to FSDP2's all-gathers in the step (forward and
+    backward), ``reduced`` to its reduce-scatters; ``dtypes`` names the ``activation`` (the
+    model's output), the sharded ``param`` and its ``grad``, what was ``gather``-ed and what
+    was ``reduce``-d."""
+
+    kind: ClassVar[str] = "precision_sharded"
+    run: int
+    rank: int
+    arm: str
+    step: int
+    loss: float
+    dtypes: dict[str, str]
+    gathered: int
+    reduced: int

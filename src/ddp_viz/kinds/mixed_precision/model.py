@@ -34,6 +34,7 @@ KEYS = (
     "spike_step",
     "spike",
     "tiny",
+    "fsdp",
     "grads",
 )
 FEATURES = 8  # inputs: Linear(8, width) → tanh → Linear(width, width) → tanh → Linear(width, 1)
@@ -59,6 +60,12 @@ ARMS = (
     Arm("wire_fp16", "fp16 on the wire", wire="float16"),
     Arm("wire_bf16", "bf16 on the wire", wire="bfloat16"),
 )
+# FSDP2's fully_shard with MixedPrecisionPolicy(): its defaults (nothing cast), and
+# param_dtype=bfloat16 with reduce_dtype=float32
+SHARDED_ARMS = (
+    Arm("fsdp_fp32", "FSDP2, no policy"),
+    Arm("fsdp_bf16", "FSDP2 bf16 params", autocast="bfloat16"),
+)
 AUTOCAST_ARMS = ("fp32", "bf16", "fp16")
 WIRE_ARMS = ("fp32", "wire_fp16", "wire_bf16")
 SCALER_ARM = "fp16"
@@ -66,7 +73,7 @@ BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
 def arm(arm_id: str) -> Arm:
-    return next(a for a in ARMS if a.id == arm_id)
+    return next(a for a in ARMS + SHARDED_ARMS if a.id == arm_id)
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,8 @@ class PrecisionSpec:
     """``steps`` steps of ``batch`` rows a rank on a ``width``-wide MLP; the scaler starts at
     ``init_scale`` and doubles after ``growth_interval`` steps without inf; ``spike_step``
     (from 1, 0: none) is the step whose last rank's rows overflow float16; ``tiny`` scales
-    the last inputs; ``grads``: every step's local and averaged gradients in the events."""
+    the last inputs; ``fsdp``: also FSDP2 with and without bf16 parameters; ``grads``: every
+    step's local and averaged gradients in the events."""
 
     steps: int = 8
     width: int = 16
@@ -86,6 +94,7 @@ class PrecisionSpec:
     spike_step: int = 5
     spike: float = 1000.0
     tiny: float = 1e-6
+    fsdp: bool = True
     grads: bool = False
 
     trains: ClassVar[bool] = False  # not the core's training: the program trains its own
@@ -116,8 +125,9 @@ class PrecisionSpec:
             v["tiny"] = number(f"{KIND}.tiny", table["tiny"])
             if not 0 < v["tiny"] <= 1:
                 raise ScenarioError(f"{KIND}.tiny", "must be above 0 and at most 1")
-        if "grads" in table:
-            v["grads"] = flag(f"{KIND}.grads", table["grads"])
+        for key in ("fsdp", "grads"):
+            if key in table:
+                v[key] = flag(f"{KIND}.{key}", table[key])
         spec = cls(**v)
         if spec.spike_step > spec.steps:
             raise ScenarioError(f"{KIND}.spike_step", "must be at most steps (0: no spike)")
@@ -168,19 +178,27 @@ class PrecisionRecord:
 
     steps: dict[tuple[str, int], dict[int, Any]] = field(default_factory=dict)
     refused: Any = None  # rank 0's precision_refused event
+    sharded: dict[tuple[str, int], dict[int, Any]] = field(default_factory=dict)
 
     def apply(self, event: Any) -> None:
         if event.kind == "precision_step":
             self.steps.setdefault((event.arm, event.step), {})[event.rank] = event
         elif event.kind == "precision_refused":
             self.refused = event
+        elif event.kind == "precision_sharded":
+            self.sharded.setdefault((event.arm, event.step), {})[event.rank] = event
 
-    def complete(self, world: int) -> int:
-        """Leading steps every rank reported for every arm."""
+    def complete(self, world: int, fsdp: bool = False) -> int:
+        """Leading steps every rank reported for every arm (and FSDP2's, with ``fsdp``)."""
         n = 0
-        while all(len(self.steps.get((a.id, n), {})) == world for a in ARMS):
+        while all(len(self.steps.get((a.id, n), {})) == world for a in ARMS) and (
+            not fsdp or all(len(self.sharded.get((a.id, n), {})) == world for a in SHARDED_ARMS)
+        ):
             n += 1
         return n
+
+    def fsdp_at(self, arm_id: str, step: int) -> dict[int, Any]:
+        return self.sharded.get((arm_id, step), {})
 
     def at(self, arm_id: str, step: int) -> dict[int, Any]:
         return self.steps.get((arm_id, step), {})
@@ -216,4 +234,4 @@ class SkipVerdict:
 
 
 def complete_steps(rec: RunRecord) -> int:
-    return rec.parts[KIND].complete(rec.world_size)
+    return rec.parts[KIND].complete(rec.world_size, spec_of(rec).fsdp)

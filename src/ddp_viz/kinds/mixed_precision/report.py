@@ -8,6 +8,7 @@ from ddp_viz.kinds.mixed_precision.model import (
     AUTOCAST_ARMS,
     KIND,
     SCALER_ARM,
+    SHARDED_ARMS,
     WIRE_ARMS,
     PrecisionRecord,
     arm,
@@ -43,6 +44,20 @@ def dtype_rows(part: PrecisionRecord, step: int) -> list[tuple[str, dict[str, st
         e = part.at(arm_id, step).get(0)
         rows.append((arm(arm_id).label, dict(e.dtypes) if e else {}))
     return rows
+
+
+def fsdp_lines(part: PrecisionRecord, n: int) -> list[str]:
+    """FSDP2 with and without bfloat16 parameters: rank 0's bytes in the last step."""
+    rows = [(a, part.fsdp_at(a.id, n - 1).get(0)) for a in SHARDED_ARMS] if n else []
+    if not any(e for _, e in rows):
+        return []
+    out = ["", "FSDP2 (fully_shard), rank 0, last step:"]
+    out.append(f"{'arm':<24}{'gathered':>10}{'reduced':>9}{'gather':>10}{'reduce':>10}")
+    for a, e in rows:
+        if e is not None:
+            gather, reduce = e.dtypes.get("gather", "-"), e.dtypes.get("reduce", "-")
+            out.append(f"{a.label:<24}{e.gathered:>10,}{e.reduced:>9,}{gather:>10}{reduce:>10}")
+    return out
 
 
 def precision_report(rec: RunRecord) -> str:
@@ -89,6 +104,7 @@ def precision_report(rec: RunRecord) -> str:
         if e is not None:
             label = arm(a).label if a != "fp32" else "float32 on the wire"
             out.append(f"{label:<24}{e.sent:>8,}{e.error:>12.2e}{e.underflow:>11}")
+    out += fsdp_lines(part, n)
     if part.refused is not None:
         said = part.refused.message.splitlines()[0] if part.refused.message else "accepted"
         out += ["", f"register_comm_hook(bf16_compress_hook) by its own name: {said}"]
@@ -103,6 +119,7 @@ def status_line(rec: RunRecord) -> str | None:
     n = complete_steps(rec)
     if not n:
         return None
-    return f"Run {rec.run} finished: {len(ARMS)} ways on {rec.world_size} ranks; " + skip_line(
+    ways = len(ARMS) + (len(SHARDED_ARMS) if spec_of(rec).fsdp else 0)
+    return f"Run {rec.run} finished: {ways} ways on {rec.world_size} ranks; " + skip_line(
         part, n, rec.world_size
     )

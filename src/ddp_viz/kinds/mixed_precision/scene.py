@@ -14,6 +14,7 @@ from ddp_viz.kinds.mixed_precision.model import (
     AUTOCAST_ARMS,
     KIND,
     SCALER_ARM,
+    SHARDED_ARMS,
     WIRE_ARMS,
     PrecisionRecord,
     arm,
@@ -68,7 +69,7 @@ class _Builder(FrameBuilder):
 
     def need(self) -> float:
         """Lines the phase's panel takes (the caption gives way to it)."""
-        return [7, 5, self.world + 4, 8][self.phase]
+        return [7, 5, self.world + 4, 12 if self.spec.fsdp else 8][self.phase]
 
     def table(self, area: Rect, heads: list[str], rows: list[tuple[str, str, list[Cell]]]) -> float:
         """Rows of a label then cells; columns as wide as their widest text and a gap, the
@@ -216,10 +217,34 @@ class _Builder(FrameBuilder):
         heads = ["bytes a rank sent", "rel. error", "sent as 0"]
         y = self.table(area, heads, rows)
         y = self.by_rank(y + self.lh * 0.3, step)
+        y = self.fsdp(Rect(area.x, y + self.lh * 0.3, area.w, 0), step)
         refused = self.part.refused
         if refused is not None and refused.message:
             said = f"bf16_compress_hook by its own name: {refused.message}"
             self.note(y + self.lh * 0.3, said, self.t.muted, key="refused")
+
+    def fsdp(self, area: Rect, step: int) -> float:
+        """FSDP2 with and without bf16 parameters: rank 0's bytes gathered and reduced."""
+        rows = []
+        for a in SHARDED_ARMS:
+            e = self.part.fsdp_at(a.id, step).get(0)
+            if e is None:
+                continue
+            gather, reduce = e.dtypes.get("gather", "—"), e.dtypes.get("reduce", "—")
+            cells: list[Cell] = [
+                (human_bytes(e.gathered), self.t.text, f"gathered.{a.id}", float(e.gathered)),
+                (human_bytes(e.reduced), self.t.text, f"reduced.{a.id}", float(e.reduced)),
+                (
+                    f"{SHORT.get(gather, gather)} / {SHORT.get(reduce, reduce)}",
+                    self.t.muted,
+                    "",
+                    None,
+                ),
+            ]
+            rows.append((a.label, self.t.text, cells))
+        if not rows:
+            return area.y
+        return self.table(area, ["gathered", "reduced", "gather / reduce"], rows)
 
     def by_rank(self, y: float, step: int) -> float:
         """Every rank's count of values fp16 sent as 0, in the rank's colour, wrapped."""

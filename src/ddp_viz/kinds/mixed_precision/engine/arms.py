@@ -25,18 +25,14 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.tensors import encode_all
-from ddp_viz.kinds.mixed_precision.events import PrecisionRefused, PrecisionStep
+from ddp_viz.kinds.mixed_precision.events import PrecisionStep
 from ddp_viz.kinds.mixed_precision.model import (
-    ARMS,
     FEATURES,
-    KIND,
     TINY_FEATURES,
     Arm,
     PrecisionSpec,
 )
-from ddp_viz.model.scenario import Scenario
 
 ROWS = 4096  # the data set's rows; each step takes the next batch × world of them
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -285,34 +281,3 @@ def split(rep: Replica, flat: list[torch.Tensor]) -> dict[str, torch.Tensor]:
         out[name] = whole[at : at + n].view(params[name].shape)
         at += n
     return out
-
-
-def run_precision(run: int, rank: int, scenario: Scenario, outbox: Outbox) -> int:
-    """The lesson's run: every arm, step by step; returns the steps."""
-    spec = scenario.table(KIND)
-    assert isinstance(spec, PrecisionSpec)
-    world = scenario.world_size
-    x, y = dataset(spec)
-    wire = Wire()
-    with watching_all_reduce(wire):
-        refused = refusal(spec)
-        if rank == 0:
-            outbox.add(PrecisionRefused(run, "bf16_compress_hook", refused))
-        reps = [Replica(a, spec, wire) for a in ARMS]
-        for step in range(spec.steps):
-            rows = batch_rows(step, rank, world, spec.batch)
-            base: list[torch.Tensor] = []
-            for rep in reps:
-                target = y[rows]
-                if rep.arm.scaler and step + 1 == spec.spike_step and rank == world - 1:
-                    target = target + spec.spike  # an outlier batch on the last rank alone
-                before = rep.params()
-                out = rep.step(x[rows], target)
-                if not base:
-                    base = rep.params()  # the float32 arm comes first
-                outbox.add(report(rep, base, before, (run, rank, step, world, out)))
-    outbox.flush()
-    return spec.steps
-
-
-PROGRAM = run_precision
