@@ -83,6 +83,10 @@ def test_the_scale_doubles_after_two_good_steps_and_halves_at_the_inf() -> None:
                 scale, good = scale * 2, 0
         want.append((before, scale))
     assert got == want
+    # and every rank's scaler went the same way: no rank told another
+    for rank in (0, 1):
+        mine = sorted((e for e in steps_of(events, "fp16") if e.rank == rank), key=lambda e: e.step)
+        assert [(e.scale, e.next_scale) for e in mine] == want, rank
 
 
 def test_the_dtypes_autocast_changes_and_those_it_leaves() -> None:
