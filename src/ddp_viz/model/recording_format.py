@@ -35,7 +35,7 @@ FORMAT = "ddp-viz-events"
 # watch_non_finite, watch_digests); nothing older changed
 # version 4: a watched rank's failure and exit (watch_failure, watch_exit) and the steps it
 # began in its last word (watch_dropped.steps); nothing older changed
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 HEADER_KIND = "recording"
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
