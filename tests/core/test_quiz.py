@@ -467,3 +467,28 @@ def test_practice_before_any_answer_does_not_count_as_answered() -> None:
     s.record_practice("a", True)
     assert (s.correct, s.answered) == (0, 0)
     assert s.passed(1)
+
+
+def test_a_setting_must_match_far_closer_than_a_tolerance_of_1e_5() -> None:
+    q = Quantity(when=(("lr", 0.3),))
+    assert not q.matches(_run(lr=0.3000001))  # 3e-7 apart: another setting
+
+
+def test_a_why_not_list_one_short_reads_as_none_for_the_last_choice() -> None:
+    q = Question("q", "choice", "?", "E.", ("a", "b", "c"), 0, ("", "Not b."))
+    assert quiz.grade_choice(q, 2) == quiz.Feedback(False, "Not quite. E.")
+    assert quiz.grade_choice(q, 1) == quiz.Feedback(False, "Not quite. Not b. E.")
+
+
+def test_a_deeper_setting_is_named_by_its_last_part() -> None:
+    q = Quantity(when=(("a.b.c", 1),))
+    assert q.mismatch(_run(a={"b": {"c": 2}})) == "c = 2"
+    assert q.conditions() == " with c = 1"
+
+
+def test_rows_wait_for_the_ranks_loss_not_its_timings() -> None:
+    events = load_recording("four-ranks-3-steps.jsonl")
+    first = next(i for i, e in enumerate(events) if e.kind == "local_grad")
+    timing = next(e for e in events if e.kind == "timing" and (e.step, e.rank) == (0, 0))
+    rec = record([*events[:first], timing])  # rank 0's timings of step 1, not its gradients
+    assert Quantity("rows", step=1, rank=0).read(rec) is None
