@@ -74,3 +74,38 @@ def test_each_variant_s_row_is_computed_from_the_raw_hook_steps() -> None:
     assert raw[(ef, 13, 0)]["loss"] != raw[(ef, 13, 1)]["loss"]
     assert sum(raw[(ef, 0, 0)]["sent"]) != sum(raw[(ef, 13, 0)]["sent"])
     assert len({raw[(ef, s, 0)]["residual"] for s in range(14)}) > 3
+
+
+def _cut(name: str, steps: int):
+    """The recording as it stood when every variant had finished ``steps`` steps."""
+    events = load_recording(name)
+    start = next(i for i, e in enumerate(events) if e.kind == "run_started")
+    out = events[: start + 1]
+    for e in events[start + 1 :]:
+        if e.kind == "hook_step" and e.step >= steps:
+            continue
+        if e.kind != "run_finished":
+            out.append(e)
+    return out
+
+
+def test_before_any_step_the_rows_say_nothing_was_measured() -> None:
+    import math
+
+    from ddp_viz.kinds.hook_compression.report import summary_rows
+
+    rows = summary_rows(record(_cut("comm-hooks-14-steps.jsonl", 0)))
+    assert len(rows) == 6
+    for _label, sent, error, loss, residual in rows:
+        assert sent == 0 and math.isnan(error) and math.isnan(loss) and residual == 0.0
+
+
+def test_the_rebuilt_buckets_are_named_from_step_2_on_and_read_from_the_last_step() -> None:
+    one = run_report(record(_cut("comm-hooks-14-steps.jsonl", 1)))
+    assert "after 1 steps" in one and "buckets after the rebuild" not in one
+    two = run_report(record(_cut("comm-hooks-14-steps.jsonl", 2)))
+    raw = _hook_steps("comm-hooks-14-steps.jsonl")[("allreduce", 1, 0)]["names"]
+    want = "; ".join(f"b{i}: {', '.join(names)}" for i, names in enumerate(raw))
+    assert f"buckets after the rebuild: {want}" in two.splitlines()
+    first = _hook_steps("comm-hooks-14-steps.jsonl")[("allreduce", 0, 0)]["names"]
+    assert first != raw  # step 1 ran on DDP's first guess: reading it would show
