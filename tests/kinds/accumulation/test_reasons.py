@@ -92,3 +92,26 @@ def test_three_sizes_list_each_and_both_reasons_come_in_order() -> None:
         UNSCALED.format(k=3),
         SHORT.format(held="1, 2 or 3"),
     ]
+
+
+def _with_table(name: str, train: dict | None) -> RunRecord:
+    events = []
+    for e in load_recording(name):
+        if e.kind == "run_started":
+            scenario = {k: v for k, v in e.scenario.items() if k != "train"}
+            if train is not None:
+                scenario["train"] = train
+            e = dataclasses.replace(e, scenario=scenario)
+        events.append(e)
+    return record(events)
+
+
+def test_settings_left_out_of_the_table_take_the_scenario_s_defaults() -> None:
+    """accumulate 1, scale_loss true, loss_reduction mean (model/dataspec.py's defaults)."""
+    for train in (None, {}, {"scale_loss": False}):  # one micro-batch: nothing to divide
+        rec = _with_table("accumulate-unscaled.jsonl", train)
+        assert differs(rec, rec.complete_steps()[0]) == []
+    rec = _with_table("accumulate-unscaled.jsonl", {"accumulate": 3})  # scaled by default
+    assert differs(rec, rec.complete_steps()[0]) == []
+    rec = _with_table("accumulate-4-ranks.jsonl", {"accumulate": 3})  # a mean by default
+    assert differs(rec, rec.complete_steps()[0]) == [SHORT.format(held="1 or 2")]
