@@ -87,10 +87,13 @@ def _shape(s: Any) -> Any:
 
 def test_the_format_does_not_change_without_a_schema_version_bump() -> None:
     snapshot = SNAPSHOTS / f"v{SCHEMA_VERSION}.json"
+    # the file to write is the next version's: this one's snapshot is the format as it was
+    following = SNAPSHOTS / f"v{SCHEMA_VERSION + 1}.json"
     how = (
-        "the event format changed: bump SCHEMA_VERSION (ddp_viz/model/recording_format.py), "
-        "add the step from the old version to UPGRADES (ddp_viz/model/recordings.py), save "
-        f"`ddp-viz schema > {snapshot.relative_to(DATA.parent.parent)}` for the new version "
+        f"the event format changed: bump SCHEMA_VERSION to {SCHEMA_VERSION + 1} "
+        "(ddp_viz/model/recording_format.py), add the step from "
+        f"{SCHEMA_VERSION} to UPGRADES (ddp_viz/model/recordings.py), save "
+        f"`ddp-viz schema > {following.relative_to(DATA.parent.parent)}` "
         "and `ddp-viz schema --markdown > docs/events.md`"
     )
     assert snapshot.is_file(), how
