@@ -1,0 +1,5 @@
+PHASE_WORDS = ("save", "resume", "dies", "restart")
+
+
+def build(record, cursor, progress, ctx):
+    raise NotImplementedError
