@@ -36,6 +36,7 @@ VERDICTS = {
     "all-reduce": ("✓ naive and ring equal dist.all_reduce on every rank",),
     "comm-hooks": ("after 12 steps", "PowerSGD r=1"),
     "sharded": ("✓ over", "full parameters of ZeRO and FSDP within"),
+    "when-a-rank-dies": ("✓ everything restored", "✓ final weights equal the run never stopped"),
 }
 # Lessons whose default run is long for a test, and the shorter run they take here.
 SHORTER = {"comm-hooks": ("steps = 200", "steps = 12")}  # 12 steps still show every event

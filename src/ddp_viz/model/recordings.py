@@ -66,12 +66,18 @@ def _upgrade_3_to_4(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_4_to_5(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 4 to 5 only added the restart lesson's events: a line of 4 is a line of 5."""
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: _upgrade_0_to_1,
     1: _upgrade_1_to_2,
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
+    4: _upgrade_4_to_5,
 }
 
 

@@ -3,8 +3,8 @@ bar's line."""
 
 from __future__ import annotations
 
-from ddp_viz.kinds.restart import events as ev
-from ddp_viz.kinds.restart.record import (
+from ddp_viz.kinds.resuming import events as ev
+from ddp_viz.kinds.resuming.record import (
     RestartRecord,
     bit_equal,
     loads_agree,
@@ -17,7 +17,7 @@ from ddp_viz.kinds.restart.record import (
     spec_of,
     variant_equal,
 )
-from ddp_viz.kinds.restart.spec import LABELS, VARIANTS, RestartSpec
+from ddp_viz.kinds.resuming.spec import LABELS, VARIANTS, RestartSpec
 from ddp_viz.model.report import rank_pids, run_outcome
 from ddp_viz.model.timeline import RunRecord, RunStatus
 

@@ -1,4 +1,4 @@
-"""When a rank dies (``[restart]``): the scenario table. Pure model layer.
+"""When a rank dies (``[resuming]``): the scenario table. Pure model layer.
 
 The run trains a small regression MLP with dropout, Adam and a ``DistributedSampler`` for
 ``epochs`` epochs. Part one: rank 0 saves a checkpoint after ``resume_epoch`` epochs, the
@@ -22,7 +22,7 @@ from ddp_viz.model.values import number, rate, wholes
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
 
-KIND = "restart"
+KIND = "resuming"
 KEYS = (
     "rows",
     "batch",

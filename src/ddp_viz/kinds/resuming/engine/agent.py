@@ -1,4 +1,4 @@
-"""``python -m ddp_viz.kinds.restart.engine.agent ARGS…``: torchrun (``torch.distributed.run
+"""``python -m ddp_viz.kinds.resuming.engine.agent ARGS…``: torchrun (``torch.distributed.run
 ARGS…``) that ends when the rank that started it ends.
 
 The parent-death signal is asked for here and kept across ``exec``: when the lesson's rank is

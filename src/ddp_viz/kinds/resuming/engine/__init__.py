@@ -8,9 +8,9 @@ import torch.distributed as dist
 
 from ddp_viz.engine.kind_parts import run_folder
 from ddp_viz.engine.outbox import Outbox
-from ddp_viz.kinds.restart.engine.resume import run_resumes
-from ddp_viz.kinds.restart.engine.torchrun import run_torchrun
-from ddp_viz.kinds.restart.spec import KIND, RestartSpec
+from ddp_viz.kinds.resuming.engine.resume import run_resumes
+from ddp_viz.kinds.resuming.engine.torchrun import run_torchrun
+from ddp_viz.kinds.resuming.spec import KIND, RestartSpec
 from ddp_viz.model.scenario import Scenario
 
 

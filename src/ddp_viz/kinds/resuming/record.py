@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ddp_viz.kinds.restart import events as ev
-from ddp_viz.kinds.restart.spec import KIND, VARIANTS, RestartSpec, steps_lost
+from ddp_viz.kinds.resuming import events as ev
+from ddp_viz.kinds.resuming.spec import KIND, VARIANTS, RestartSpec, steps_lost
 
 if TYPE_CHECKING:
     from ddp_viz.model.quiz import Quantity

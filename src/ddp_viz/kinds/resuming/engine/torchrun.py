@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
-from ddp_viz.kinds.restart.engine.training import Training, weights_crc
-from ddp_viz.kinds.restart.events import RestartAttempt, RestartOutcome
-from ddp_viz.kinds.restart.spec import RestartSpec
+from ddp_viz.kinds.resuming.engine.training import Training, weights_crc
+from ddp_viz.kinds.resuming.events import RestartAttempt, RestartOutcome
+from ddp_viz.kinds.resuming.spec import RestartSpec
 
 TIMEOUT_S = 300.0  # a run that takes longer than this is stuck: torchrun is stopped
 
@@ -39,8 +39,8 @@ def command(spec: RestartSpec, world: int, folder: Path) -> list[str]:
         "0.1",
     ]
     # end listing
-    worker = ["-m", "ddp_viz.kinds.restart.engine.worker", str(folder)]
-    return [sys.executable, "-m", "ddp_viz.kinds.restart.engine.agent", *args, *worker,
+    worker = ["-m", "ddp_viz.kinds.resuming.engine.worker", str(folder)]
+    return [sys.executable, "-m", "ddp_viz.kinds.resuming.engine.agent", *args, *worker,
             json.dumps(spec.to_dict())]  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""A torchrun worker: ``python -m ddp_viz.kinds.restart.engine.worker FOLDER SPEC_JSON``.
+"""A torchrun worker: ``python -m ddp_viz.kinds.resuming.engine.worker FOLDER SPEC_JSON``.
 
 It does what a restartable script does: join the group torchrun set up (``env://``), load
 the last checkpoint if there is one, train the remaining steps saving every ``interval``
@@ -38,13 +38,13 @@ def main(folder: Path, spec_json: str) -> None:
     import torch
     import torch.distributed as dist
 
-    from ddp_viz.kinds.restart.engine.training import (
+    from ddp_viz.kinds.resuming.engine.training import (
         load_checkpoint,
         new_training,
         restore,
         save_checkpoint,
     )
-    from ddp_viz.kinds.restart.spec import RestartSpec
+    from ddp_viz.kinds.resuming.spec import RestartSpec
 
     spec = RestartSpec.from_mapping(json.loads(spec_json))
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

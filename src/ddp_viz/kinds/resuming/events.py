@@ -1,4 +1,4 @@
-"""Events of a run of the restart lesson (``[restart]``). Pure model layer; defining them
+"""Events of a run of the restart lesson (``[resuming]``). Pure model layer; defining them
 registers them (:mod:`ddp_viz.model.event_base`).
 
 Part one, on the lesson's own ranks: rank 0 reports the checkpoint it saved
@@ -52,7 +52,8 @@ class CheckpointLoaded(Event):
 class ResumeCompared(Event):
     """One rank, one way of resuming (``variant``: which piece the resume left out), against
     the run that was never stopped. In the first resumed step: the rows the rank's sampler
-    gave (``rows``; the run never stopped gave ``rows_want``), how many places of the dropout
+    gave (``rows``; the run never stopped gave ``rows_want`` there, and ``rows_start`` in its
+    first step), how many places of the dropout
     mask differ (of ``mask_size``) and Adam's ``step`` after it (``adam_step_want`` never
     stopped). At the end: the largest ``|p − p_never_stopped|`` and the two CRC-32s."""
 
@@ -62,6 +63,7 @@ class ResumeCompared(Event):
     variant: Variant
     rows: list[int]
     rows_want: list[int]
+    rows_start: list[int]
     mask_diff: int
     mask_size: int
     adam_step: float

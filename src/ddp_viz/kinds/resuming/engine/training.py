@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DistributedSampler
 
-from ddp_viz.kinds.restart.spec import FEATURES, RestartSpec
+from ddp_viz.kinds.resuming.spec import FEATURES, RestartSpec
 
 
 def dataset(spec: RestartSpec) -> tuple[torch.Tensor, torch.Tensor]:
@@ -78,12 +78,12 @@ class Training:
         lost it counts epochs from 0 again)."""
         b, i = self.spec.batch, self.step % self.per_epoch()
         epoch = self.step // self.per_epoch() if epoch is None else epoch
-        self.sampler.set_epoch(epoch)
-        rows = list(self.sampler)[i * b : (i + 1) * b]
         keep = self.model[2]
         handle = keep.register_forward_hook(lambda m, i_, out: self._mask(out))
         try:
             # listing: restart-step
+            self.sampler.set_epoch(epoch)
+            rows = list(self.sampler)[i * b : (i + 1) * b]
             self.opt.zero_grad()
             loss = F.mse_loss(self.ddp(self.x[rows]), self.y[rows])
             loss.backward()
@@ -101,11 +101,13 @@ class Training:
 def new_training(spec: RestartSpec, rank: int, world: int) -> Training:
     """What a script does when it starts, before any checkpoint is loaded."""
     x, y = dataset(spec)
+    # listing: restart-build
     model = build_model(spec)
     torch.manual_seed(spec.seed + rank)  # each rank's own dropout
     ddp = DDP(model)
     opt = torch.optim.Adam(ddp.parameters(), lr=spec.lr)
     sampler = DistributedSampler(range(spec.rows), world, rank, shuffle=True, seed=spec.seed)
+    # end listing
     return Training(spec, rank, world, ddp, opt, sampler, x, y)
 
 
@@ -113,22 +115,23 @@ def save_checkpoint(t: Training, path: Path) -> int:
     """Every rank gathers its RNG state to rank 0; rank 0 writes the checkpoint (to a
     temporary name, then renames it: a rank killed while saving leaves the last one whole),
     and every rank waits at the barrier until it is there. Returns its bytes (0 off rank 0)."""
+    rank, model, opt, step, per_epoch = t.rank, t.model, t.opt, t.step, t.per_epoch()
     states: list[Any] = [None] * t.world
     # listing: restart-save
     dist.all_gather_object(states, torch.get_rng_state())
-    if t.rank == 0:
+    if rank == 0:
         checkpoint = {
-            "model": t.ddp.module.state_dict(),
-            "optimizer": t.opt.state_dict(),
-            "epoch": t.step // t.per_epoch(),
-            "step": t.step,
+            "model": model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "epoch": step // per_epoch,
+            "step": step,
             "rng": states,
         }
         torch.save(checkpoint, f"{path}.tmp")
         os.replace(f"{path}.tmp", path)
     dist.barrier()
     # end listing
-    return path.stat().st_size if t.rank == 0 else 0
+    return path.stat().st_size if rank == 0 else 0
 
 
 def load_checkpoint(path: Path, rank: int) -> dict[str, Any]:
@@ -139,17 +142,19 @@ def load_checkpoint(path: Path, rank: int) -> dict[str, Any]:
 
 
 def restore(t: Training, checkpoint: dict[str, Any], leave_out: str = "") -> None:
-    """Put the checkpoint's pieces back, all but ``leave_out`` (``no_epoch``: the step count,
-    and with it the sampler's epoch, starts from 0; ``no_rng``: the rank keeps the RNG its
-    start seeded; ``no_optimizer``: Adam starts afresh)."""
+    """Put the checkpoint's pieces back, all but ``leave_out`` (``no_rng``: the rank keeps
+    the RNG its start seeded; ``no_optimizer``: Adam starts afresh; a resume without the
+    epoch is its loop's doing, :func:`..resume.resumed`)."""
+    model, opt, rank = t.model, t.opt, t.rank
     # listing: restart-restore
-    t.ddp.module.load_state_dict(checkpoint["model"])
+    model.load_state_dict(checkpoint["model"])
     if leave_out != "no_optimizer":
-        t.opt.load_state_dict(checkpoint["optimizer"])
+        opt.load_state_dict(checkpoint["optimizer"])
     if leave_out != "no_rng":
-        torch.set_rng_state(checkpoint["rng"][t.rank])
+        torch.set_rng_state(checkpoint["rng"][rank])
+    step = checkpoint["step"]
     # end listing
-    t.step = checkpoint["step"]
+    t.step = step
 
 
 def adam_step(opt: torch.optim.Adam) -> float:

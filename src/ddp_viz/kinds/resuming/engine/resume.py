@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 
 from ddp_viz.engine.outbox import Outbox
-from ddp_viz.kinds.restart.engine.training import (
+from ddp_viz.kinds.resuming.engine.training import (
     Training,
     adam_step,
     load_checkpoint,
@@ -26,8 +26,8 @@ from ddp_viz.kinds.restart.engine.training import (
     save_checkpoint,
     weights_crc,
 )
-from ddp_viz.kinds.restart.events import CheckpointLoaded, CheckpointSaved, ResumeCompared
-from ddp_viz.kinds.restart.spec import VARIANTS, RestartSpec
+from ddp_viz.kinds.resuming.events import CheckpointLoaded, CheckpointSaved, ResumeCompared
+from ddp_viz.kinds.resuming.spec import VARIANTS, RestartSpec
 
 
 def never_stopped(
@@ -88,6 +88,7 @@ def compare(
         variant=variant,  # type: ignore[arg-type]
         rows=other.rows[0],
         rows_want=base.rows[at],
+        rows_start=base.rows[0],
         mask_diff=int((mask != want).sum()) if mask.shape == want.shape else mask.numel(),
         mask_size=want.numel(),
         adam_step=other_step(other, at),

@@ -1,5 +1,0 @@
-PHASE_WORDS = ("save", "resume", "dies", "restart")
-
-
-def build(record, cursor, progress, ctx):
-    raise NotImplementedError
