@@ -76,7 +76,8 @@ class ResumeCompared(Event):
 @dataclass(frozen=True)
 class RestartAttempt(Event):
     """One torchrun worker's attempt (``attempt`` is ``TORCHELASTIC_RESTART_COUNT``), from
-    its own log: its pid, the step it resumed from, the steps it had done when it ended, the
+    its own log: its pid, the port of torchrun's store it joined through (``MASTER_PORT``),
+    the step it resumed from, the steps it had done when it ended, the
     checkpoints it saved (rank 0) and how it ended: finished, killed (it sent itself SIGKILL),
     stopped (torchrun ended it, the worker said nothing) or failed (it raised ``error``)."""
 
@@ -85,6 +86,7 @@ class RestartAttempt(Event):
     rank: int
     attempt: int
     pid: int
+    store_port: int
     start_step: int
     last_step: int
     saved: list[int]
@@ -98,8 +100,9 @@ class RestartOutcome(Event):
     made (the highest ``TORCHELASTIC_RESTART_COUNT`` a worker saw) of ``max_restarts``, the
     checkpoint interval, the worker killed and after which step, the step the last attempt
     resumed from, the attempts whose rendezvous failed, how far its final weights are from
-    the run never stopped (largest difference, both CRC-32s), its seconds, and the checkpoint
-    files found half written (``*.tmp``) once it ended."""
+    the run never stopped (largest difference, both CRC-32s), its seconds, the checkpoint
+    files found half written (``*.tmp``) once it ended, and how many times torchrun's log
+    says it sent a worker SIGTERM ("Sending process … closing signal SIGTERM")."""
 
     kind: ClassVar[str] = "restart_outcome"
     run: int
@@ -117,3 +120,4 @@ class RestartOutcome(Event):
     weights_want: str
     seconds: float
     left_behind: int
+    sigterms: int

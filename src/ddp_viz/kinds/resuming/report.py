@@ -98,6 +98,11 @@ def torchrun_lines(p: RestartRecord, spec: RestartSpec) -> list[str]:
     out = [f"a rank dies under torchrun --max-restarts {o.max_restarts} (a checkpoint every "
            f"{o.interval} steps):"]  # fmt: skip
     out += [attempt_line(a, p.ranks_of(a)) for a in p.attempt_numbers()]
+    ports = sorted({a.store_port for a in p.attempts.values()})
+    keys = "a prefix of the attempt's own" if spec.attempt_keys else "no prefix (env://)"
+    out.append(
+        f"  torchrun's store port in the attempts: {', '.join(map(str, ports))}; keys: {keys}"
+    )
     steps = lost(o)
     out += [
         f"  restarts: {o.restarts} of {o.max_restarts}; rendezvous failed in "
@@ -112,7 +117,8 @@ def torchrun_lines(p: RestartRecord, spec: RestartSpec) -> list[str]:
             else f"differ from the run never stopped: {o.weights or 'none'} against "
             f"{o.weights_want}, largest |Δ| {o.max_diff:.1e}"
         ),
-        f"  torchrun exited {o.exit_code} after {o.seconds:.1f} s; "
+        f"  torchrun exited {o.exit_code} after {o.seconds:.1f} s, its log says it sent "
+        f"SIGTERM {o.sigterms} time(s); "
         + (
             f"{o.left_behind} checkpoint(s) left half written"
             if o.left_behind

@@ -54,8 +54,10 @@ class Builder(FrameBuilder):
         if self.phase == 0:
             return self.world + 4
         if self.phase == 1:
-            return 4 + 1 + 2
-        return self.world + 3
+            return 4 + 1 + 3
+        if self.phase == 2:
+            return self.world + 2
+        return self.world + len(self.part.attempt_numbers()) + 3
 
     def build(self) -> StageFrame:
         right = f"{self.world} ranks · {self.spec.total_steps(self.world)} steps"
@@ -64,10 +66,9 @@ class Builder(FrameBuilder):
         )
         caption = self.caption(PHASES[self.phase], False, 2)
         room = self.ctx.height - self.pad * 1.5 - sum(x.height for x in lines)
+        # a caption that does not fit whole gives way whole: half a sentence misleads
         if room - sum(x.height for x in caption) < self.lines_needed() * self.lh:
-            one = caption[:1]
-            fits = one and room - one[0].height >= self.lines_needed() * self.lh
-            caption = one if fits else []
+            caption = []
         y = self.pad * 0.6
         for line in [*lines, *caption]:
             self.emit(line, y)

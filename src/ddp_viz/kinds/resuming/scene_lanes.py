@@ -27,6 +27,14 @@ def short_error(error: str) -> str:
     return text.split(". ")[0]
 
 
+def gist(error: str) -> str:
+    """gloo's connect failure in a few words: "connectFullMesh … Connection refused"."""
+    if "connectFullMesh" not in error:
+        return short_error(error)
+    tail = error.rsplit("] ", 1)[-1].split(":")[0] if "] " in error else ""
+    return f"connectFullMesh … {tail}".strip()
+
+
 def end_text(a: RestartAttempt) -> str:
     if a.end == "killed":
         return f"killed after {a.last_step}"
@@ -51,7 +59,7 @@ def draw_lanes(
     saved = ranks[0].saved if 0 in ranks else []
 
     def at(step: int) -> float:
-        return x0 + (x1 - x0) * max(0, step) / total
+        return x0 + (x1 - x0) * min(max(0, step), total) / total
 
     for rank in range(b.world):
         if y + b.text_h > area.bottom + 0.5:
@@ -106,75 +114,54 @@ def draw_dies(b: Builder, area: Rect) -> None:
     ranks = b.part.ranks_of(0).values()
     failed = [a for a in ranks if a.end == "failed"]
     stopped = [a for a in ranks if a.end == "stopped"]
-    words = []
+    words = [f"torchrun sent SIGTERM {o.sigterms}×"]
     if failed:
         words.append(f"{len(failed)} failed in a collective ({short_error(failed[0].error)})")
     if stopped:
-        words.append(f"{len(stopped)} stopped by torchrun")
-    if words:
-        b.say(
-            area,
-            y + b.pad * 0.2,
-            ["the others: " + "; ".join(words), "; ".join(words)],
-            t.muted,
-            key="others",
-        )
+        words.append(f"{len(stopped)} stopped before a word")
+    b.say(area, y + b.pad * 0.2, ["; ".join(words), words[0]], t.muted, key="others")
+
+
+def fits(b: Builder, area: Rect, lines: int) -> bool:
+    return lines <= int((area.h - b.text_h) // b.lh) + 1
 
 
 def draw_restart(b: Builder, area: Rect) -> None:
-    p, t, s = b.part, b.t, b.spec
+    """The failed attempts, the last attempt and its lanes, the restarts, the steps lost and
+    the final weights. When the stage is short the store's line goes first, then the
+    restarts and the steps lost share a line, then the last attempt's heading goes."""
+    p, t = b.part, b.t
     o = p.outcome
     assert o is not None
     numbers = p.attempt_numbers()
     last = numbers[-1] if numbers else 0
+    failed = numbers[1:-1]
+    need = b.world + len(failed) + 5
+    ports_line = fits(b, area, need + 0.2)
+    shared = not fits(b, area, need - 1 + 0.2)
+    heading = fits(b, area, need - 2 + 0.2)
     y = area.y
-    for attempt in numbers[1:-1]:
+    for attempt in failed:
         bad = [a for a in p.ranks_of(attempt).values() if a.error]
-        why = short_error(bad[0].error) if bad else "ended early"
+        why = [short_error(bad[0].error), gist(bad[0].error)] if bad else ["ended early"]
+        texts = [*(f"attempt {attempt}: {w}" for w in why), f"attempt {attempt} failed"]
+        y = b.say(area, y, texts, t.bad, key=f"attempt.{attempt}")
+    if heading:
         y = b.say(
             area,
             y,
-            [f"attempt {attempt}: {why}", f"attempt {attempt} failed"],
-            t.bad,
-            key=f"attempt.{attempt}",
+            [
+                f"attempt {last} (TORCHELASTIC_RESTART_COUNT={last}): every rank resumed from "
+                f"step {o.resumed_from}",
+                f"attempt {last}: resumed from step {o.resumed_from}",
+            ],
+            t.text,
         )
-    y = b.say(
-        area,
-        y,
-        [
-            f"attempt {last} (TORCHELASTIC_RESTART_COUNT={last}): every rank resumed from step "
-            f"{o.resumed_from}",
-            f"attempt {last}: resumed from step {o.resumed_from}",
-        ],
-        t.text,
-    )
+    if ports_line:
+        y = store_line(b, area, y, last)
     redone = (o.resumed_from, o.killed_after) if lost(o) > 0 else None
-    y = draw_lanes(b, area, y, last, redone)
-    y += b.pad * 0.2
-    y = b.say(
-        area,
-        y,
-        [
-            f"restarts: {o.restarts} of --max-restarts {o.max_restarts}",
-            f"restarts: {o.restarts} of {o.max_restarts}",
-        ],
-        t.text,
-        key="restarts",
-        value=float(o.restarts),
-    )
-    n = lost(o)
-    y = b.say(
-        area,
-        y,
-        [
-            f"steps lost: {n}, outlined (killed after {o.killed_after}, last checkpoint "
-            f"{o.resumed_from}; {s.kill_after} mod {s.interval} = {predicted_lost(s)})",
-            f"steps lost: {n} ({s.kill_after} mod {s.interval} = {predicted_lost(s)})",
-        ],
-        t.text,
-        key="lost",
-        value=float(n),
-    )
+    y = draw_lanes(b, area, y, last, redone) + b.pad * 0.2
+    y = counts(b, area, y, shared)
     ok = restart_equal(o)
     texts = (
         [
@@ -188,3 +175,40 @@ def draw_restart(b: Builder, area: Rect) -> None:
         ]
     )
     b.say(area, y, texts, t.ok if ok else t.bad, key="final")
+
+
+def store_line(b: Builder, area: Rect, y: float, last: int) -> float:
+    """The port of torchrun's store each attempt joined through, and whose keys it read."""
+    ports = sorted({a.store_port for a in b.part.attempts.values()})
+    same = "the same store port in every attempt" if len(ports) == 1 else "store ports differ"
+    keys = "keys of its own" if b.spec.attempt_keys else "the keys left by the last"
+    texts = [
+        f"{same} ({', '.join(map(str, ports))}); attempt {last} joined through {keys}",
+        f"{same}; {keys}",
+    ]
+    return b.say(area, y, texts, b.t.muted, key="ports")
+
+
+def counts(b: Builder, area: Rect, y: float, shared: bool) -> float:
+    """The restarts and the steps lost, on a line each or (``shared``) on one."""
+    o, s, f = b.part.outcome, b.spec, b.small
+    assert o is not None
+    n = lost(o)
+    restarts = [
+        f"restarts: {o.restarts} of --max-restarts {o.max_restarts}",
+        f"restarts: {o.restarts} of {o.max_restarts}",
+    ]
+    steps = [
+        f"steps lost: {n}, outlined (killed after {o.killed_after}, last checkpoint "
+        f"{o.resumed_from}; {s.kill_after} mod {s.interval} = {predicted_lost(s)})",
+        f"steps lost: {n} ({s.kill_after} mod {s.interval} = {predicted_lost(s)})",
+        f"lost: {n}",
+    ]
+    if not shared:
+        y = b.say(area, y, restarts, b.t.text, key="restarts", value=float(o.restarts))
+        return b.say(area, y, steps, b.t.text, key="lost", value=float(n))
+    first = b.fit(restarts[1:], f, area.w / 2)
+    b.text(area.x, y, first, f, b.t.text, key="restarts", value=float(o.restarts))
+    x = area.x + b.width(first, f) + f.px
+    rest = Rect(x, y, area.right - x, area.bottom - y)
+    return b.say(rest, y, steps[1:], b.t.text, key="lost", value=float(n))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
-from ddp_viz.model.values import number, rate, wholes
+from ddp_viz.model.values import flag, number, rate, wholes
 
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
@@ -35,6 +35,7 @@ KEYS = (
     "interval",
     "kill_after",
     "max_restarts",
+    "attempt_keys",
 )
 FEATURES = 4  # inputs of every row
 # the pieces a resume can leave out of the checkpoint, in the order the stage shows them
@@ -65,6 +66,9 @@ class RestartSpec:
     interval: int = 3
     kill_after: int = 5
     max_restarts: int = 3
+    # the workers join through keys of their attempt's own (a PrefixStore): torchrun's store
+    # outlives an attempt, and without a prefix a restarted rank can read a dead peer's address
+    attempt_keys: bool = True
 
     trains: ClassVar[bool] = False  # the program trains its own model, not the core's
 
@@ -93,6 +97,8 @@ class RestartSpec:
             v["dropout"] = p
         if "lr" in table:
             v["lr"] = rate(f"{KIND}.lr", table["lr"], 1)
+        if "attempt_keys" in table:
+            v["attempt_keys"] = flag(f"{KIND}.attempt_keys", table["attempt_keys"])
         spec = cls(**v)
         if spec.resume_epoch >= spec.epochs:
             raise ScenarioError(f"{KIND}.resume_epoch", "must be below epochs")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,7 @@ class Attempts:
             rank=rank,
             attempt=attempt,
             pid=next((r["pid"] for r in rows if r["what"] == "start"), 0),
+            store_port=next((r["port"] for r in rows if r["what"] == "start"), 0),
             start_step=next((r["step"] for r in rows if r["what"] == "resumed"), -1),
             last_step=max((r["step"] for r in rows if r["what"] == "step"), default=-1),
             saved=[r["step"] for r in rows if r["what"] == "saved"],
@@ -81,9 +83,15 @@ class Attempts:
 def run_torchrun(spec: RestartSpec, run: int, world: int, base: Training, folder: Path) -> list:
     """Start torchrun, wait for it, and turn what its workers logged into events."""
     folder.mkdir()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "DDP_VIZ_AGENT_PARENT": str(os.getpid())}
+    # torchrun's own temporary folders (its logs) go in ours too: it leaves them behind
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "TMPDIR": str(folder),
+        "DDP_VIZ_AGENT_PARENT": str(os.getpid()),
+    }
     started = time.perf_counter()
-    with open(folder.parent / "torchrun.log", "w") as log:
+    with open(folder / "torchrun.log", "w") as log:
         proc = subprocess.Popen(command(spec, world, folder), env=env, stdout=log, stderr=log)
         try:
             code = proc.wait(TIMEOUT_S)
@@ -100,8 +108,10 @@ def run_torchrun(spec: RestartSpec, run: int, world: int, base: Training, folder
         mine = list(base.model.parameters())
         diff = max(float((p - q.detach()).abs().max()) for p, q in zip(params, mine, strict=True))
         crc = crc_of(params)
+    said = (folder / "torchrun.log").read_text(errors="replace")
+    sigterms = len(re.findall(r"closing signal SIGTERM", said))
     weights = (diff, crc, weights_crc(base.model))
-    events.append(outcome(spec, (run, world, code), events, weights, seconds, folder))
+    events.append(outcome(spec, (run, sigterms, code), events, weights, seconds, folder))
     return events
 
 
@@ -118,7 +128,7 @@ def outcome(
     seconds: float,
     folder: Path,
 ) -> RestartOutcome:
-    run, _, code = ids
+    run, sigterms, code = ids  # sigterms: torchrun's "Sending process … closing signal SIGTERM"
     last = max((a.attempt for a in attempts), default=0)
     resumed = [a.start_step for a in attempts if a.attempt == last and a.start_step >= 0]
     mesh = {a.attempt for a in attempts if "connectFullMesh" in a.error or "refused" in a.error}
@@ -141,4 +151,5 @@ def outcome(
         weights_want=weights[2],
         seconds=seconds,
         left_behind=torn,
+        sigterms=sigterms,
     )

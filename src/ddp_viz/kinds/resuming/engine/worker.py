@@ -32,6 +32,25 @@ def log(out: IO[str], **fields: object) -> None:
     out.flush()
 
 
+def join(attempt_keys: bool, attempt: int, rank: int, world: int) -> None:
+    """Join the group torchrun set up. Its agent keeps one store for every attempt (the
+    rendezvous shares its TCPStore), so the keys gloo's ranks wrote the last time, their
+    addresses among them, are still there: a rank that reads a peer's old address before
+    the peer writes its new one connects to a process that is gone ("connectFullMesh …
+    Connection refused"). Keys under a prefix of the attempt's own start empty."""
+    import torch.distributed as dist
+
+    # listing: restart-join
+    if attempt_keys:
+        host, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+        store = dist.TCPStore(host, port, world, is_master=False)
+        store = dist.PrefixStore(f"attempt-{attempt}", store)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=world)
+    else:
+        dist.init_process_group("gloo", init_method="env://")
+    # end listing
+
+
 def main(folder: Path, spec_json: str) -> None:
     # the agent's death ends its workers too, whatever killed it
     set_parent_death_signal(signal.SIGKILL)
@@ -52,9 +71,9 @@ def main(folder: Path, spec_json: str) -> None:
     attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
     # end listing
     with open(folder / f"log-{attempt}-{rank}.jsonl", "w") as out:
-        log(out, what="start", pid=os.getpid())
+        log(out, what="start", pid=os.getpid(), port=int(os.environ["MASTER_PORT"]))
         try:
-            dist.init_process_group("gloo", init_method="env://")
+            join(spec.attempt_keys, attempt, rank, world)
         except Exception as exc:  # gloo's connectFullMesh … Connection refused, say
             log(out, what="error", error=said(exc))
             raise
