@@ -7,6 +7,7 @@ restarts."""
 from tests.kinds.verdicts_base import Number, Said, Verdict, at, both, changed, event, every
 
 RUN = "resuming-2-ranks.jsonl"
+FOUR = "resuming-4-ranks.jsonl"  # its resume of everything ends 1.5e-08 away: DDP's bucket
 LAST = 1  # the recording's last rank
 
 
@@ -91,6 +92,23 @@ VERDICTS = [
         at=at(0, 3),
     ),
 ]
+
+VERDICTS.append(
+    Verdict(
+        "everything at 4 ranks: the first resumed step matched, the bucket order moved the bits",
+        FOUR,
+        changed(event("resume_compared", variant="everything", rank=3), lambda e: {"mask_diff": 1}),
+        scene=Said(
+            r"^everything: first step alike", r"first resumed step differs", key="why.everything"
+        ),
+        report=Said(
+            r"^✗ everything restored .*as never stopped; a new DDP's first bucket",
+            r"^✗ everything restored .*the first resumed step differs",
+        ),
+        at=at(0, 1),
+        absent="the status line counts the resumes that are bit-equal, not why",
+    )
+)
 
 NUMBERS = [
     Number(

@@ -85,6 +85,16 @@ def variant_equal(p: RestartRecord, variant: str) -> bool:
     return bool(events) and all(bit_equal(e) for e in events)
 
 
+def first_step_alike(p: RestartRecord, variant: str) -> bool:
+    """On every rank the first resumed step had the rows, the dropout mask and Adam's step
+    of the run never stopped."""
+    events = [e for (v, _), e in p.compared.items() if v == variant]
+    return all(
+        e.rows == e.rows_want and not e.mask_diff and e.adam_step == e.adam_step_want
+        for e in events
+    )
+
+
 def same_rows(p: RestartRecord, variant: str) -> bool:
     return all(e.rows == e.rows_want for (v, _), e in p.compared.items() if v == variant)
 

@@ -7,6 +7,7 @@ from ddp_viz.kinds.resuming import events as ev
 from ddp_viz.kinds.resuming.record import (
     RestartRecord,
     bit_equal,
+    first_step_alike,
     loads_agree,
     lost,
     masks_differing,
@@ -58,7 +59,14 @@ def why(p: RestartRecord, variant: str, world: int) -> str:
         return f"dropout masks: {n} of {size} places differ"
     if variant == "no_optimizer":
         return f"Adam's step {e.adam_step:g} not {e.adam_step_want:g}"
-    return "rows, masks and Adam's step as never stopped"
+    if not first_step_alike(p, variant):
+        return "the first resumed step differs: rows, masks or Adam's step"
+    if variant_equal(p, variant):
+        return "rows, masks and Adam's step as never stopped"
+    return (
+        "rows, masks and Adam's step as never stopped; a new DDP's first bucket holds the "
+        "values in another order, which the ring adds in another order at 3+ ranks"
+    )
 
 
 def resume_lines(p: RestartRecord, spec: RestartSpec, world: int) -> list[str]:

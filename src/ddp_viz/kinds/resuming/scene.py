@@ -54,7 +54,7 @@ class Builder(FrameBuilder):
         if self.phase == 0:
             return self.world + 4
         if self.phase == 1:
-            return 4 + 1 + 3
+            return 4 + 1 + 4
         if self.phase == 2:
             return self.world + 2
         return self.world + len(self.part.attempt_numbers()) + 3

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ddp_viz.kinds.resuming.record import bit_equal, masks_differing, same_rows, variant_equal
+from ddp_viz.kinds.resuming.record import (
+    bit_equal,
+    first_step_alike,
+    masks_differing,
+    same_rows,
+    variant_equal,
+)
 from ddp_viz.kinds.resuming.spec import VARIANTS
 
 if TYPE_CHECKING:
@@ -30,9 +36,27 @@ def rows_text(rows: list[int]) -> str:
 
 def evidence(b: Builder) -> list[tuple[list[str], str, str, float | None]]:
     """What the first resumed step did differently, as the last rank saw it: (texts, ink,
-    key, value)."""
+    key, value). A resume of everything that is not bit-equal comes first: its rows, masks
+    and Adam's step matched, and a new DDP's first bucket holds the values in another order,
+    which a ring of 3 or more ranks adds in another order (lesson.md)."""
     p, t, last = b.part, b.t, b.world - 1
     out: list[tuple[list[str], str, str, float | None]] = []
+    if not variant_equal(p, "everything"):
+        alike = first_step_alike(p, "everything")
+        texts = [
+            "everything: first step alike (rows, masks, Adam's step); a new DDP's first "
+            "bucket is in another order, so the ring rounds otherwise",
+            "everything: first step alike; a new DDP's bucket order moves the last bits",
+            "everything: first step alike; DDP's bucket order",
+        ]
+        out.append(
+            (
+                texts if alike else ["everything: the first resumed step differs"],
+                t.muted,
+                "why.everything",
+                None,
+            )
+        )
     e = p.compared[("no_epoch", last)]
     again = " (step 1's again)" if e.rows == e.rows_start else ""
     same = same_rows(p, "no_epoch")

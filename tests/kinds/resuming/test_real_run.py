@@ -1,0 +1,115 @@
+"""The lesson's run for real, in one engine: at 3 ranks to the end, then at 2 ranks stopped
+while torchrun's restarted workers run. Expected values are computed here (the sampler's rows
+from DistributedSampler itself, the steps from the scenario), not read from the kind.
+
+Everything the engine makes goes under this test's own TMPDIR, so "nothing left behind" is
+checked there: no process naming that folder, no file in it."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from ddp_viz.client import EngineClient
+from ddp_viz.model import protocol
+from ddp_viz.model.course import load_lesson
+from ddp_viz.model.scenario import Scenario
+from ddp_viz.model.timeline import RunStatus, record
+
+pytestmark = [pytest.mark.gloo, pytest.mark.slow]
+KIND = "resuming"
+
+
+def scenario(world: int) -> Scenario:
+    raw = load_lesson("when-a-rank-dies").scenario().to_dict()
+    return Scenario.from_mapping({**raw, "world_size": world})
+
+
+def naming(folder: Path) -> list[psutil.Process]:
+    """Processes whose command line names ``folder`` (torchrun and its workers do)."""
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        if any(str(folder) in part for part in p.info["cmdline"] or []):
+            out.append(p)
+    return out
+
+
+def wait_until(done, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def sampler_rows(rows: int, world: int, rank: int, epoch: int, batch: int) -> list[int]:
+    from torch.utils.data import DistributedSampler
+
+    s = DistributedSampler(range(rows), world, rank, shuffle=True, seed=0)
+    s.set_epoch(epoch)
+    return list(s)[:batch]
+
+
+def check_resumes(p, world: int, spec) -> None:
+    per_epoch = math.ceil(math.ceil(spec.rows / world) / spec.batch)
+    at = spec.resume_epoch * per_epoch
+    for rank in range(world):
+        e = p.compared[("everything", rank)]
+        # at 3+ ranks a fresh DDP's first bucket order can move the last bits (lesson.md)
+        assert e.max_diff < 1e-6 if world > 2 else e.max_diff == 0.0, rank
+        assert e.rows == e.rows_want == sampler_rows(spec.rows, world, rank, 2, spec.batch)
+        assert e.mask_diff == 0 and e.adam_step == e.adam_step_want == at + 1
+        for variant in ("no_epoch", "no_rng", "no_optimizer"):
+            other = p.compared[(variant, rank)]
+            assert other.max_diff > 1e-4 and other.weights != other.weights_want, (variant, rank)
+        assert p.compared[("no_epoch", rank)].rows == sampler_rows(
+            spec.rows, world, rank, 0, spec.batch
+        )
+        assert p.compared[("no_optimizer", rank)].adam_step == 1.0
+        assert p.loaded[rank].weights == p.saved.weights
+    assert sum(p.compared[("no_rng", r)].mask_diff for r in range(world)) > 0
+
+
+def check_restart(p, world: int, spec) -> None:
+    o = p.outcome
+    attempts = p.attempt_numbers()
+    assert o.exit_code == 0 and o.restarts == attempts[-1] >= 1
+    killed = [a for a in p.attempts.values() if a.end == "killed"]
+    assert [(a.attempt, a.rank, a.last_step) for a in killed] == [(0, world - 1, spec.kill_after)]
+    last = p.ranks_of(attempts[-1])
+    assert sorted(last) == list(range(world))
+    assert all(a.end == "finished" for a in last.values())
+    resumed = {a.start_step for a in last.values()}
+    assert resumed == {spec.kill_after - spec.kill_after % spec.interval}
+    assert o.killed_after - o.resumed_from == spec.kill_after % spec.interval == 2
+    # bit for bit at 2 ranks (the recordings); at 3, runs here ended within one float32
+    # rounding of the run never stopped (6e-08), cause not found: see lesson.md
+    assert 0.0 <= o.max_diff < 1e-6 and o.weights
+    assert len({a.store_port for a in p.attempts.values()}) == 1  # one store for every attempt
+    assert o.left_behind == 0 and o.sigterms >= 1
+
+
+@pytest.mark.timeout(600)
+def test_three_ranks_to_the_end_then_two_stopped_mid_restart(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with EngineClient() as engine:
+        events = list(engine.run(scenario(3), timeout=400))
+        rec = record(events)
+        assert rec.status is RunStatus.FINISHED, rec.reason
+        p = rec.parts[KIND]
+        spec = scenario(3).table(KIND)
+        check_resumes(p, 3, spec)
+        check_restart(p, 3, spec)
+        assert not list(tmp_path.iterdir()), list(tmp_path.rglob("*"))
+
+        # the second run: stopped once torchrun's restarted workers have begun
+        engine.send(protocol.RunCommand(run=2, scenario=scenario(2).to_dict()))
+        wait_until(lambda: any(tmp_path.rglob("log-1-*.jsonl")), 300, "no attempt 1")
+        assert naming(tmp_path), "no torchrun process while attempt 1 runs"
+        engine.send(protocol.CancelCommand(run=2))
+        assert engine.wait_for(protocol.RunCancelled, timeout=60).run == 2
+        wait_until(lambda: not naming(tmp_path), 30, f"left running: {naming(tmp_path)}")
+        assert not list(tmp_path.iterdir()), list(tmp_path.rglob("*"))
