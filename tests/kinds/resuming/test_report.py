@@ -55,3 +55,21 @@ def test_a_run_that_never_finished_says_so() -> None:
     ]
     text = run_report(record(events))
     assert "✗ final weights differ from the run never stopped: none against" in text
+
+
+def test_the_steps_lost_question_reads_the_run() -> None:
+    """The prediction's number is the run's: the step the rank died after less the step the
+    restart resumed from (not the formula), on the recording and on it changed."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.quiz import Quantity
+
+    question = next(q for q in load_lesson("when-a-rank-dies").questions if q.kind == "predict")
+    assert question.quantity.what == "steps_lost"
+    o = of("restart_outcome")[0]
+    assert (
+        Quantity(what="steps_lost", step=1).read(record(EVENTS)) == o.killed_after - o.resumed_from
+    )
+    moved = [
+        dataclasses.replace(e, resumed_from=0) if e.kind == "restart_outcome" else e for e in EVENTS
+    ]
+    assert Quantity(what="steps_lost", step=1).read(record(moved)) == o.killed_after

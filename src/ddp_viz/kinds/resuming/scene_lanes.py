@@ -163,6 +163,7 @@ def draw_restart(b: Builder, area: Rect) -> None:
     y = draw_lanes(b, area, y, last, redone) + b.pad * 0.2
     y = counts(b, area, y, shared)
     ok = restart_equal(o)
+    rounding = 0 < o.max_diff < 1e-6  # a few float32 roundings: DDP's bucket order (lesson.md)
     texts = (
         [
             f"✓ final weights = the run never stopped, bit for bit (CRC-32 {o.weights})",
@@ -170,6 +171,8 @@ def draw_restart(b: Builder, area: Rect) -> None:
         ]
         if ok
         else [
+            f"✗ final weights ≠ the run never stopped (largest |Δ| {o.max_diff:.1e})"
+            + (": the restart is a new DDP, its first bucket in another order" if rounding else ""),
             f"✗ final weights ≠ the run never stopped (largest |Δ| {o.max_diff:.1e})",
             "✗ final weights ≠ never stopped",
         ]

@@ -80,8 +80,8 @@ class Attempts:
         )
 
 
-def run_torchrun(spec: RestartSpec, run: int, world: int, base: Training, folder: Path) -> list:
-    """Start torchrun, wait for it, and turn what its workers logged into events."""
+def launch(spec: RestartSpec, world: int, folder: Path) -> tuple[int, float]:
+    """Run torchrun in ``folder`` (made here) until it ends: its exit code and seconds."""
     folder.mkdir()
     # torchrun's own temporary folders (its logs) go in ours too: it leaves them behind
     env = {
@@ -98,7 +98,12 @@ def run_torchrun(spec: RestartSpec, run: int, world: int, base: Training, folder
         except subprocess.TimeoutExpired:
             proc.terminate()
             code = proc.wait()
-    seconds = time.perf_counter() - started
+    return code, time.perf_counter() - started
+
+
+def run_torchrun(spec: RestartSpec, run: int, world: int, base: Training, folder: Path) -> list:
+    """Start torchrun, wait for it, and turn what its workers logged into events."""
+    code, seconds = launch(spec, world, folder)
     found = Attempts.read(folder)
     events: list = [found.event(run, a, r) for a, r in sorted(found.lines)]
     final = folder / "final.pt"
