@@ -37,7 +37,13 @@ def test_every_rank_is_on_the_stage_in_every_phase(world: int, stage: str, faile
     for variant in ("everything", "no_epoch", "no_rng", "no_optimizer"):
         cells = [resume.text_with_key(f"cell.{variant}.{r}") for r in range(world)]
         assert all(c is not None for c in cells), (variant, cells)
+        for r, c in enumerate(cells):  # under its rank's number, not another's
+            head = resume.text_with_key(f"head.{r}")
+            assert head is not None and abs(c.box.x - head.box.x) < head.box.w, (variant, r)
     ends = [dies.text_with_key(f"end.0.{r}") for r in range(world)]
+    for r, e in enumerate(ends):  # on its rank's lane: the line of the label "rank r"
+        label = next(t for t in dies.texts if t.text == f"rank {r}")
+        assert e is not None and abs(e.box.y - label.box.y) < 1, r
     assert all(e is not None for e in ends)
     assert ends[last].text.startswith("killed after 5")
     assert all(not e.text.startswith("killed") for e in ends[:last])

@@ -38,6 +38,15 @@ VERDICTS = [
         absent="the status line says how the resumes and the restart ended, not the loads",
     ),
     Verdict(
+        "the last rank's own load: its weights against rank 0's",
+        RUN,
+        changed(event("checkpoint_loaded", rank=LAST), lambda e: {"weights": "00000000"}),
+        scene=Said(r"c28ecf47 = rank 0's$", r"00000000 ≠ rank 0's$", key=f"load.{LAST}"),
+        report=Said(r"rank 1 c28ecf47$", r"rank 1 00000000$"),
+        at=at(0, 0),
+        absent="the status line says how the resumes and the restart ended, not the loads",
+    ),
+    Verdict(
         "everything restored: bit for bit on every rank",
         RUN,
         changed(

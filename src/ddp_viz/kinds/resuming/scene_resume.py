@@ -112,7 +112,8 @@ def draw_resume(b: Builder, area: Rect) -> None:
         ["final weights vs never stopped", "vs never stopped", "result"], f, area.right - result_x
     )
     for rank in range(b.world):
-        b.text(area.x + label_w + rank * cell, y, str(rank), f, t.rank_color(rank))
+        x = area.x + label_w + rank * cell
+        b.text(x, y, str(rank), f, t.rank_color(rank), key=f"head.{rank}")
     b.text(result_x, y, head, f, t.muted)
     b.text(area.x, y, "rank", f, t.muted)
     y += b.lh
