@@ -1,4 +1,4 @@
-"""torchrun's restart, run several times on its own (no engine): every time the rank killed
+"""torchrun's restart, run twice on its own (no engine): every time the rank killed
 on attempt 0 is restarted with the others, they join through keys of their attempt's own
 (the same store port as before, which the stale keys would make fail), resume from the
 checkpoint and end on the same weights. A tiny run: 2 ranks, 2 steps, the death after step 1.
@@ -13,7 +13,7 @@ from ddp_viz.kinds.resuming.engine.torchrun import Attempts, crc_of, launch
 from ddp_viz.kinds.resuming.spec import RestartSpec
 
 pytestmark = [pytest.mark.gloo, pytest.mark.slow]
-REPEATS = 3
+REPEATS = 2
 SPEC = RestartSpec(rows=8, batch=4, epochs=2, resume_epoch=1, interval=1, kill_after=1)
 
 
