@@ -34,12 +34,10 @@ def rows_text(rows: list[int]) -> str:
     return ", ".join(map(str, rows))
 
 
-def evidence(b: Builder) -> list[tuple[list[str], str, str, float | None]]:
-    """What the first resumed step did differently, as the last rank saw it: (texts, ink,
-    key, value). A resume of everything that is not bit-equal comes first: its rows, masks
-    and Adam's step matched, and a new DDP's first bucket holds the values in another order,
-    which a ring of 3 or more ranks adds in another order (lesson.md)."""
-    p, t, last = b.part, b.t, b.world - 1
+def everything_note(b: Builder) -> list[tuple[list[str], str, str, float | None]]:
+    """Why a resume of everything is not bit-equal: its first step matched (rows, masks,
+    Adam's step) and a new DDP's first bucket holds the values in another order."""
+    p, t = b.part, b.t
     out: list[tuple[list[str], str, str, float | None]] = []
     if not variant_equal(p, "everything"):
         alike = first_step_alike(p, "everything")
@@ -57,6 +55,17 @@ def evidence(b: Builder) -> list[tuple[list[str], str, str, float | None]]:
                 None,
             )
         )
+    return out
+
+
+def evidence(b: Builder) -> list[tuple[list[str], str, str, float | None]]:
+    """What the first resumed step did differently, as the last rank saw it: (texts, ink,
+    key, value). A resume of everything that is not bit-equal comes first: its rows, masks
+    and Adam's step matched, and a new DDP's first bucket holds the values in another order,
+    which a ring of 3 or more ranks adds in another order (lesson.md)."""
+    p, t, last = b.part, b.t, b.world - 1
+    out: list[tuple[list[str], str, str, float | None]] = []
+    out += everything_note(b)
     e = p.compared[("no_epoch", last)]
     again = " (step 1's again)" if e.rows == e.rows_start else ""
     same = same_rows(p, "no_epoch")
