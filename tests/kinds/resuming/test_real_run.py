@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import torch
 
 from ddp_viz.client import EngineClient
 from ddp_viz.model import protocol
@@ -80,6 +81,28 @@ def check_resumes(p, world: int, spec) -> None:
     assert sum(p.compared[("no_rng", r)].mask_diff for r in range(world)) > 0
 
 
+def chunk_rows(rows: int, parts: int, rank: int) -> int:
+    """The rows FSDP2 gives ``rank`` of a dim-0 size ``rows``: torch.chunk's, none past the end."""
+    chunks = torch.arange(rows).chunk(parts)
+    return len(chunks[rank]) if rank < len(chunks) else 0
+
+
+def check_reshard(p, world: int, spec) -> None:
+    """Saved over every rank, loaded over one fewer: each loader holds the rows torch.chunk
+    gives it of every parameter, and the parameters it loaded are the saved ones."""
+    m = world - 1
+    assert sorted(p.reshards) == list(range(world))
+    for rank, e in p.reshards.items():
+        assert (e.saved_at, e.loaded_at) == (world, m) and e.bytes > 0
+        if rank >= m:
+            assert e.rows == {} and e.max_diff == -1.0
+            continue
+        sizes = {"0.weight": spec.hidden, "0.bias": spec.hidden, "3.weight": 1, "3.bias": 1}
+        want = {n: chunk_rows(d, m, rank) for n, d in sizes.items()}
+        assert e.rows == want, (rank, e.rows, want)
+        assert e.max_diff == 0.0 and e.adam_step == 1.0
+
+
 def check_restart(p, world: int, spec) -> None:
     o = p.outcome
     attempts = p.attempt_numbers()
@@ -109,6 +132,7 @@ def test_three_ranks_to_the_end_then_two_stopped_mid_restart(tmp_path, monkeypat
         p = rec.parts[KIND]
         spec = scenario(3).table(KIND)
         check_resumes(p, 3, spec)
+        check_reshard(p, 3, spec)
         check_restart(p, 3, spec)
         assert not left_behind(tmp_path), left_behind(tmp_path)
 

@@ -104,6 +104,19 @@ VERDICTS = [
 
 VERDICTS.append(
     Verdict(
+        "FSDP2's state saved at 2 ranks with DCP, loaded at 1: parameters equal",
+        RUN,
+        changed(event("reshard_compared", rank=0), lambda e: {"max_diff": 1e-9}),
+        scene=Said(r"^✓ (FSDP2|DCP)", r"^✗ (FSDP2|DCP)", key="reshard"),
+        report=Said(
+            r"^✓ parameters loaded at 1 = saved at 2, bit for bit", r"^✗ parameters loaded at 1"
+        ),
+        at=at(0, 0),
+        absent="the status line counts the resumes and the restarts",
+    )
+)
+VERDICTS.append(
+    Verdict(
         "everything at 4 ranks: the first resumed step matched, the bucket order moved the bits",
         FOUR,
         changed(event("resume_compared", variant="everything", rank=3), lambda e: {"mask_diff": 1}),
@@ -120,6 +133,14 @@ VERDICTS.append(
 )
 
 NUMBERS = [
+    Number(
+        "the last rank's file of the sharded checkpoint",
+        RUN,
+        "reshard.bytes",
+        lambda evs: float(_of(evs, "reshard_compared", rank=LAST)[0].bytes),
+        at=at(0, 0),
+        perturb=changed(event("reshard_compared", rank=LAST), lambda e: {"bytes": e.bytes + 8}),
+    ),
     Number(
         "the checkpoint's bytes",
         RUN,

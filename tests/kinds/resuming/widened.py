@@ -12,12 +12,26 @@ from tests.conftest import load_recording
 
 RUN = "resuming-2-ranks.jsonl"
 PER_RANK = {"rank_started", "checkpoint_loaded", "resume_compared", "restart_attempt"}
+# the sharded checkpoint: saved at N ranks, loaded at N − 1; rank 0 (a loader) for the others
+# that load, rank 1 (the one that does not load, at 2 ranks) for the last
 
 
 def widened(world: int, failed_attempt: bool = False) -> list[Event]:
     events = load_recording(RUN)
     out: list[Event] = []
+    loader = next(e for e in events if e.kind == "reshard_compared" and e.rank == 0)
     for e in events:
+        if e.kind == "reshard_compared":
+            if e.rank == 0:
+                for rank in range(world - 1):
+                    out.append(
+                        dataclasses.replace(loader, rank=rank, saved_at=world, loaded_at=world - 1)
+                    )
+            else:
+                out.append(
+                    dataclasses.replace(e, rank=world - 1, saved_at=world, loaded_at=world - 1)
+                )
+            continue
         if e.kind == "run_started":  # rows for as many steps per rank as the real run's
             table = dict(e.scenario["resuming"])
             table["rows"] = table["rows"] * world // 2

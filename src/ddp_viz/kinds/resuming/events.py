@@ -121,3 +121,24 @@ class RestartOutcome(Event):
     seconds: float
     left_behind: int
     sigterms: int
+
+
+@dataclass(frozen=True)
+class ReshardCompared(Event):
+    """Sharded state, saved at one world size and loaded at another: the model trained one
+    step with FSDP2 (``fully_shard``) and Adam on ``saved_at`` ranks, saved with
+    ``torch.distributed.checkpoint``, then loaded into a model sharded over the first
+    ``loaded_at`` ranks. ``bytes`` is the size of this rank's own file of the checkpoint;
+    ``rows`` the rows of each parameter this rank held after loading (empty off the loading
+    ranks); ``max_diff`` the largest difference between the parameters it loaded (gathered
+    whole) and those it saved, -1 off the loading ranks; ``adam_step`` Adam's step loaded."""
+
+    kind: ClassVar[str] = "reshard_compared"
+    run: int
+    rank: int
+    saved_at: int
+    loaded_at: int
+    bytes: int
+    rows: dict[str, int]
+    max_diff: float
+    adam_step: float

@@ -24,6 +24,7 @@ class RestartRecord:
     compared: dict[tuple[str, int], ev.ResumeCompared] = field(default_factory=dict)
     attempts: dict[tuple[int, int], ev.RestartAttempt] = field(default_factory=dict)
     outcome: ev.RestartOutcome | None = None
+    reshards: dict[int, ev.ReshardCompared] = field(default_factory=dict)
 
     def apply(self, event: Any) -> None:
         # by its word, not its class: a kind folder loaded again redefines its classes
@@ -38,13 +39,17 @@ class RestartRecord:
                 self.attempts[(event.attempt, event.rank)] = event
             case "restart_outcome":
                 self.outcome = event
+            case "reshard_compared":
+                self.reshards[event.rank] = event
 
     def resumed(self, world: int) -> bool:
-        """Part one is in: the save, every rank's load and every way of resuming."""
+        """Part one is in: the save, every rank's load, every way of resuming and every
+        rank's part of the sharded checkpoint."""
         return (
             self.saved is not None
             and len(self.loaded) == world
             and len(self.compared) == world * len(VARIANTS)
+            and len(self.reshards) == world
         )
 
     def done(self, world: int) -> bool:
@@ -101,6 +106,13 @@ def same_rows(p: RestartRecord, variant: str) -> bool:
 
 def masks_differing(p: RestartRecord, variant: str) -> int:
     return sum(e.mask_diff for (v, _), e in p.compared.items() if v == variant)
+
+
+def reshard_equal(p: RestartRecord) -> bool:
+    """Every rank that loaded the sharded checkpoint at the other world size holds the saved
+    parameters, bit for bit (and some rank loaded it)."""
+    loaders = [e for e in p.reshards.values() if e.rank < e.loaded_at]
+    return bool(loaders) and all(e.max_diff == 0.0 for e in loaders)
 
 
 def restart_equal(o: ev.RestartOutcome) -> bool:

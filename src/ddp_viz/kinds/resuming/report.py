@@ -13,6 +13,7 @@ from ddp_viz.kinds.resuming.record import (
     masks_differing,
     part,
     predicted_lost,
+    reshard_equal,
     restart_equal,
     same_rows,
     spec_of,
@@ -87,6 +88,30 @@ def resume_lines(p: RestartRecord, spec: RestartSpec, world: int) -> list[str]:
     return out
 
 
+def reshard_lines(p: RestartRecord) -> list[str]:
+    events = [p.reshards[r] for r in sorted(p.reshards)]
+    if not events:
+        return []
+    n, m = events[0].saved_at, events[0].loaded_at
+    files = ", ".join(f"rank {e.rank} {e.bytes:,} B" for e in events)
+    loaders = [e for e in events if e.rank < m]
+    rows = "; ".join(
+        f"rank {e.rank} " + ", ".join(f"{k} {v}" for k, v in e.rows.items()) for e in loaders
+    )
+    worst = max((e.max_diff for e in loaders), default=-1.0)
+    ok = reshard_equal(p)
+    said = "bit for bit" if ok else f"largest |Δ| {worst:.1e}"
+    steps = sorted({e.adam_step for e in loaders})
+    return [
+        f"sharded state: FSDP2 saved with torch.distributed.checkpoint at {n} ranks, "
+        f"loaded at {m}:",
+        f"  each rank's file: {files}",
+        f"  rows after loading: {rows}",
+        f"{mark(ok)} parameters loaded at {m} = saved at {n}, {said}; Adam's step "
+        + ", ".join(f"{s:g}" for s in steps),
+    ]
+
+
 def attempt_line(attempt: int, ranks: dict[int, ev.RestartAttempt]) -> str:
     words = []
     for r, a in sorted(ranks.items()):
@@ -149,6 +174,8 @@ def restart_report(rec: RunRecord) -> str:
     out += save_lines(p, world)
     if p.compared:
         out += ["", *resume_lines(p, spec, world)]
+    if p.reshards:
+        out += ["", *reshard_lines(p)]
     if p.outcome is not None:
         out += ["", *torchrun_lines(p, spec)]
     out += run_outcome(rec)

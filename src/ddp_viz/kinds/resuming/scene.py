@@ -19,6 +19,7 @@ from ddp_viz.kinds.resuming.record import (
     RestartRecord,
     loads_agree,
     part,
+    reshard_equal,
     spec_of,
 )
 from ddp_viz.kinds.resuming.scene_lanes import draw_dies, draw_restart
@@ -52,7 +53,7 @@ class Builder(FrameBuilder):
     def lines_needed(self) -> float:
         """The lines the phase's body needs with a lane (or a row) for every rank."""
         if self.phase == 0:
-            return self.world + 4
+            return self.world + 6
         if self.phase == 1:
             return 4 + 1 + 4
         if self.phase == 2:
@@ -155,7 +156,28 @@ class Builder(FrameBuilder):
             f"{'✓' if ok else '✗'} every rank loaded the weights rank 0 saved (CRC-32 {s.weights})",
             f"{'✓' if ok else '✗'} every rank loaded rank 0's weights",
         ]
-        self.say(area, y + self.pad * 0.2, texts, t.ok if ok else t.bad, key="loads")
+        y = self.say(area, y + self.pad * 0.2, texts, t.ok if ok else t.bad, key="loads")
+        self.reshard_line(area, y)
+
+    def reshard_line(self, area: Rect, y: float) -> None:
+        """FSDP2's state saved at N ranks and loaded at M, when the stage has the room."""
+        events = list(self.part.reshards.values())
+        if not events:
+            return
+        n, m = events[0].saved_at, events[0].loaded_at
+        ok = reshard_equal(self.part)
+        mark, eq = ("✓", "=") if ok else ("✗", "≠")
+        texts = [
+            f"{mark} FSDP2 sharded over {n} ranks, saved with DCP, loaded over {m}: "
+            f"parameters {eq} saved",
+            f"{mark} DCP: saved at {n} ranks, loaded at {m}, parameters {eq}",
+        ]
+        y = self.say(area, y, texts, self.t.ok if ok else self.t.bad, key="reshard")
+        last = self.part.reshards.get(self.world - 1)
+        if last is not None:
+            files = ", ".join(f"{e.bytes:,}" for _, e in sorted(self.part.reshards.items()))
+            texts = [f"each rank's file of it, bytes: {files}", f"files: {files} B"]
+            self.say(area, y, texts, self.t.muted, key="reshard.bytes", value=float(last.bytes))
 
 
 def build(

@@ -8,6 +8,7 @@ import torch.distributed as dist
 
 from ddp_viz.engine.kind_parts import run_folder
 from ddp_viz.engine.outbox import Outbox
+from ddp_viz.kinds.resuming.engine.reshard import run_reshard
 from ddp_viz.kinds.resuming.engine.resume import run_resumes
 from ddp_viz.kinds.resuming.engine.torchrun import run_torchrun
 from ddp_viz.kinds.resuming.spec import KIND, RestartSpec
@@ -20,6 +21,7 @@ def run_restart(run: int, rank: int, scenario: Scenario, outbox: Outbox) -> int:
     world = scenario.world_size
     folder = run_folder()
     base = run_resumes(spec, (run, rank, world), folder, outbox)
+    run_reshard(spec, (run, rank, world), folder, outbox)
     outbox.flush()
     dist.barrier()
     if rank == 0:  # torchrun starts its own workers: one launcher is enough
