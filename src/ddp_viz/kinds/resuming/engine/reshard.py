@@ -60,7 +60,12 @@ def run_reshard(spec: RestartSpec, ids: tuple[int, int, int], folder: Path, out:
     rows: dict[str, int] = {}
     diff, step = -1.0, 0.0
     if rank < m:
-        model, opt = sharded(spec, DeviceMesh.from_group(group, "cpu"))
+        # a name of this run's own: DTensor caches plans by mesh, and meshes are equal by
+        # ranks and names, not by group; a warm rank's next run with a mesh of these ranks
+        # (its whole world at 2 ranks fewer) was handed this run's dead group
+        # ("Could not resolve the process group registered under the name 1")
+        mesh = DeviceMesh.from_group(group, "cpu", mesh_dim_names=(f"run{run}-loaded",))
+        model, opt = sharded(spec, mesh)
         # listing: restart-dcp-load
         model_state, optim_state = get_state_dict(model, opt)
         state = {"model": model_state, "optim": optim_state}
@@ -75,6 +80,8 @@ def run_reshard(spec: RestartSpec, ids: tuple[int, int, int], folder: Path, out:
         step = float(opt.state[next(iter(model.parameters()))]["step"])
     out.add(ReshardCompared(run, rank, world, m, size, rows, diff, step), now=True)
     dist.barrier()
+    if rank < m:
+        dist.destroy_process_group(group)
     if rank == 0:
         shutil.rmtree(path, ignore_errors=True)
 
