@@ -49,7 +49,7 @@ def left_behind(tmp: Path) -> list[Path]:
 def attempt_one(engine: EngineClient, tmp: Path) -> bool:
     """torchrun's attempt 1 has begun (its workers' logs); a run that failed first says why
     at once (a warm rank's second run is where state kept from the first one bites)."""
-    while engine.pending():
+    while engine.pending:
         e = engine.next_event(0.01)
         assert not isinstance(e, protocol.RunFailed), e
     return any(tmp.rglob("log-1-*.jsonl"))
