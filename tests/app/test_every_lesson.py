@@ -37,6 +37,7 @@ VERDICTS = {
     "comm-hooks": ("after 12 steps", "PowerSGD r=1"),
     "sharded": ("✓ over", "full parameters of ZeRO and FSDP within"),
     "mixed-precision": ("✓ step 5 skipped on every one of the 2 ranks together",),
+    "when-a-rank-dies": ("✓ everything restored", "✓ final weights equal the run never stopped"),
 }
 # Lessons whose default run is long for a test, and the shorter run they take here.
 SHORTER = {"comm-hooks": ("steps = 200", "steps = 12")}  # 12 steps still show every event

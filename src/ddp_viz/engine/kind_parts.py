@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,17 @@ Batches = Callable[["Scenario", int], Iterator[tuple[int, list[int]]]]
 Send = Callable[[dict[str, Any]], None]
 
 _PARTS: dict[str, ModuleType] = {}
+_RUN_FOLDER: list[Path] = []  # the folder of the run this rank is in (set by the rank)
+
+
+def set_run_folder(folder: Path) -> None:
+    _RUN_FOLDER[:] = [folder]
+
+
+def run_folder() -> Path:
+    """The private folder (mode 0700) of the run the rank is in: the engine removes it when
+    the run ends, finished or cancelled, so a program keeps there what must not outlive it."""
+    return _RUN_FOLDER[0]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 import torch.distributed as dist
 
 from ddp_viz.engine.data import first_epoch_rows
-from ddp_viz.engine.kind_parts import TrainingHooks, kind_hooks, kind_program
+from ddp_viz.engine.kind_parts import TrainingHooks, kind_hooks, kind_program, set_run_folder
 from ddp_viz.engine.launch import launch_event, torchrun_env
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.trainer import RankFault, Trainer
@@ -95,6 +95,7 @@ def _run(
     try:
         try:
             program = kind_program(scenario)
+            set_run_folder(Path(job["store"]).parent)
             if program is not None:  # a kind of run that owns the whole program
                 steps = program(run, rank, scenario, outbox)
                 outbox.control({"ctl": "done", "steps": steps})

@@ -35,6 +35,9 @@ FORMAT = "ddp-viz-events"
 # watch_non_finite, watch_digests); nothing older changed
 # version 4: a watched rank's failure and exit (watch_failure, watch_exit) and the steps it
 # began in its last word (watch_dropped.steps); nothing older changed
+# version 5: the events and tables of the mixed-precision lesson and of the restart lesson
+# (checkpoint_saved, checkpoint_loaded, resume_compared, restart_attempt, restart_outcome);
+# nothing older changed
 SCHEMA_VERSION = 5
 HEADER_KIND = "recording"
 

@@ -67,8 +67,8 @@ def _upgrade_3_to_4(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upgrade_4_to_5(obj: dict[str, Any]) -> dict[str, Any]:
-    """Schema 4 to 5 only added the mixed-precision lesson's events: a line of 4 is a line of
-    5."""
+    """Schema 4 to 5 only added the mixed-precision and restart lessons' events: a line of 4
+    is a line of 5."""
     return obj
 
 

@@ -1,0 +1,75 @@
+"""What the report and the status line say of the real 2-rank run, and of it changed where a
+verdict turns (pure: recorded events)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ddp_viz.model.report import run_report
+from ddp_viz.model.session import status_text
+from ddp_viz.model.timeline import record
+from tests.conftest import load_recording
+from tests.kinds.resuming.widened import RUN, with_failed_attempt
+
+EVENTS = load_recording(RUN)
+
+
+def of(kind: str):
+    return [e for e in EVENTS if e.kind == kind]
+
+
+def test_the_report_says_every_number_of_the_run() -> None:
+    text = run_report(record(EVENTS))
+    saved = of("checkpoint_saved")[0]
+    assert f"rank 0 saved {saved.bytes:,} bytes: model, optimizer, epoch, step, rng" in text
+    e = next(x for x in of("resume_compared") if x.variant == "no_optimizer" and x.rank == 1)
+    assert f"Adam's step {e.adam_step:g} not {e.adam_step_want:g}" in text
+    masks = sum(x.mask_diff for x in of("resume_compared") if x.variant == "no_rng")
+    assert f"dropout masks: {masks} of " in text
+    o = of("restart_outcome")[0]
+    assert (
+        f"resumed from step {o.resumed_from}: steps lost {o.killed_after - o.resumed_from}" in text
+    )
+    assert "5 mod 3 = 2" in text
+    ports = sorted({a.store_port for a in of("restart_attempt")})
+    assert f"torchrun's store port in the attempts: {', '.join(map(str, ports))}" in text
+
+
+def test_the_status_line_counts_the_resumes_and_the_restarts() -> None:
+    line = status_text(record(EVENTS))
+    assert "1 of 4 resumes bit-equal; torchrun restarted 1 time(s), lost 2 step(s)" in line
+    failed = status_text(record(with_failed_attempt(EVENTS, 2)))
+    assert "torchrun restarted 2 time(s)" in failed
+
+
+def test_a_failed_rendezvous_is_reported_with_gloos_words() -> None:
+    text = run_report(record(with_failed_attempt(EVENTS, 2)))
+    assert "attempt 1: rank 0 failed (Gloo connectFullMesh failed" in text
+    assert "rendezvous failed in 1 attempt(s)" in text
+
+
+def test_a_run_that_never_finished_says_so() -> None:
+    events = [
+        dataclasses.replace(e, max_diff=-1.0, weights="") if e.kind == "restart_outcome" else e
+        for e in EVENTS
+    ]
+    text = run_report(record(events))
+    assert "✗ final weights differ from the run never stopped: none against" in text
+
+
+def test_the_steps_lost_question_reads_the_run() -> None:
+    """The prediction's number is the run's: the step the rank died after less the step the
+    restart resumed from (not the formula), on the recording and on it changed."""
+    from ddp_viz.model.course import load_lesson
+    from ddp_viz.model.quiz import Quantity
+
+    question = next(q for q in load_lesson("when-a-rank-dies").questions if q.kind == "predict")
+    assert question.quantity.what == "steps_lost"
+    o = of("restart_outcome")[0]
+    assert (
+        Quantity(what="steps_lost", step=1).read(record(EVENTS)) == o.killed_after - o.resumed_from
+    )
+    moved = [
+        dataclasses.replace(e, resumed_from=0) if e.kind == "restart_outcome" else e for e in EVENTS
+    ]
+    assert Quantity(what="steps_lost", step=1).read(record(moved)) == o.killed_after
