@@ -179,6 +179,7 @@ def test_the_whole_course_meets_every_rule(capsys) -> None:
     assert capsys.readouterr().out.startswith("✓ ")
 
 
+@pytest.mark.source
 def test_the_docs_list_every_rule_as_the_check_says_it() -> None:
     """docs/lessons.md holds `ddp-viz check --rules`' output between its two markers."""
     text = DOCS.read_text()
