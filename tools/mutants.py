@@ -86,7 +86,11 @@ def listed_modules() -> list[str]:
 
 
 def dotted(module: str) -> str:
-    return module.removeprefix("src/").removesuffix(".py").replace("/", ".")
+    """The module's dotted name as mutmut names its mutants: a package's ``__init__.py`` is
+    the package (``ddp_viz.model.rules``, not ``ddp_viz.model.rules.__init__``)."""
+    return (
+        module.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    )
 
 
 def function_name(mangled: str) -> str:

@@ -11,7 +11,6 @@ from ddp_viz.model.rules.base import Problem, found, rule
 MIN_QUESTIONS = 4  # a lesson's quiz: at least this many questions, a prediction among them
 
 
-@rule("texts", "A lesson has a title and a summary in lesson.toml and its text in lesson.md.")
 def _texts(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     for name, value, fix in (
         ("title", lesson.title, 'add `title = "…"` at the top of lesson.toml'),
@@ -23,11 +22,13 @@ def _texts(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
         yield found(lesson, "texts", "lesson.md", "the lesson's text is empty", "write lesson.md")
 
 
-@rule(
-    "phases",
-    """Every phase of the lesson's scene has listing lines to highlight (`[code.phases]`) and a
-    sentence for the stage's caption (`[phase_text]`).""",
+rule(
+    "texts",
+    "A lesson has a title and a summary in lesson.toml and its text in lesson.md.",
+    _texts,
 )
+
+
 def _phases(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     from ddp_viz.model.scenes import phases_of
 
@@ -50,11 +51,14 @@ def _phases(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
             )
 
 
-@rule(
-    "highlight",
-    """Every line number under `[code.phases]` is a line of the listing, and every text there
-    appears in it.""",
+rule(
+    "phases",
+    """Every phase of the lesson's scene has listing lines to highlight (`[code.phases]`) and a
+    sentence for the stage's caption (`[phase_text]`).""",
+    _phases,
 )
+
+
 def _highlight(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     lines = len(lesson.code.splitlines())
     shown = lesson.code_with(None)
@@ -78,11 +82,14 @@ def _highlight(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
                 )
 
 
-@rule(
-    "questions",
-    f"""A lesson's quiz has at least {MIN_QUESTIONS} questions, and at least one of them is a
-    prediction (`kind = "predict"`) graded from the learner's own run.""",
+rule(
+    "highlight",
+    """Every line number under `[code.phases]` is a line of the listing, and every text there
+    appears in it.""",
+    _highlight,
 )
+
+
 def _questions(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     n = len(lesson.questions)
     if n < MIN_QUESTIONS:
@@ -103,11 +110,14 @@ def _questions(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
         )
 
 
-@rule(
-    "scenario",
-    """The lesson's scenario file is valid: every field is checked as the settings form checks
-    it, with the rules of the kind of run it is.""",
+rule(
+    "questions",
+    f"""A lesson's quiz has at least {MIN_QUESTIONS} questions, and at least one of them is a
+    prediction (`kind = "predict"`) graded from the learner's own run.""",
+    _questions,
 )
+
+
 def _scenario(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     name = lesson.scenario_file.name if lesson.scenario_file else "scenario"
     try:
@@ -116,11 +126,14 @@ def _scenario(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
         yield found(lesson, "scenario", f"{name}: {err.field}", err.message, f"fix `{err.field}`")
 
 
-@rule(
-    "kind",
-    """The lesson's scene is one its kind of run draws (`kind = "…"` names a folder under
-    `ddp_viz/kinds/`; a lesson naming none shows DDP training).""",
+rule(
+    "scenario",
+    """The lesson's scenario file is valid: every field is checked as the settings form checks
+    it, with the rules of the kind of run it is.""",
+    _scenario,
 )
+
+
 def _kind(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     kind = lesson.run_kind()
     if kind is None or lesson.scene not in kind.scenes:
@@ -132,3 +145,11 @@ def _kind(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
             f"the kind {lesson.kind or '(none)'} draws {draws}, not the scene {lesson.scene!r}",
             "set `scene` to one of its kind's scenes, or `kind` to the kind that draws it",
         )
+
+
+rule(
+    "kind",
+    """The lesson's scene is one its kind of run draws (`kind = "…"` names a folder under
+    `ddp_viz/kinds/`; a lesson naming none shows DDP training).""",
+    _kind,
+)

@@ -14,11 +14,6 @@ SHAPE_LIMIT = 0.40  # the largest share of choice questions one length rank may 
 SHAPE_FROM = 4  # choice questions from which a lesson's own quiz is judged for its shape
 
 
-@rule(
-    "terms",
-    """A lesson introduces at least one term (`terms = […]`), and no other lesson introduces the
-    same term.""",
-)
 def _terms(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     if not lesson.terms:
         yield found(
@@ -40,6 +35,14 @@ def _terms(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
             )
 
 
+rule(
+    "terms",
+    """A lesson introduces at least one term (`terms = […]`), and no other lesson introduces the
+    same term.""",
+    _terms,
+)
+
+
 def term_pattern(term: str) -> re.Pattern[str]:
     """A whole word or name: ``bucket`` finds "buckets" but not "bucket_cap_mb"; a term with
     a capital or a symbol (``RANK``, ``env://``) matches only as written, a plain lowercase
@@ -57,12 +60,6 @@ def quiz_and_listing(lesson: Lesson) -> str:
     return "\n".join(parts)
 
 
-@rule(
-    "term-order",
-    """A learner who follows the course never meets a term in a quiz or a listing before the
-    lesson that introduces it: a lesson's quiz and listing use no term a later lesson
-    introduces (whole words: `bucket` finds "buckets", not "bucket_cap_mb").""",
-)
 def _term_order(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     ids = [other.id for other in course]
     if lesson.id not in ids:
@@ -81,10 +78,15 @@ def _term_order(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
                 )
 
 
-@rule(
-    "prerequisites",
-    "Each prerequisite names a lesson of the course that comes before this one.",
+rule(
+    "term-order",
+    """A learner who follows the course never meets a term in a quiz or a listing before the
+    lesson that introduces it: a lesson's quiz and listing use no term a later lesson
+    introduces (whole words: `bucket` finds "buckets", not "bucket_cap_mb").""",
+    _term_order,
 )
+
+
 def _prerequisites(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     ids = [other.id for other in course]
     for p in lesson.prerequisites:
@@ -104,6 +106,13 @@ def _prerequisites(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem
                 "comes after this lesson in the course",
                 "give this lesson a larger `order` than its prerequisites",
             )
+
+
+rule(
+    "prerequisites",
+    "Each prerequisite names a lesson of the course that comes before this one.",
+    _prerequisites,
+)
 
 
 # --- a quiz no length rule passes --------------------------------------------------------------
@@ -150,12 +159,6 @@ def _rank_words(rank: str) -> str:
     return f"the {side}" if n == 0 else f"the {side} but {n}"
 
 
-@rule(
-    "quiz-shape",
-    f"""No answer-length rule passes the quiz: in a lesson with {SHAPE_FROM} or more choice
-    questions, and across the course, no length rank (always the longest choice, the second
-    longest, …, the shortest) is the right answer in more than {SHAPE_LIMIT:.0%} of them.""",
-)
 def _quiz_shape(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     mine = choice_questions([lesson])
     if len(mine) < SHAPE_FROM:
@@ -169,6 +172,15 @@ def _quiz_shape(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
             f"{_rank_words(rank)} choice is right in {share:.0%} of them",
             "vary which choice is longest: make a wrong one the longest, or the answer short",
         )
+
+
+rule(
+    "quiz-shape",
+    f"""No answer-length rule passes the quiz: in a lesson with {SHAPE_FROM} or more choice
+    questions, and across the course, no length rank (always the longest choice, the second
+    longest, …, the shortest) is the right answer in more than {SHAPE_LIMIT:.0%} of them.""",
+    _quiz_shape,
+)
 
 
 def course_problems(course: Sequence[Lesson]) -> list[Problem]:

@@ -32,14 +32,6 @@ def listing_scenarios(lesson: Lesson) -> list[dict]:
     return out
 
 
-@rule(
-    "listing",
-    """The code on screen is the code that ran: the listing is made of the statements of the
-    `# listing:` regions of the kind's engine that `[code] source` names, in their order, for
-    every text a `${choose:…}` can put in; a listing that leaves engine lines out says so in a
-    `# left out: …` comment. (A kind whose listing has another shape than its code names the
-    test that checks it instead: `RunKind.listing_checked_by`.)""",
-)
 def _listing(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     kind = lesson.run_kind()
     if not lesson.code.strip() or (kind is not None and kind.listing_checked_by):
@@ -87,3 +79,14 @@ def _listing(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
                     message,
                     "show the engine's statement as it is written there, in its order",
                 )
+
+
+rule(
+    "listing",
+    """The code on screen is the code that ran: the listing is made of the statements of the
+    `# listing:` regions of the kind's engine that `[code] source` names, in their order, for
+    every text a `${choose:…}` can put in; a listing that leaves engine lines out says so in a
+    `# left out: …` comment. (A kind whose listing has another shape than its code names the
+    test that checks it instead: `RunKind.listing_checked_by`.)""",
+    _listing,
+)
