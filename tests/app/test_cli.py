@@ -127,6 +127,7 @@ def _family(pid: int) -> list:
 
 
 @pytest.mark.gloo
+@pytest.mark.posix_signals
 def test_a_killed_rank_makes_the_cli_exit_1_naming_rank_and_signal() -> None:
     import os
     import signal
