@@ -213,6 +213,26 @@ def store_file(folder: PurePath) -> str:
 
 
 # --- other differences ----------------------------------------------------------------------
+def output_pair(fd: int) -> tuple[int, int]:
+    """(our end, the child's end) for a child's output that we pass on to ``fd``: where ``fd``
+    is a terminal on POSIX, a terminal of the child's own, sized as ours and passing bytes as
+    written (so it buffers and colours its lines as it would have); a pipe otherwise (Windows
+    has no pty)."""
+    if not POSIX or not os.isatty(fd):
+        return os.pipe()
+    import fcntl
+    import pty
+    import termios
+
+    ours, theirs = pty.openpty()
+    with contextlib.suppress(OSError):
+        fcntl.ioctl(theirs, termios.TIOCSWINSZ, fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
+    attrs = termios.tcgetattr(theirs)
+    attrs[1] &= ~termios.OPOST  # no "\n" -> "\r\n": ours adds that itself
+    termios.tcsetattr(theirs, termios.TCSANOW, attrs)
+    return ours, theirs
+
+
 def lower_priority(niceness: int) -> None:
     """Make this process background compute: ``nice`` on POSIX, the idle class on Windows."""
     with contextlib.suppress(OSError, psutil.Error):

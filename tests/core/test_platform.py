@@ -158,3 +158,36 @@ def test_a_process_ends_when_its_parent_dies(linux: bool) -> None:
     for proc in alive:
         proc.kill()
     assert alive == []
+
+
+# --- a watched command's output ------------------------------------------------------------
+def _pass_through(ours: int, theirs: int) -> bytes:
+    os.write(theirs, b"step 1\nstep 2\n")
+    os.close(theirs)
+    return os.read(ours, 100)
+
+
+def test_output_to_a_file_goes_through_a_pipe(tmp_path) -> None:
+    with open(tmp_path / "out.txt", "wb") as f:
+        ours, theirs = platform.output_pair(f.fileno())
+    assert not os.isatty(theirs)
+    assert _pass_through(ours, theirs) == b"step 1\nstep 2\n"
+    os.close(ours)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="no pty on Windows: a pipe there")
+def test_output_to_a_terminal_gets_a_terminal_of_its_size_passing_newlines_as_written() -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    term, other = pty.openpty()  # stands for the user's terminal, 37 rows × 111 columns
+    fcntl.ioctl(term, termios.TIOCSWINSZ, struct.pack("HHHH", 37, 111, 0, 0))
+    ours, theirs = platform.output_pair(term)
+    assert os.isatty(theirs)
+    size = struct.unpack("HHHH", fcntl.ioctl(theirs, termios.TIOCGWINSZ, b"\0" * 8))
+    assert size[:2] == (37, 111)
+    assert _pass_through(ours, theirs) == b"step 1\nstep 2\n"  # not "\r\n"
+    for fd in (ours, term, other):
+        os.close(fd)

@@ -25,6 +25,7 @@ ATTRIBUTES = {
     ("os", "getpgid"): "process groups are POSIX's",
     ("os", "nice"): "os.nice is POSIX's",
     ("os", "fork"): "Windows has no fork",
+    ("os", "uname"): "os.uname is POSIX's (socket.gethostname is everywhere)",
     **{
         ("signal", name): f"signal.{name} is not defined on Windows"
         for name in ("SIGKILL", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGSTOP", "SIGCONT")
@@ -41,6 +42,9 @@ KEYWORDS = {
     "preexec_fn": "Windows has no preexec_fn",
 }
 START_METHODS = {"fork", "forkserver", "spawn"}
+MODULES = {
+    name: f"Windows has no {name} module" for name in ("fcntl", "pty", "termios", "resource")
+}
 
 
 def offences(source: str) -> list[tuple[int, str]]:
@@ -52,6 +56,12 @@ def offences(source: str) -> list[tuple[int, str]]:
             why = ATTRIBUTES.get((owner, node.attr)) or METHODS.get(node.attr)
             if why:
                 found.append((node.lineno, f"{owner or '…'}.{node.attr}: {why}"))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES:
+                    found.append((node.lineno, f"import {alias.name}: {MODULES[alias.name]}"))
+        elif isinstance(node, ast.ImportFrom) and node.module in MODULES:
+            found.append((node.lineno, f"from {node.module} import …: {MODULES[node.module]}"))
         elif isinstance(node, ast.ImportFrom) and node.module in ("os", "signal"):
             for alias in node.names:
                 why = ATTRIBUTES.get((node.module, alias.name))
@@ -81,6 +91,8 @@ def test_the_platform_module_is_where_they_are() -> None:
     """The scan finds them where they are allowed: it is not blind."""
     said = {why.split(":")[0] for _, why in offences(PLATFORM.read_text(encoding="utf-8"))}
     allowed = {
+        "import pty",
+        "import termios",
         "os.killpg",
         "os.nice",
         "….prctl",
@@ -105,6 +117,9 @@ def test_the_platform_module_is_where_they_are() -> None:
         "ctx.set_forkserver_preload(['x'])",
         "loop.add_signal_handler(sig, stop)",
         "os.nice(19)",
+        "import termios",
+        "from pty import openpty",
+        "host = os.uname().nodename",
     ],
 )
 def test_each_kind_of_call_is_caught(line: str) -> None:
