@@ -96,8 +96,8 @@ def rank_context(preload: Sequence[str]) -> BaseContext:
 
 
 def probe_context() -> BaseContext:
-    """A context for the bench's short-lived measuring processes: fork where it exists (the
-    probe's own cost is not what it measures), spawn elsewhere."""
+    """A context for the bench's short-lived measuring processes: fork on Linux (the probe's
+    own start-up is not what it measures), spawn elsewhere."""
     return mp.get_context("fork" if LINUX else "spawn")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ntpath
 import os
+import signal
 import subprocess
 import sys
 from pathlib import PurePosixPath, PureWindowsPath
@@ -111,17 +112,29 @@ threading.Event().wait()
 """
 
 
-def test_kill_tree_ends_the_head_and_what_it_started() -> None:
+@pytest.mark.parametrize("posix", [True, False], ids=["process-group", "psutil-tree"])
+@pytest.mark.parametrize("stop", ["kill_tree", "signal_tree"])
+def test_stopping_a_tree_ends_the_head_and_what_it_started(posix, stop, monkeypatch) -> None:
+    """Both ways, here: the process group (POSIX) and psutil's tree (Windows' way)."""
+    if posix and os.name != "posix":
+        pytest.skip("no process groups on Windows")
     head = subprocess.Popen(
         [sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True, **platform.new_group()
     )
     assert head.stdout is not None
     child = psutil.Process(int(head.stdout.readline()))
     assert child.is_running()
-    platform.kill_tree(head.pid)
+    monkeypatch.setattr(platform, "POSIX", posix)
+    if stop == "kill_tree":
+        platform.kill_tree(head.pid)
+    else:
+        platform.signal_tree(head.pid, signal.SIGTERM)
     head.wait(10)
     _gone, alive = psutil.wait_procs([child], timeout=10)
+    for proc in alive:
+        proc.kill()
     assert alive == [] and head.returncode != 0
+    head.stdout.close()
 
 
 ORPHAN = """
