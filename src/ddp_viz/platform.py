@@ -155,16 +155,23 @@ def on_stop_signals(loop: asyncio.AbstractEventLoop, handler: Callable[[int], No
 
 
 # --- parent death ---------------------------------------------------------------------------
-def die_with_parent(sig: int = KILL, watch: bool = True) -> None:
+def die_with_parent(sig: int = KILL, poll: bool = True, parent: int | None = None) -> None:
     """End this process when its parent dies, so nothing outlives the engine. Linux: the kernel
-    sends ``sig``. Elsewhere, with ``watch``, a daemon thread exits the process once the parent
-    is gone (never in a forkserver, which must stay single-threaded to fork safely)."""
-    parent = os.getppid()
+    sends ``sig``. Elsewhere, with ``poll``, a daemon thread exits the process once the parent
+    is gone (never in a forkserver, which must stay single-threaded to fork safely).
+
+    ``parent``: the pid the parent had before it started us (a spawned rank is told it). Read
+    here instead, a parent that died before this call is not noticed: ``getppid`` then names
+    whoever adopted us, alive, so POSIX's adopter, pid 1, also counts as a dead parent."""
+    if parent is None:
+        parent = os.getppid()
+        if POSIX and parent == 1:
+            os._exit(0)
     if LINUX:
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-    elif watch:
-        _watch_parent(parent)
+    elif poll:
+        _poll_parent(parent)
     if not parent_alive(parent):  # gone before the signal could be asked for
         os._exit(0)
 
@@ -176,18 +183,18 @@ def parent_alive(parent: int) -> bool:
     return psutil.pid_exists(parent)
 
 
-def _watch_parent(parent: int) -> None:
+def _poll_parent(parent: int) -> None:
     try:
         proc = psutil.Process(parent)
     except psutil.Error:
         os._exit(0)
 
-    def watch() -> None:
+    def poll() -> None:
         while _running(proc):
             threading.Event().wait(PARENT_POLL_S)
         os._exit(0)
 
-    threading.Thread(target=watch, name="ddp-viz-parent-watch", daemon=True).start()
+    threading.Thread(target=poll, name="ddp-viz-parent-poll", daemon=True).start()
 
 
 def _running(proc: psutil.Process) -> bool:

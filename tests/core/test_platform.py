@@ -147,13 +147,13 @@ WATCHER = """
 import os, threading
 from ddp_viz import platform
 platform.LINUX = {linux}
-platform.die_with_parent(watch=True)
+platform.die_with_parent(poll=True)
 print(os.getpid(), flush=True)
 threading.Event().wait()
 """
 
 
-@pytest.mark.parametrize("linux", [True, False], ids=["prctl", "watcher-thread"])
+@pytest.mark.parametrize("linux", [True, False], ids=["prctl", "polling-thread"])
 def test_a_process_ends_when_its_parent_dies(linux: bool) -> None:
     """Linux's parent-death signal, and the watcher thread other systems use, each end the
     child once its parent is gone (the parent here exits as soon as the child watches it)."""
@@ -204,3 +204,18 @@ def test_output_to_a_terminal_gets_a_terminal_of_its_size_passing_newlines_as_wr
     assert _pass_through(ours, theirs) == b"step 1\nstep 2\n"  # not "\r\n"
     for fd in (ours, term, other):
         os.close(fd)
+
+
+def test_a_rank_whose_engine_died_before_it_started_ends_at_once() -> None:
+    """A spawned rank is told its engine's pid: gone already, the rank ends instead of running
+    on under whoever adopted it (it left three processes behind once, under load)."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    code = f"from ddp_viz import platform\nplatform.die_with_parent(parent={gone.stdout.strip()})\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code + "print('still running')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0 and "still running" not in out.stdout

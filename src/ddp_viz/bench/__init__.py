@@ -313,7 +313,7 @@ def main(quick: bool = False, only: str | None = None, smoke: bool = False) -> i
     if "spawn" in chosen:  # what Windows' and macOS' start method costs (bench/spawn.py)
         from ddp_viz.bench.spawn import spawn_cost
 
-        spawn_cost(fig, row, reps)
+        spawn_cost(fig, row, reps, cold_engine, warm_runs)
     if "gui" in chosen:
         fig.update(gui(reps + 1))
         row(

@@ -34,10 +34,15 @@ def start_method(method: StartMethod) -> Iterator[None]:
             os.environ[START_METHOD_VAR] = saved
 
 
-def spawn_cost(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
-    """Cold and warm figures per world size under each start method, and spawn ÷ forkserver."""
-    from ddp_viz.bench import cold_engine, warm_runs
-
+def spawn_cost(
+    fig: dict[str, Any],
+    row: Callable[..., None],
+    reps: int,
+    cold_engine: Callable[[int], float],
+    warm_runs: Callable[[tuple[int, ...], int], dict[int, list[float]]],
+) -> None:
+    """Cold and warm figures per world size under each start method, and spawn ÷ forkserver,
+    measured with the bench's own ``cold_engine`` and ``warm_runs``."""
     methods = (StartMethod.FORKSERVER, StartMethod.SPAWN)
     cold: dict[tuple[StartMethod, int], list[float]] = {}
     warm: dict[tuple[StartMethod, int], list[float]] = {}

@@ -8,6 +8,6 @@ ended, ten seconds or more later.
 
 from ddp_viz import platform
 
-# Linux only in practice (the forkserver is used there); never a watcher thread: a forkserver
+# Linux only in practice (the forkserver is used there); never a polling thread: a forkserver
 # must stay single-threaded to fork safely.
-platform.die_with_parent(platform.KILL, watch=False)
+platform.die_with_parent(platform.KILL, poll=False)

@@ -38,21 +38,22 @@ def usable_cores() -> int:
     return os.cpu_count() or 0
 
 
-def worker_main(conn: Connection, slot: int) -> None:
-    """Entry point of a pooled rank process: wait for jobs, run them, repeat."""
-    platform.die_with_parent()
+def worker_main(conn: Connection, slot: int, parent: int | None = None) -> None:
+    """Entry point of a pooled rank process: wait for jobs, run them, repeat. ``parent``: the
+    engine's pid, for a spawned rank (a forked one's parent is the forkserver)."""
+    platform.die_with_parent(parent=parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
     # Ranks are background compute: on a laptop's few cores the window must stay smooth.
     platform.lower_priority(RANK_NICENESS)
+    if os.environ.get("DDP_VIZ_TEST_RANKS_FAIL_TO_START"):  # the reliability tests' fault
+        print("[rank] failing to start on purpose (DDP_VIZ_TEST_RANKS_FAIL_TO_START)", flush=True)
+        os._exit(3)
     if platform.start_method() is platform.StartMethod.SPAWN:
         for module in PRELOAD[1:]:  # no forkserver imported them for us
             importlib.import_module(module)
     from ddp_viz.engine.bare import run_bare
     from ddp_viz.engine.rank import run_rank
 
-    if os.environ.get("DDP_VIZ_TEST_RANKS_FAIL_TO_START"):  # the reliability tests' fault
-        print("[rank] failing to start on purpose (DDP_VIZ_TEST_RANKS_FAIL_TO_START)", flush=True)
-        os._exit(3)
     conn.send({"ctl": "ready", "pid": os.getpid()})
     while True:
         try:
@@ -113,8 +114,12 @@ class Pool:
         parent, child = self._ctx.Pipe(duplex=True)
         slot = self._next_slot
         self._next_slot += 1
+        spawned = platform.start_method() is platform.StartMethod.SPAWN
         process = self._ctx.Process(
-            target=worker_main, args=(child, slot), name=f"ddp-viz-rank-slot{slot}", daemon=True
+            target=worker_main,
+            args=(child, slot, os.getpid() if spawned else None),
+            name=f"ddp-viz-rank-slot{slot}",
+            daemon=True,
         )
         process.start()
         child.close()
