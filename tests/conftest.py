@@ -38,6 +38,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [item for hand in range(workers) for item in ranked[hand::workers]]
 
 
+# What a system lacks, by marker: such a test is skipped there, saying why (CI runs Linux,
+# macOS and Windows: .github/workflows/ci.yml).
+UNSUPPORTED = {
+    "posix_signals": (os.name != "posix", "no SIGKILL or process groups on Windows"),
+    "netns": (not sys.platform.startswith("linux"), "network namespaces are Linux's"),
+}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for name, (lacking, reason) in UNSUPPORTED.items():
+        if lacking and any(item.iter_markers(name)):
+            pytest.skip(f"{name}: {reason}")
+
+
 # Processes started by session-wide fixtures (and their descendants) are not leaks.
 SHARED_ROOTS: set[int] = set()
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ddp_viz import platform
 from ddp_viz.model import protocol, registry
 from ddp_viz.model.decoder import LineDecoder, Skimmed
 from ddp_viz.model.event_base import EVENT_TYPES
@@ -61,7 +62,7 @@ class EngineClient:
             stderr=stderr if stderr is not None else subprocess.DEVNULL,
             env=engine_env(),
             bufsize=-1,
-            start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop the engine
+            **platform.new_group(),  # Ctrl-C in a terminal reaches us, and we stop the engine
         )
         # the reader hands over everything one read produced at once: one queue operation per
         # chunk, not per event, keeps a fast stream's cost off the ranks' cores

@@ -49,6 +49,7 @@ def test_ranks_stay_warm_between_runs_and_the_pool_follows_the_world_size() -> N
         assert exited <= set(four.pids.values()) and not exited & set(first.values())
 
 
+@pytest.mark.posix_signals
 def test_a_dead_idle_worker_is_replaced() -> None:
     with EngineClient() as client:
         pids = ready_workers(client, 2)

@@ -112,6 +112,7 @@ def test_cancel_stops_every_rank_and_the_next_run_works(qtbot, window):
     run_again_and_finish(qtbot, window)
 
 
+@pytest.mark.posix_signals
 def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, window):
     start_long_run(qtbot, window)
     victim = window.session.record.pids[1]
@@ -126,6 +127,7 @@ def test_a_killed_rank_fails_the_run_visibly_and_the_next_run_works(qtbot, windo
 
 
 @pytest.mark.slow
+@pytest.mark.posix_signals
 def test_a_killed_engine_is_reported_and_can_be_restarted(qtbot, window):
     start_engine(qtbot, window, own=True)
     engine_pid = window.engine.pid
@@ -195,6 +197,7 @@ def test_divergence_is_reported_not_plotted_silently(qtbot, window):
     assert all(math.isfinite(v) for v in (x0, x1, y0, y1))
 
 
+@pytest.mark.posix_signals
 def test_an_engine_dying_mid_run_marks_the_run_incomplete(qtbot, window):
     start_long_run(qtbot, window, own=True)
     family = tree(window.engine.pid)

@@ -208,6 +208,7 @@ def test_without_a_listener_the_script_runs_as_if_unwatched(tmp_path) -> None:
     assert out.exists() and "Traceback" not in run.stderr
 
 
+@pytest.mark.posix_signals
 def test_ctrl_c_stops_the_whole_tree(tmp_path) -> None:
     """Ctrl-C to ``ddp-viz watch`` reaches torchrun, torchrun stops its ranks, and the exit
     status says the run was interrupted. The ranks run in sessions of their own (torchrun
@@ -266,6 +267,7 @@ def watched_tree(proc: subprocess.Popen, rec: Path) -> dict[str, psutil.Process]
 
 
 @pytest.mark.slow
+@pytest.mark.posix_signals
 def test_hostile_peers_are_refused_while_a_real_run_streams_on(tmp_path) -> None:
     """The same attacks as the listener's own tests, against a real watched torchrun run:
     each is refused and counted, and the run loses nothing."""

@@ -105,6 +105,7 @@ def test_identical_nan_averages_agree_and_say_from_which_step() -> None:
     assert "desync" not in said and "differ" not in said
 
 
+@pytest.mark.posix_signals
 def test_a_rank_killed_by_sigkill_is_named_with_the_signal_and_its_step() -> None:
     code, said, _ = watch("sigkill", 3)
     assert code == 1

@@ -20,7 +20,7 @@ import pytest
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import record
 
-pytestmark = pytest.mark.gloo
+pytestmark = [pytest.mark.gloo, pytest.mark.netns]
 
 SCRIPT = Path(__file__).parents[1] / "data" / "watched" / "train.py"
 BIN = Path(sys.executable).parent

@@ -48,6 +48,7 @@ def test_a_watched_run_streams_into_the_window_as_it_trains(qtbot, make_window) 
 
 
 @pytest.mark.slow
+@pytest.mark.posix_signals  # Ctrl-C to a process group: Windows ends the tree outright instead
 def test_closing_the_window_stops_the_whole_tree(qtbot, make_window, capfd) -> None:
     window, live, _ = live_window(make_window, "--forever")
 

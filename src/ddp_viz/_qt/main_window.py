@@ -31,7 +31,7 @@ from ddp_viz._qt.process_view import ProcessView
 from ddp_viz._qt.quiz_view import QuizView, learner_of
 from ddp_viz._qt.refresh_turns import RefreshTurns, StageRate
 from ddp_viz._qt.scenario_form import ScenarioForm
-from ddp_viz._qt.stage import StageWidget, waiting_words
+from ddp_viz._qt.stage import StageWidget, starting_ranks_words, waiting_words
 from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.status_line import StatusLine
 from ddp_viz._qt.theme import apply_theme
@@ -179,9 +179,7 @@ class MainWindow(PlayerMoves, QMainWindow):
     # --- SessionView: what the session controller tells the window ----------------------------
     def show_engine_state(self, state: EngineState) -> None:
         self.process_view.set_engine_state(state)
-        # an empty stage says whether Run can start yet (a watched page runs nothing)
-        if self.player.record is None and self.lesson.id in self.course.ids:
-            self.stage.set_message(waiting_words(state))
+        self._say_what_starts(state, self.session.workers)
         if state is EngineState.READY:
             self._on_warm_timer_timeout()
         self._update_actions()
@@ -191,6 +189,17 @@ class MainWindow(PlayerMoves, QMainWindow):
         if pending:
             self.process_view.set_pending(pending)
             self.stage.set_message(f"Starting {pending} rank(s)…")
+        else:
+            self._say_what_starts(self.session.engine_state, workers)
+
+    def _say_what_starts(
+        self, state: EngineState, workers: dict[int, protocol.WorkerState]
+    ) -> None:
+        """An empty stage says whether Run can start yet (a watched page runs nothing): the
+        engine starting, then its ranks starting (long under spawn), then Press Run."""
+        if self.player.record is None and self.lesson.id in self.course.ids:
+            starting = starting_ranks_words(workers) if state is EngineState.READY else None
+            self.stage.set_message(starting or waiting_words(state))
 
     def show_busy(self, busy: bool) -> None:
         self.form.set_enabled_for_run(not busy)

@@ -7,6 +7,7 @@ only measures text with Qt's font metrics and paints shapes and texts where the 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Mapping
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -23,6 +24,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from ddp_viz._qt.theme import qcolor
+from ddp_viz.model import protocol
 from ddp_viz.model.frame import Font, Link, Shape, StageFrame, Text
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.scenes import SceneContext, stage_frame
@@ -37,6 +39,17 @@ PRESS_RUN = "Press Run to start real DDP ranks on this machine."
 # window's thread with a sleep between, not one as long as both. Beside 8 ranks on 2 cores a
 # slice of ~8 ms (a watched frame's build and paint) came back to the thread after 50-100 ms.
 PAINT_AFTER_MS = 12
+
+
+def starting_ranks_words(workers: Mapping[int, protocol.WorkerState]) -> str | None:
+    """What an empty stage says while pooled ranks still start, or None once all are warm.
+    A spawned rank (Windows, macOS, ``DDP_VIZ_START_METHOD=spawn``) imports torch itself:
+    seconds each, the engine ready long before its ranks are."""
+    states = [w.state for w in workers.values() if w.state != protocol.WorkerStatus.EXITED]
+    starting = sum(s == protocol.WorkerStatus.STARTING for s in states)
+    if not starting:
+        return None
+    return f"Starting ranks: {len(states) - starting} of {len(states)} warm…"
 
 
 def waiting_words(state: EngineState) -> str:

@@ -24,7 +24,7 @@ from ddp_viz.model import protocol, registry
 from ddp_viz.model.scenario import Scenario
 
 # the core's benchmarks; a kind adds its own after them (kind_benches)
-CORE = ("cold", "warm", "gui", "stream", "memory", "overhead", "pipeline", "window")
+CORE = ("cold", "warm", "spawn", "gui", "stream", "memory", "overhead", "pipeline", "window")
 TARGETS = {
     "cold_ratio_8": ("cold 8 ranks ÷ naive", "≤ 0.35"),
     "warm_2_s": ("warm Run → first averaged gradient, 2 ranks", "< 0.15 s"),
@@ -310,6 +310,10 @@ def main(quick: bool = False, only: str | None = None, smoke: bool = False) -> i
             m = statistics.median(times)
             fig[f"warm_{n}_s"] = m
             row(f"warm Run → first averaged grad, {n} ranks", f"{m * 1000:.1f} ms")
+    if "spawn" in chosen:  # what Windows' and macOS' start method costs (bench/spawn.py)
+        from ddp_viz.bench.spawn import spawn_cost
+
+        spawn_cost(fig, row, reps, cold_engine, warm_runs)
     if "gui" in chosen:
         fig.update(gui(reps + 1))
         row(

@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
+
+from ddp_viz import platform
 
 
 def _rank(rank: int, world: int, store_dir: str) -> None:
@@ -21,7 +24,7 @@ def _rank(rank: int, world: int, store_dir: str) -> None:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     torch.set_num_threads(1)
-    store = dist.FileStore(os.path.join(store_dir, "store"), world)
+    store = dist.FileStore(platform.store_file(Path(store_dir)), world)
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world)
     model = DDP(nn.Linear(1, 1))
     x = torch.arange(1.0, world + 1).unsqueeze(1)[rank : rank + 1]
@@ -36,8 +39,7 @@ def _rank(rank: int, world: int, store_dir: str) -> None:
 
 def main() -> None:
     world, store_dir = int(sys.argv[1]), sys.argv[2]
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    platform.rank_env_defaults(os.environ)
     import torch.multiprocessing as mp
 
     mp.spawn(_rank, args=(world, store_dir), nprocs=world, join=True)

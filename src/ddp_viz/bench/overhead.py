@@ -20,6 +20,9 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from ddp_viz import platform
 
 VARIANTS = ("plain", "python_hook", "captured")
 ROUNDS = 2
@@ -95,12 +98,11 @@ def _rank(rank: int, world: int, store_path: str, steps: int, out: mp.Queue) -> 
 
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    ctx = mp.get_context("fork")
+    platform.rank_env_defaults(os.environ)
+    ctx = platform.probe_context()
     out: mp.Queue = ctx.Queue()
     with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
+        store = platform.store_file(Path(tmp))
         procs = [ctx.Process(target=_rank, args=(r, 2, store, steps, out)) for r in range(2)]
         for p in procs:
             p.start()

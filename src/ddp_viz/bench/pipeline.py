@@ -18,8 +18,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from ddp_viz import platform
 from ddp_viz.bench.stats import probe_figures, rotated, steady_per_step
 from ddp_viz.engine.pool import Pool
 from ddp_viz.model.protocol import WorkerStatus, line_kind
@@ -52,7 +54,7 @@ def bare_report(scenario: Scenario, timeout: float = 600, hooks: bool = False) -
                         "rank": rank,
                         "hooks": hooks,
                         "scenario": scenario.to_dict(),
-                        "store": os.path.join(tmp, "store"),
+                        "store": platform.store_file(Path(tmp)),
                     }
                 )
             per_rank = []
@@ -76,7 +78,7 @@ def ours(scenario: Scenario, timeout: float = 600) -> dict[str, float]:
     """Steady seconds per step of ``ddp-viz run --json`` (the slowest rank), read to the end by
     this process as a consumer of its timings would, and the wall time of the whole command."""
     with tempfile.TemporaryDirectory(prefix="ddp-viz-bench-") as tmp:
-        path = os.path.join(tmp, "scenario.toml")
+        path = str(Path(tmp) / "scenario.toml")
         with open(path, "w", encoding="utf-8") as f:
             f.write(scenario.to_toml())
         t0 = time.monotonic()

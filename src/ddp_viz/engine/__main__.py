@@ -5,15 +5,14 @@ import signal
 import sys
 from typing import Any
 
-from ddp_viz.engine.pool import set_parent_death_signal
+from ddp_viz import platform
 from ddp_viz.engine.server import Engine
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Set before the forkserver starts: every rank inherits them.
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    set_parent_death_signal(signal.SIGTERM)
+    # Set before the forkserver starts (or any rank is spawned): every rank inherits them.
+    platform.rank_env_defaults(os.environ)
+    platform.die_with_parent(signal.SIGTERM)
     engine = Engine(sys.stdout)
 
     def _on_signal(signum: int, _frame: Any) -> None:
@@ -21,9 +20,10 @@ def main(argv: list[str] | None = None) -> int:
         engine.pool.shutdown()
         os._exit(128 + signum)
 
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
+    for sig in platform.STOP_SIGNALS:
+        signal.signal(sig, _on_signal)
     return engine.serve(sys.stdin)
 
 
-sys.exit(main())
+if __name__ == "__main__":  # a spawned rank imports this module as __mp_main__: no engine there
+    sys.exit(main())

@@ -6,11 +6,8 @@ resource tracker it holds open, running without a parent until the forkserver's 
 ended, ten seconds or more later.
 """
 
-import os
-import signal
+from ddp_viz import platform
 
-from ddp_viz.engine.pool import set_parent_death_signal
-
-set_parent_death_signal(signal.SIGKILL)
-if os.getppid() == 1:  # the engine was gone before the signal could be asked for
-    os._exit(0)
+# Linux only in practice (the forkserver is used there); never a polling thread: a forkserver
+# must stay single-threaded to fork safely.
+platform.die_with_parent(platform.KILL, poll=False)

@@ -1,26 +1,29 @@
-"""A pool of warm rank processes, forked from a preloaded forkserver.
+"""A pool of warm rank processes, forked from a preloaded forkserver (or spawned).
 
 The forkserver imports torch and everything DDP imports lazily once (:mod:`.warm`); each rank
 is a fork of it, so N ranks pay the import about once instead of N times, and a rank that
-finished a run waits for the next one with everything still loaded.
+finished a run waits for the next one with everything still loaded. Where there is no safe
+fork (Windows, macOS; ``DDP_VIZ_START_METHOD=spawn``), each rank is a fresh interpreter that
+imports :mod:`.warm` itself before it says it is ready: slower to start, as warm after that.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import multiprocessing as mp
+import importlib
 import os
 import signal
-import sys
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ddp_viz import platform
 from ddp_viz.model.protocol import WorkerStatus
 
-PR_SET_PDEATHSIG = 1
+# What the forkserver imports once before it forks a rank (a spawned rank imports them itself):
+# the guard first, so a forkserver whose engine died during torch's import dies too.
+PRELOAD = ("ddp_viz.engine.orphan_guard", "ddp_viz.engine.warm")
 # The lowest priority: ranks are background compute beside the window. At 10 they still took
 # a tenth of a core from the window whenever both wanted one, and two ranks in lockstep on two
 # cores then both waited; at 19 a 500-step run in the window took 1.05-1.15x its headless time
@@ -35,30 +38,22 @@ def usable_cores() -> int:
     return os.cpu_count() or 0
 
 
-def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
-    """Linux: deliver ``sig`` to this process when its parent dies, so nothing is orphaned."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-
-
-def worker_main(conn: Connection, slot: int) -> None:
-    """Entry point of a pooled rank process: wait for jobs, run them, repeat."""
-    set_parent_death_signal()
-    if os.getppid() == 1:  # parent already gone
-        os._exit(0)
+def worker_main(conn: Connection, slot: int, parent: int | None = None) -> None:
+    """Entry point of a pooled rank process: wait for jobs, run them, repeat. ``parent``: the
+    engine's pid, for a spawned rank (a forked one's parent is the forkserver)."""
+    platform.die_with_parent(parent=parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle
-    with contextlib.suppress(OSError):
-        # Ranks are background compute: on a laptop's few cores the window must stay smooth.
-        os.nice(RANK_NICENESS)
-    from ddp_viz.engine.bare import run_bare
-    from ddp_viz.engine.rank import run_rank
-
+    # Ranks are background compute: on a laptop's few cores the window must stay smooth.
+    platform.lower_priority(RANK_NICENESS)
     if os.environ.get("DDP_VIZ_TEST_RANKS_FAIL_TO_START"):  # the reliability tests' fault
         print("[rank] failing to start on purpose (DDP_VIZ_TEST_RANKS_FAIL_TO_START)", flush=True)
         os._exit(3)
+    if platform.start_method() is platform.StartMethod.SPAWN:
+        for module in PRELOAD[1:]:  # no forkserver imported them for us
+            importlib.import_module(module)
+    from ddp_viz.engine.bare import run_bare
+    from ddp_viz.engine.rank import run_rank
+
     conn.send({"ctl": "ready", "pid": os.getpid()})
     while True:
         try:
@@ -110,8 +105,7 @@ class Pool:
     """Owns the rank processes. Not thread-safe: the engine's main loop drives it."""
 
     def __init__(self) -> None:
-        self._ctx = mp.get_context("forkserver")
-        self._ctx.set_forkserver_preload(["ddp_viz.engine.orphan_guard", "ddp_viz.engine.warm"])
+        self._ctx = platform.rank_context(PRELOAD)
         self.workers: list[Worker] = []
         self._next_slot = 0
 
@@ -120,8 +114,12 @@ class Pool:
         parent, child = self._ctx.Pipe(duplex=True)
         slot = self._next_slot
         self._next_slot += 1
+        spawned = platform.start_method() is platform.StartMethod.SPAWN
         process = self._ctx.Process(
-            target=worker_main, args=(child, slot), name=f"ddp-viz-rank-slot{slot}", daemon=True
+            target=worker_main,
+            args=(child, slot, os.getpid() if spawned else None),
+            name=f"ddp-viz-rank-slot{slot}",
+            daemon=True,
         )
         process.start()
         child.close()

@@ -12,13 +12,13 @@ import multiprocessing.connection as mpc
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
-from ddp_viz import __version__
+from ddp_viz import __version__, platform
 from ddp_viz.engine.exits import describe_exit
 from ddp_viz.engine.pool import Pool, Worker, usable_cores
 from ddp_viz.model import protocol
@@ -41,7 +41,7 @@ class ActiveRun:
     fault: dict[str, Any]
     ranks: list[Worker] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
-    store_dir: str | None = None
+    store_dir: Path | None = None
     done: set[int] = field(default_factory=set)
     steps_completed: int = 0
     diverged: tuple[int, str] | None = None
@@ -218,7 +218,7 @@ class Engine:
             )
         )
         # the rendezvous file lives in a folder only this user can read (mkdtemp: 0700)
-        pending.store_dir = tempfile.mkdtemp(prefix=f"ddp-viz-run{pending.run}-")
+        pending.store_dir = platform.run_folder(pending.run)
         for w in pending.ranks:
             self._send_job(w, pending)
 
@@ -228,7 +228,7 @@ class Engine:
             "run": run.run,
             "rank": worker.rank,
             "scenario": run.scenario.to_dict(),
-            "store": os.path.join(run.store_dir or "", "store"),
+            "store": platform.store_file(run.store_dir) if run.store_dir else "",
             "fault": run.fault,
         }
         try:

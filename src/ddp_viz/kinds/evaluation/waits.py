@@ -39,7 +39,9 @@ class LockedOutbox:
 
 
 def short(path: str) -> str:
-    """A frame's file, from the package it belongs to (``torch/nn/parallel/distributed.py``)."""
+    """A frame's file, from the package it belongs to (``torch/nn/parallel/distributed.py``),
+    with ``/`` between names on every system (Windows' frames spell ``\\``)."""
+    path = path.replace("\\", "/")
     for marker in ("site-packages/", "/src/"):
         if marker in path:
             return path.split(marker, 1)[1]

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 import ddp_viz
+from ddp_viz import platform
 from ddp_viz.kinds.watched import wire
 from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
 from ddp_viz.kinds.watched.checks import findings, straggler_text, verdict
@@ -182,9 +183,8 @@ async def _listen(host: str, port: int, record: str | None, out: TextIO) -> int:
         flush=True,
     )
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    # where the loop takes no signal handler (Windows), Ctrl-C raises KeyboardInterrupt instead
+    platform.on_stop_signals(asyncio.get_running_loop(), lambda _sig: stop.set())
     await stop.wait()
     await listener.close()
     recorder.finish(listener, 0)
@@ -279,7 +279,7 @@ async def _run_command(
     streams = relay.open() if relay is not None else {}
     try:
         proc = await asyncio.create_subprocess_exec(
-            *command, env=env, start_new_session=True, **streams
+            *command, env=env, **platform.new_group(), **streams
         )
     except OSError as exc:
         print(f"ddp-viz watch: cannot start {command[0]}: {exc}", file=out)
@@ -289,10 +289,8 @@ async def _run_command(
             relay.started()
     if started is not None:
         started(proc.pid)
-    loop = asyncio.get_running_loop()
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C stops the whole tree, then us
-            loop.add_signal_handler(sig, _pass_on, proc.pid, sig)
+    # Ctrl-C stops the whole tree, then us
+    platform.on_stop_signals(asyncio.get_running_loop(), functools.partial(_pass_on, proc.pid))
     code = await proc.wait()
     if relay is not None:
         await asyncio.to_thread(relay.join)  # its last lines, before ours
@@ -306,8 +304,7 @@ def stop_command(pid: int) -> None:
 
 def _pass_on(pid: int, sig: int) -> None:
     STOPPED["by_user"] = True  # ranks that then vanish were stopped, not crashed
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, sig)
+    platform.signal_tree(pid, sig)
 
 
 def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | None) -> str:

@@ -18,6 +18,7 @@ Nothing here raises into the script.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 import traceback
@@ -124,7 +125,7 @@ def _send_alone(line: str) -> None:
 
     def hello() -> wire.Hello:
         clock = STATE["now"]() if STATE["now"] is not None else 0.0
-        host = os.environ.get("DDP_VIZ_HOST") or os.uname().nodename
+        host = os.environ.get("DDP_VIZ_HOST") or socket.gethostname()
         local = int(os.environ.get("LOCAL_RANK", rank))
         return wire.Hello(host, os.getpid(), rank, local, world, clock, [])
 

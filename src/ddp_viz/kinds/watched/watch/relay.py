@@ -12,11 +12,10 @@ happened instead.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import pty
-import termios
 import threading
+
+from ddp_viz import platform
 
 STREAMS = (1, 2)  # our stdout and stderr, by file descriptor
 
@@ -61,17 +60,9 @@ class Relay:
 
     @staticmethod
     def _pair(fd: int) -> tuple[int, int]:
-        """(our end, the command's end): a terminal of its own where ``fd`` is a terminal,
-        sized as ours and passing bytes as written; a pipe otherwise."""
-        if not os.isatty(fd):
-            return os.pipe()
-        ours, theirs = pty.openpty()
-        with contextlib.suppress(OSError):
-            fcntl.ioctl(theirs, termios.TIOCSWINSZ, fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
-        attrs = termios.tcgetattr(theirs)
-        attrs[1] &= ~termios.OPOST  # no "\n" -> "\r\n": ours adds that itself
-        termios.tcsetattr(theirs, termios.TCSANOW, attrs)
-        return ours, theirs
+        """(our end, the command's end): a terminal of its own where ``fd`` is a terminal and
+        the system has them, a pipe otherwise."""
+        return platform.output_pair(fd)
 
     def _copy(self, read: int, to: int) -> None:
         try:
