@@ -12,11 +12,11 @@ import os
 import signal
 import sys
 
-from ddp_viz.engine.pool import set_parent_death_signal
+from ddp_viz.platform import die_with_parent
 
 if __name__ == "__main__":
     parent = int(os.environ.get("DDP_VIZ_AGENT_PARENT", "0"))
-    set_parent_death_signal(signal.SIGTERM)
+    die_with_parent(signal.SIGTERM)
     if parent and os.getppid() != parent:  # the rank was gone before the signal was asked for
         sys.exit(0)
     os.execv(sys.executable, [sys.executable, "-m", "torch.distributed.run", *sys.argv[1:]])

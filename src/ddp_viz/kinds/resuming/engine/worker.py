@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
 from pathlib import Path
 from typing import IO
 
-from ddp_viz.engine.pool import set_parent_death_signal
+from ddp_viz.platform import KILL, die_with_parent
 
 
 def said(exc: BaseException) -> str:
@@ -53,7 +52,7 @@ def join(attempt_keys: bool, attempt: int, rank: int, world: int) -> None:
 
 def main(folder: Path, spec_json: str) -> None:
     # the agent's death ends its workers too, whatever killed it
-    set_parent_death_signal(signal.SIGKILL)
+    die_with_parent(KILL)
     import torch
     import torch.distributed as dist
 
@@ -94,7 +93,7 @@ def main(folder: Path, spec_json: str) -> None:
                         log(out, what="saved", step=t.step)
                 if attempt == 0 and rank == world - 1 and t.step == spec.kill_after:
                     log(out, what="killed", step=t.step)
-                    os.kill(os.getpid(), signal.SIGKILL)
+                    os.kill(os.getpid(), KILL)
         except Exception as exc:  # the survivors' next collective: "Connection closed by peer"
             log(out, what="error", error=said(exc))
             raise
