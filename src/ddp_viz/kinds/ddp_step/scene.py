@@ -117,14 +117,6 @@ class _Builder(TableAndHub):
         room = self.ctx.height - self.used(upper, footer)
         return upper, footer, room
 
-    def cut_short(self, line: Line) -> Line:
-        """The last line kept of a caption that lost its next ones, ending in "…" (it read as
-        a whole sentence: "…; the same averaged gradients")."""
-        words, room = line.text.split(), self.ctx.width - 2 * self.pad
-        while len(words) > 1 and self.width(" ".join(words) + " …", line.font) > room:
-            words.pop()
-        return Line(" ".join(words) + " …", line.font, line.color)
-
     def used(self, *groups: list[Line]) -> float:
         return sum(line.height for g in groups for line in g) + self.pad * 2.2
 
