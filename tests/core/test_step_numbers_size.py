@@ -75,4 +75,6 @@ def test_new_values_keep_off_the_lane_edge_and_the_arrow_points_at_them(size, th
             y = s.points[0][1]
             assert t.box.y + t.box.h / 3 <= y <= t.box.y + t.box.h * 2 / 3, (t.text, y, t.box)
     befores = [t for t in frame.texts if ".before." in t.key]
-    assert befores and not any("→" in t.text for t in befores)
+    # tensors taking turns (a projector at 1280×800) have no old value: the arrow is the change
+    assert befores or any(t.key == "turns" for t in frame.texts)
+    assert not any("→" in t.text for t in befores)

@@ -29,10 +29,10 @@ STAGES = [(889, 472), (889, 495), (1341, 673), (1341, 696)]
 KIND_OF = {"local_grad": "local", "averaged_grad": "averaged", "params": "params"}
 
 
-def raw_values() -> dict[tuple[int, str], float]:
+def raw_values(name: str = EIGHT) -> dict[tuple[int, str], float]:
     """(step, "rank{r}.{kind}.{tensor}") -> the L2 norm of the recorded tensor (a scalar: it)."""
     out: dict[tuple[int, str], float] = {}
-    path = Path(__file__).parents[1] / "data" / EIGHT
+    path = Path(__file__).parents[1] / "data" / name
     for line in path.read_text().splitlines():
         e = json.loads(line)
         kind = KIND_OF.get(e["event"])
@@ -91,14 +91,15 @@ def test_every_rank_at_projector_type_and_every_tensor_in_its_turn(size) -> None
 
 def test_the_turns_go_round_and_a_stage_with_room_has_none() -> None:
     """Page 4 is page 0 again; a laptop's full-HD stage fits every tensor of 8 ranks, and two
-    ranks fit on a projector: no turns there, every tensor in each lane."""
+    ranks fit a projector's 1341×696 stage at its type: no turns there, every tensor in each
+    lane (tests/core/test_two_ranks_turns.py: at 1341×673 they did not)."""
     assert (
         frame((889, 472), Cursor(0, 3), 4).all_text()
         == frame((889, 472), Cursor(0, 3), 0).all_text()
     )
     rec8 = record(load_recording(EIGHT))
     rec2 = record(load_recording("mlp-2-ranks-3-steps.jsonl"))
-    for rec, c in ((rec8, ctx(1341, 900, theme="light")), (rec2, ctx(1341, 673))):
+    for rec, c in ((rec8, ctx(1341, 900, theme="light")), (rec2, ctx(1341, 696))):
         f = stage_frame(rec, Cursor(0, 3), 1.0, c, load_lesson("every-parameter").scene)
         assert not [t for t in f.texts if t.key == "turns"]
         for r in range(rec.world_size):

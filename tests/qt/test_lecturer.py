@@ -61,7 +61,8 @@ def test_projector_mode_is_big_high_contrast_and_folds_secondary_panels(
     assert all(c.opts["pen"].width() >= 3 for c in window.plots._curves.values())
     # every text the stage painted: 24 px on a 1920×1080 projector; a 1280×720 one fits the
     # lanes into a narrower stage with smaller type rather than cut numbers off
-    assert_stage_type(window, 24 if size == (1920, 1080) else 16)
+    # 24 px at 1280×720 too: the tensors take turns rather than go under the floor (16 px before)
+    assert_stage_type(window, 24)
     assert_inside_and_apart(window.stage.frame())
 
 
@@ -71,7 +72,8 @@ def assert_stage_type(window, floor: float) -> None:
     window.stage.repaint()
     painted = window.stage.painted_px
     assert painted == [max(1, round(t.font.px)) for t in frame.texts]
-    assert len(painted) > 20 and min(painted) >= floor, sorted(painted)[:5]
+    # a whole frame (one tensor at a time on a projector at 1280×720: 19 texts)
+    assert len(painted) > 15 and min(painted) >= floor, sorted(painted)[:5]
 
 
 def test_projector_mode_is_remembered(qtbot, make_window, tmp_path):

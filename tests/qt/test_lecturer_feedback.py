@@ -4,6 +4,7 @@ froze the window for ~4.4 s with no progress; the toolbar said "Full screen" in 
 from __future__ import annotations
 
 import pytest
+from PIL import Image
 from PySide6.QtWidgets import QProgressDialog
 
 from ddp_viz._qt.export import ExportCancelled
@@ -56,3 +57,29 @@ def test_the_full_screen_button_says_how_to_leave(qtbot, make_window) -> None:
     qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Leave full screen", timeout=10_000)
     window.toggle_fullscreen()
     qtbot.waitUntil(lambda: window.fullscreen_action.text() == "Full screen", timeout=10_000)
+
+
+def test_the_gif_dialog_shows_at_once_and_moves_while_the_file_is_written(
+    qtbot, make_window, tmp_path, monkeypatch
+) -> None:
+    """Issue 47, 10: the frames took under the dialog's one second and the write 2–3 s more
+    with no call to setValue, so no dialog ever showed and the window kept the file dialog's
+    picture. The dialog is up from the start and moves frame by frame while it writes."""
+    window = _with_run(qtbot, make_window)
+    seen: list[tuple[bool, str, int, int]] = []
+    real = QProgressDialog.setValue
+
+    def set_value(self, value: int) -> None:  # as it stands when told (the last one closes it)
+        seen.append((self.isVisible(), self.labelText(), value, self.maximum()))
+        real(self, value)
+
+    monkeypatch.setattr(QProgressDialog, "setValue", set_value)
+    path = tmp_path / "seen.gif"
+    assert window.file_actions.export_gif_shown(path) == path and path.exists()
+    with Image.open(path) as gif:
+        frames = gif.n_frames
+    calls = [s for s in seen if s[2] > 0]
+    assert calls and all(visible for visible, *_ in calls), calls  # shown from the first frame
+    writing = [value for _, label, value, _ in calls if label.startswith("Writing")]
+    assert len(writing) >= frames  # one step a frame's palette, then the file
+    assert writing == sorted(writing) and writing[-1] == calls[-1][3]  # to the end

@@ -96,10 +96,21 @@ def _turns(stage: StageWidget) -> str:
     return said.text if said is not None else ""
 
 
-def save_gif(frames: list[Image.Image], path: str | Path, fps: float | None = None) -> Path:
+def save_gif(
+    frames: list[Image.Image],
+    path: str | Path,
+    fps: float | None = None,
+    progress: Progress | None = None,
+) -> Path:
+    """Write ``frames``; ``progress(done, total)`` is told after each frame's palette (the
+    slow part: ~0.1 s a frame, seconds for a run, when nothing on screen moved) and when written."""
     path = Path(path)
     duration = round(1000 / fps) if fps else PHASE_HOLD_MS
-    paletted = [f.convert("P", palette=Image.Palette.ADAPTIVE, colors=255) for f in frames]
+    paletted: list[Image.Image] = []
+    for frame in frames:
+        paletted.append(frame.convert("P", palette=Image.Palette.ADAPTIVE, colors=255))
+        if progress is not None and not progress(len(paletted), len(frames) + 1):
+            raise ExportCancelled
     paletted[0].save(
         path,
         save_all=True,
@@ -109,4 +120,6 @@ def save_gif(frames: list[Image.Image], path: str | Path, fps: float | None = No
         optimize=False,
         disposal=1,
     )
+    if progress is not None:
+        progress(len(frames) + 1, len(frames) + 1)
     return path

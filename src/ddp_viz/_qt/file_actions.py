@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QSettings, QStandardPaths, Qt
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QProgressDialog, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QMessageBox,
+    QProgressDialog,
+    QWidget,
+)
 
 from ddp_viz._qt import export
 from ddp_viz._qt.form_labels import field_message
@@ -83,8 +90,17 @@ class FileActions:
         self, path: str | Path, fps: float | None = None, progress: export.Progress | None = None
     ) -> Path:
         rec, theme, lesson = self._record(), self.window.theme, self.window.lesson
-        frames = export.stage_frames(rec, theme, lesson, fps=fps, progress=progress)
-        return export.save_gif(frames, path, fps)
+        if progress is None:
+            frames = export.stage_frames(rec, theme, lesson, fps=fps)
+            return export.save_gif(frames, path, fps)
+        told = progress  # one scale for both halves: each frame drawn, then its palette
+        drawn = export.stage_frames(
+            rec, theme, lesson, fps=fps, progress=lambda done, total: told(done, 2 * total - 1)
+        )
+        n = len(drawn)
+        return export.save_gif(
+            drawn, path, fps, progress=lambda done, total: told(n + done, n + total)
+        )
 
     def export_gif_shown(self, path: str | Path) -> Path | str:
         """Export a GIF with a progress dialog (shown when it takes over a second) whose
@@ -92,14 +108,21 @@ class FileActions:
         dialog = QProgressDialog("Drawing the stage's frames…", "Cancel", 0, 1, self.window)
         dialog.setWindowTitle("Export the run as a GIF")
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(1000)
+        # at once: the frames took under a second and the write seconds more, with no
+        # dialog and the file dialog's picture left on the window (issue 47, 10)
+        dialog.setMinimumDuration(0)
+        dialog.setValue(0)
+        dialog.show()
+        QApplication.processEvents()  # the window repaints where the file dialog was
         self.progress_dialog = dialog  # tests look at it
+        labels: list[str] = []
 
         def step(done: int, total: int) -> bool:
             dialog.setMaximum(total)
+            if 2 * done > total and not labels:  # every frame drawn: their palettes, the file
+                labels.append("Writing the GIF…")
+                dialog.setLabelText(labels[0])
             dialog.setValue(done)  # a modal dialog's setValue lets the window repaint
-            if done == total - 1:
-                dialog.setLabelText("Writing the GIF…")
             return not dialog.wasCanceled()
 
         try:

@@ -27,6 +27,10 @@ def test_the_loss_and_bytes_charts_are_on_every_stage(stage: str) -> None:
     for cursor in walk(rec.complete_prefix()):
         frame = stage_frame(rec, cursor, 1.0, ctx, info.scene)
         assert_inside_and_apart(frame)
+        if cursor.phase == 2 and frame.text_with_key("factors.title"):
+            # P and Q's own phase: where no room is left beside the table they stand in the
+            # charts' place (tests/kinds/hook_compression/test_gif_frames.py)
+            continue
         for which in ("loss", "bytes"):
             assert frame.text_with_key(f"chart.{which}") is not None, (stage, cursor, which)
         if cursor.step > 0:  # and their lines, from step 2 on

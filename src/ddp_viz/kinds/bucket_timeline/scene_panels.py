@@ -22,6 +22,18 @@ DENSE_ROW = 1.1  # a rank's row and the gap under it, in rows, when each rank ta
 DENSE_AXIS_ROWS = 1.3  # the axis under rows as tall as their labels
 
 
+# the layouts' headings, longest words first: step 1's order, then the rebuilt one
+LAYOUT_HEADS = (
+    ("rank 0's buckets in step 1", "buckets in step 1", "step 1"),
+    (
+        "from step 2 on, in all-reduce order",
+        "step 2 on, in all-reduce order",
+        "step 2 on: all-reduce order",
+        "step 2 on",
+    ),
+)
+
+
 class Panels(FrameBuilder):
     def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
         super().__init__(ctx)
@@ -268,14 +280,17 @@ class Panels(FrameBuilder):
         t, f = self.t, self.small
         lh = f.px * LINE
         col_w = (box.w - self.pad) / 2
-        columns = (("rank 0's buckets in step 1", 0), ("from step 2 on, in all-reduce order", 1))
-        for col, (label, index) in enumerate(columns):
-            x = box.x + col * (col_w + self.pad)
+        for index, labels in enumerate(LAYOUT_HEADS):
+            x = box.x + index * (col_w + self.pad)
             current = (self.cursor.step == 0) == (index == 0)
             font = Font(f.px, bold=current)
             color = t.text if current else t.muted
             layout = self.layouts[index] if index < len(self.layouts) else []
-            lines = [self.fit(label + ("" if layout else ": not run yet"), col_w, font)]
+            said = [x + ("" if layout else ": not run yet") for x in labels]
+            # shorter words before a cut: "from step 2 on, in all-reduce …" (1280×800,
+            # projector, Ctrl+L) hid the order the heading is about
+            head = next((x for x in said if self.width(x, font) <= col_w), said[-1])
+            lines = [self.fit(head, col_w, font)]
             sizes = self.bucket_sizes(index) if layout else []
             for i, names in enumerate(layout):
                 size = f"  {size_label(sizes[i])}" if i < len(sizes) else ""

@@ -31,6 +31,11 @@ from ddp_viz.model.timeline import (
 TIGHT_LINE = 1.1  # lane rows when space is short (a projector at 8 ranks)
 
 
+# the tensors take turns for want of width when a row each leaves the lanes' words under
+# this share of the floor: 23 px beside 24 is no reason to hide the bias behind a key
+TURNS_UNDER = 0.9
+
+
 class _Builder(TableAndHub):
     def __init__(self, rec: RunRecord, cursor: Cursor, progress: float, ctx: SceneContext):
         super().__init__(ctx)
@@ -48,6 +53,8 @@ class _Builder(TableAndHub):
         # as the checks and captions come and go (the lanes are placed in this phase's room)
         now = self.phase, self.progress
         self.paging = self.step is not None and self.must_take_turns()
+        if self.step is not None and not self.paging and self.under_floor():
+            self.paging = self.one_a_page = True  # for want of width: one tensor a turn
         rooms = [self.plan(phase, 1.0)[2] for phase in (1, 2, 3)] if self.step else []
         upper, footer, room = self.plan(*now)
         y = self.pad * 0.6
@@ -117,14 +124,6 @@ class _Builder(TableAndHub):
         room = self.ctx.height - self.used(upper, footer)
         return upper, footer, room
 
-    def cut_short(self, line: Line) -> Line:
-        """The last line kept of a caption that lost its next ones, ending in "…" (it read as
-        a whole sentence: "…; the same averaged gradients")."""
-        words, room = line.text.split(), self.ctx.width - 2 * self.pad
-        while len(words) > 1 and self.width(" ".join(words) + " …", line.font) > room:
-            words.pop()
-        return Line(" ".join(words) + " …", line.font, line.color)
-
     def used(self, *groups: list[Line]) -> float:
         return sum(line.height for g in groups for line in g) + self.pad * 2.2
 
@@ -136,6 +135,19 @@ class _Builder(TableAndHub):
         self.paging = False
         upper, footer, _ = self.plan(3, 1.0)
         return self.used(upper, footer) + self.lanes_need() > self.ctx.height + 0.5
+
+    def under_floor(self) -> bool:
+        """Whether a row for each tensor leaves the lanes' words under the theme's floor for
+        want of width (2 ranks on a projector at 1280×800: 10–18 px labels beside 24 px
+        everywhere else); then the tensors take turns, as for want of height."""
+        if len(self.rec.params) < 2:
+            return False
+        rooms = [self.plan(phase, 1.0)[2] for phase in (1, 2, 3)]
+        upper, footer, room = self.plan(3, 1.0)
+        top = self.pad * 0.6 + sum(line.height for line in upper) + self.pad * 0.5
+        bottom = self.ctx.height - self.pad * 1.1 - sum(line.height for line in footer)
+        lay = self.layout(top, bottom, min([room, *rooms]))
+        return min(lay.f, lay.num) < self.ctx.min_px * TURNS_UNDER
 
     def lanes_need(self) -> float:
         """Height of the lanes at the smallest allowed type, every parameter with a row (one

@@ -92,6 +92,7 @@ class LanesLayout(FrameBuilder):
     # each does not fit at the smallest allowed type: 8 ranks × 4 tensors on a projector
     # showed ~12 px labels and "+3 more" rather than the projector's 24 px
     paging: bool = False
+    one_a_page: bool = False  # turns for want of width (the rows' count is not the limit)
 
     @property
     def lane_gap(self) -> float:
@@ -108,6 +109,8 @@ class LanesLayout(FrameBuilder):
         best: tuple[_Fit, list[ParamInfo], bool, tuple[str, ...], int] | None = None
         for header in (False, True):
             cap, num_h = self.rows_that_fit(size_h, header)
+            if self.one_a_page:  # a lane of one row: rank and rows, as at 8 ranks
+                cap = cap[:1]
             if header and best is not None and num_h < self.ctx.min_px:
                 break  # the header's row would take the numbers under the floor
             shown, turns = self.page_of(cap)
@@ -150,7 +153,7 @@ class LanesLayout(FrameBuilder):
         """The tensors of the context's page, as many as ``fit`` holds, and the words that say
         which they are; every tensor and no words when they are not taking turns."""
         params = list(self.rec.params)
-        per = max(1, len(fit))
+        per = 1 if self.one_a_page else max(1, len(fit))
         if not self.paging or per >= len(params):
             return fit, ()
         pages = -(-len(params) // per)

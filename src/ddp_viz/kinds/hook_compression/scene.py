@@ -37,6 +37,7 @@ class _Builder(FrameBuilder):
         self.variants = self.spec.variants()
         self.small = Font(max(ctx.min_px, self.base * 0.85))
         self.tight = False  # the table's rows closer and its note left out, for the charts
+        self.columns = 4  # the table's columns after the bars (fewer: P and Q beside it)
 
     def color(self, i: int) -> str:
         return self.t.rank_color(i)
@@ -47,20 +48,22 @@ class _Builder(FrameBuilder):
         right = f"{self.rec.world_size} ranks · {self.spec.width}×{self.spec.width} layer"
         y = self.pad * 0.6
         lines = self.title(left, [right, f"{self.rec.world_size} ranks"], self.t.muted)
-        caption = self.caption(("shards", "local", "allreduce", "step")[self.phase], False, 2)
+        # three lines: a projector's type takes three for the bytes' sentence (two cut it
+        # mid-sentence in a GIF); the caption gives way as a whole below
+        caption = self.caption(("shards", "local", "allreduce", "step")[self.phase], False, 3)
         rows_h = self.rows_height()
-        # the charts are the lesson's picture: the caption gives way before they do (a
-        # projector at 1280×800; the lesson's text says it too), then the table's spacing
-        # and its note
+        # the charts are the lesson's picture: the table's spacing and its note give way
+        # before they do (a projector at 1280×800), then the caption, whole (the lesson's
+        # text says it too; a sentence cut short read as a whole one)
         for _ in range(2):
             above = y + sum(x.height for x in lines + caption) + self.pad * 1.3
             if self.ctx.height - above >= rows_h + self.pad * 0.5 + self.chart_least():
                 break
-            if caption:
-                caption = []
-            else:
+            if not self.tight:
                 self.tight = True
                 rows_h = self.rows_height()
+            else:
+                caption = []
         for line in lines + caption:
             self.emit(line, y)
             y += line.height
@@ -71,14 +74,27 @@ class _Builder(FrameBuilder):
         # the table takes what its columns need (more than 58% in projector type), P and Q
         # the rest when it is room enough for their blocks
         table_w = min(width, max(width * 0.58, self.table_need())) if width > 700 else width
+        if self.phase == 2 and not self.factors_fit(width, table_w):
+            # P and Q are this phase's subject: the table keeps the columns shown so far (a
+            # projector's type left no room for them at 1280 px, in the window and the GIF)
+            self.columns = 2
+            table_w = min(width, self.table_need())
         self.table(Rect(self.pad, y, table_w, rows_h))
-        if width - table_w - self.pad >= self.small.px * 14 and self.phase >= 2:
+        low = self.part.low_rank.get((self.shown_variant(), step))
+        if self.factors_fit(width, table_w) and self.phase >= 2:
             box = Rect(self.pad * 2 + table_w, y, width - table_w - self.pad, top_h)
-            draw_factors(self, box, self.part.low_rank.get((self.shown_variant(), step)))
+            draw_factors(self, box, low)
         charts = Rect(self.pad, y + top_h + self.pad * 0.5, width, height - top_h - self.pad * 0.5)
-        if charts.h > self.chart_least():
+        if self.phase == 2 and low is not None and not self.factors_fit(width, table_w):
+            # no room beside the table (a projector at 1280×800): in their own phase P and Q
+            # take the charts' place, which come back with the loss
+            draw_factors(self, charts, low)
+        elif charts.h > self.chart_least():
             draw_charts(self, charts, step)
         return self.frame
+
+    def factors_fit(self, width: float, table_w: float) -> bool:
+        return width - table_w - self.pad >= self.small.px * 14
 
     def chart_least(self) -> float:
         """The least height the charts are drawn in with their lines (below it they are left
@@ -100,7 +116,7 @@ class _Builder(FrameBuilder):
         residual."""
         f = self.small
         label_w = max(self.width(v.label, f) for v in self.variants) + f.px
-        texts = ["888.8 kB", "rel. error", "8.88888", "residual"]
+        texts = ["888.8 kB", "rel. error", "8.88888", "residual"][: self.columns]
         return label_w + f.px * 3 + sum(self.width(x, f) + f.px for x in texts)
 
     def table(self, area: Rect) -> None:
@@ -110,6 +126,7 @@ class _Builder(FrameBuilder):
         label_w = max(self.width(v.label, f) for v in self.variants) + f.px
         cols = [("bytes a rank sent", 0), ("rel. error", 1), ("loss", 3), ("residual", 3)]
         samples = ["888.8 kB", "8.8e-88", "8.88888", "88.888"]
+        cols, samples = cols[: self.columns], samples[: self.columns]
         # a column is as wide as its widest entry, its heading included, and a gap
         col_w = [
             max(self.width(sample, f), self.width(name, f) if i else 0.0) + f.px

@@ -71,7 +71,8 @@ def draw_factors(b: _Builder, area: Rect, low: Any) -> None:
     note = f"first {c} rows and columns · a rank sends {sent:,} values for it, not {n * m:,}"
     if b.width(note, f) > area.w:
         note = f"sends {sent:,} values, not {n * m:,}"
-    b.text(area.x, y + cell * c + lh * 0.3, note, f, b.t.muted, key="factors.note")
+    if b.width(note, f) <= area.w:  # else left out: it ran past the stage's edge
+        b.text(area.x, y + cell * c + lh * 0.3, note, f, b.t.muted, key="factors.note")
 
 
 SMOOTH = 10  # the loss curves: the mean of the last steps' losses (each step has new rows)

@@ -47,6 +47,9 @@ class Grid:
     # beside the lanes, this wide (0: above them): one way's calls, one a line, when the
     # table above took the height the lanes need (ZeRO-1's broadcasts at 8 ranks)
     side: float = 0.0
+    # the cells' type when even the shortest words are wider than a column (a projector's
+    # type on a 600 px stage: "#1 AR 23.1 kB" ran into the next column); 0: the stage's
+    px: float = 0.0
 
     def height(self, lh: float) -> float:
         return (1 + sum(self.rows.values())) * lh + lh * 0.3
@@ -216,8 +219,11 @@ class ShardedBuilder(FrameBuilder):
                 " · ".join(x for _, x in v) if joined else max((x for _, x in v), key=len)
                 for v in g.cells.values()
             ]
-            if all(self.width(x, f) <= col_w for x in texts) or not joined:
+            if all(self.width(x, f) <= col_w for x in texts):
                 break
+            if not joined:  # no shorter words: smaller type, so no cell runs into the next
+                widest = max((self.width(x, f) for x in texts), default=0.0)
+                g.px = f.px * max(0.0, col_w + f.px * 0.5) / widest * 0.98
         for row in (*LAYERS, "bucket"):
             n = max((len(g.cells.get((i, row), [])) for i in cols), default=0)
             if row != "bucket" or n:
@@ -232,9 +238,12 @@ class ShardedBuilder(FrameBuilder):
         f, t, lh = self.small, self.t, self.lh
         label_w = self.grid_label_w()
         col_w = (area.w - label_w) / len(g.cols)
+        widest = max(self.width(WAYS[i].label, f) for i in g.cols)
+        # the heads as the cells: smaller type rather than one head into the next
+        head = Font(f.px * (col_w - f.px * 0.5) / widest) if widest > col_w - f.px * 0.5 else f
         for k, i in enumerate(g.cols):
             self.text(
-                area.x + label_w + k * col_w, area.y, WAYS[i].label, f, t.muted, key="calls.head"
+                area.x + label_w + k * col_w, area.y, WAYS[i].label, head, t.muted, key="calls.head"
             )
         idle = [w.label for i, w in enumerate(WAYS) if i not in g.cols]
         used = area.x + label_w + (len(g.cols) - 1) * col_w + self.width(WAYS[g.cols[-1]].label, f)
@@ -248,9 +257,10 @@ class ShardedBuilder(FrameBuilder):
                 shown = self.revealed(WAYS[i].value)
                 texts = [x for seq, x in g.cells.get((i, row), []) if seq in shown]
                 lines = [" · ".join(texts)] if g.joined and texts else texts
+                cell = Font(g.px) if g.px else f
                 for j, text in enumerate(lines[:n]):
                     key = f"call.{WAYS[i].value}.{row}.{j}"
-                    self.text(area.x + label_w + k * col_w, y + j * lh, text, f, t.text, key=key)
+                    self.text(area.x + label_w + k * col_w, y + j * lh, text, cell, t.text, key=key)
             y += n * lh
             self.shape(kind="line", points=((area.x, y), (area.right, y)), stroke=t.grid)
         return y - area.y + lh * 0.3

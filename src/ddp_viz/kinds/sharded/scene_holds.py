@@ -39,9 +39,13 @@ def held_table(b: ShardedBuilder, area: Rect, step: int) -> float:
     """Bytes rank ``b.rank`` held for each way, and the formula they match; its height."""
     f, t, lh = b.body, b.t, b.body_lh
     heads = ["params", "grads", "Adam state"]
-    label_w = max(b.width(w.label, f) for w in WAYS) + f.px
-    sample = b.width("88.8 kB", f) + f.px
-    cols = [max(sample, b.width(h, f) + f.px) for h in heads]
+    for _ in range(2):  # a stage narrower than its columns (520 px in projector type): smaller
+        label_w = max(b.width(w.label, f) for w in WAYS) + f.px
+        sample = b.width("88.8 kB", f) + f.px
+        cols = [max(sample, b.width(h, f) + f.px) for h in heads]
+        if label_w + sum(cols) <= area.w:
+            break
+        f = Font(f.px * area.w / (label_w + sum(cols)) * 0.98)
     x_formula = area.x + label_w + sum(cols)
     room = area.right - x_formula
     level = next(

@@ -110,7 +110,18 @@ class FrameBuilder:
         text = text or self.ctx.phase_text.get(phase, "")
         font = Font(self.base)
         lines = wrap_lines(text, font, self.ctx.width - 2 * self.pad, self.width)
-        return [Line(line, font, self.t.muted) for line in lines[:most]]
+        kept = [Line(line, font, self.t.muted) for line in lines[:most]]
+        if 0 < most < len(lines):  # a sentence cut short says so (a GIF's subtitle read whole)
+            kept[-1] = self.cut_short(kept[-1])
+        return kept
+
+    def cut_short(self, line: Line) -> Line:
+        """The last line kept of a caption that lost its next ones, ending in "…" (it read as
+        a whole sentence: "…; the same averaged gradients")."""
+        words, room = line.text.split(), self.ctx.width - 2 * self.pad
+        while len(words) > 1 and self.width(" ".join(words) + " …", line.font) > room:
+            words.pop()
+        return Line(" ".join(words) + " …", line.font, line.color)
 
     def shape(self, **kwargs: object) -> None:
         self.frame.shapes.append(Shape(**kwargs))  # type: ignore[arg-type]
