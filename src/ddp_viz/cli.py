@@ -108,7 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--smoke",
         action="store_true",
-        help="; ".join(p.SMOKE_HELP for p in registry.load_parts("bench").values()),
+        help="; ".join(
+            ["stream: 20 steps × 3 ranks (checks it runs and counts what was sent)"]
+            + [p.SMOKE_HELP for p in registry.load_parts("bench").values()]
+        ),
     )
     return parser
 

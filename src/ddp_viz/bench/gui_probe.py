@@ -1,7 +1,7 @@
 """GUI probes for the benchmark, each run in a fresh process.
 
     python -m ddp_viz.bench.gui_probe bare     # bare PySide6 + pyqtgraph window; prints PAINTED t
-    python -m ddp_viz.bench.gui_probe stream [STEPS WORLD [LESSON]]  # a run in the window; JSON
+    python -m ddp_viz.bench.gui_probe stream [STEPS WORLD [LESSON]] [--drop N]  # a run; JSON
     python -m ddp_viz.bench.gui_probe timer SECONDS  # a bare window's 16 ms timer; prints JSON
 
 The app's own first paint is probed through ``ddp-viz --probe-first-paint``, so the real start
@@ -57,19 +57,77 @@ def timer(seconds: float) -> None:
     print(json.dumps({"ticks": ticks}), flush=True)
 
 
-def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
+def _dropping(win, nth: int) -> None:  # type: ignore[no-untyped-def]
+    """Lose the ``nth`` event after the run's start on its way from the engine to the window:
+    how a test shows the streaming figure sees a lost event."""
+    engine, session = win.engine, win.session
+    engine.event_received.disconnect(session.on_transport_event)
+    seen = {"after_start": -1}
+
+    def forward(event) -> None:  # type: ignore[no-untyped-def]
+        from ddp_viz.model import protocol
+
+        if isinstance(event, protocol.RunStarted):
+            seen["after_start"] = 0
+        elif seen["after_start"] >= 0:
+            seen["after_start"] += 1
+            if seen["after_start"] == nth:
+                return
+        session.on_transport_event(event)
+
+    engine.event_received.connect(forward)
+
+
+def _figures(record, state: dict, sent: int | None) -> dict:  # type: ignore[no-untyped-def]
+    """What the stream probe prints: the run's pace in the window, its frames, and the events
+    the window received against those the engine sent (the gap: dropped)."""
+    from ddp_viz.bench.stats import percentiles, steady_per_step
+    from ddp_viz.model import protocol
+
+    elapsed = state["t_end"] - state["t_start"]
+    starts: dict[int, list[float]] = {}
+    for e in record.events:
+        if isinstance(e, protocol.Timing):
+            starts.setdefault(e.rank, []).append(e.spans["forward"][0][0])
+    per_step = max(steady_per_step(sorted(v)) for v in starts.values()) if starts else None
+    return {
+        "status": record.status,
+        "events": len(record.events),
+        "sent_events": sent,
+        "dropped": None if sent is None else sent - len(record.events),
+        "bad_lines": record.bad_lines,
+        "elapsed_s": elapsed,
+        "events_per_s": len(record.events) / elapsed,
+        "per_step_s": per_step,
+        "window_cpu_s": state["cpu"],  # the window's own CPU time while the run streamed
+        "t_start": state["t_start"],
+        "t_end": state["t_end"],
+        **percentiles(state["intervals"]),
+    }
+
+
+def stream(steps: int = 1000, world_size: int = 4, lesson: str = "", drop: int = 0) -> None:
+    """A run in the window, fast: its frame intervals, and the events the window received
+    against those the engine says it sent for the run (``engine/sent_log.py``); ``drop``:
+    lose that event (1: the first after the run's start) on the way, as a self-check."""
+    import os
+    import tempfile
+
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
     from ddp_viz._qt.theme import apply_theme
-    from ddp_viz.bench.stats import percentiles, steady_per_step
+    from ddp_viz.engine.sent_log import SENT_LOG_ENV, read_sent
     from ddp_viz.model import protocol
     from ddp_viz.model.course import load_lesson
-    from ddp_viz.model.reference import reference_due, values_due
     from ddp_viz.model.scenario import default_scenario
     from ddp_viz.model.theme import load_theme
 
+    # the engine inherits this process's environment when the window starts it
+    handle, counts = tempfile.mkstemp(prefix="ddp-viz-sent-", suffix=".jsonl")
+    os.close(handle)
+    os.environ[SENT_LOG_ENV] = counts
     app = QApplication(sys.argv[:1])
     apply_theme(app, load_theme("light"))
     base = load_lesson(lesson).scenario() if lesson else default_scenario()
@@ -78,6 +136,8 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
     if lesson:
         win.set_lesson(lesson)
         win.form.set_scenario(scenario)
+    if drop > 0:
+        _dropping(win, drop)
     win.resize(1280, 800)
     win.show()
     win.start()
@@ -108,36 +168,11 @@ def stream(steps: int = 1000, world_size: int = 4, lesson: str = "") -> None:
     def on_ended(record) -> None:
         frames.stop()
         state["t_end"] = time.monotonic()
-        cpu = time.process_time() - state["cpu_start"]
-        elapsed = state["t_end"] - state["t_start"]
-        # run_started, rank_started and initial_params per rank, the reference at its steps,
-        # per rank and step four events with values, two without (loss, timings), run_finished
-        references = sum(reference_due(s) for s in range(steps))
-        per_rank = sum(4 if values_due(s, steps) else 2 for s in range(steps))
-        expected = 1 + 2 * world_size + references + per_rank * world_size + 1
-        starts: dict[int, list[float]] = {}
-        for e in record.events:
-            if isinstance(e, protocol.Timing):
-                starts.setdefault(e.rank, []).append(e.spans["forward"][0][0])
-        per_step = max(steady_per_step(sorted(v)) for v in starts.values()) if starts else None
-        print(
-            json.dumps(
-                {
-                    "status": record.status,
-                    "events": len(record.events),
-                    "expected_events": expected,
-                    "bad_lines": record.bad_lines,
-                    "elapsed_s": elapsed,
-                    "events_per_s": len(record.events) / elapsed,
-                    "per_step_s": per_step,
-                    "window_cpu_s": cpu,  # the window's own CPU time while the run streamed
-                    "t_start": state["t_start"],
-                    "t_end": state["t_end"],
-                    **percentiles(state["intervals"]),
-                }
-            ),
-            flush=True,
-        )
+        state["cpu"] = time.process_time() - state["cpu_start"]
+        # the engine wrote its count before the run's last event: it is in the file by now
+        sent = read_sent(counts, record.run)
+        os.unlink(counts)
+        print(json.dumps(_figures(record, state, sent)), flush=True)
         win.close()
         app.quit()
 
@@ -157,4 +192,9 @@ if __name__ == "__main__":
         timer(float(sys.argv[2]))
     else:
         args = sys.argv[2:]
-        stream(*(int(a) for a in args[:2]), *args[2:3])
+        drop = 0
+        if "--drop" in args:
+            at = args.index("--drop")
+            drop = int(args[at + 1])
+            del args[at : at + 2]
+        stream(*(int(a) for a in args[:2]), *args[2:3], drop=drop)

@@ -5,7 +5,9 @@ A kind's engine module gives one of:
   (the all-reduce by hand); the rank runs it inside the process group the core set up.
 - ``HOOKS``: a :class:`TrainingHooks` subclass, made once per run and rank, that the core's
   DDP training loop calls at fixed points (around the run, around the loop, before and after each
-  step, after the loop, on an error).
+  step, after the loop, on an error). The points inside each step are resolved once, before the
+  loop (:class:`StepHooks`): a kind that overrides none of them, or says it needs none in this
+  run (:meth:`TrainingHooks.skips`), costs the loop nothing per step.
 - ``BATCHES(scenario, rank) -> Iterator[(epoch, rows)]``: the rows each step of a rank trains
   on, when the kind deals them (a sampler) instead of the core's contiguous blocks. The ranks
   and rank 0's reference both draw from it, so it must be deterministic.
@@ -48,6 +50,10 @@ def run_folder() -> Path:
     return _RUN_FOLDER[0]
 
 
+# the points the loop reaches at every step; the others come once a run (or on an error)
+PER_STEP = ("before_step", "step_events", "forward_backward", "after_step")
+
+
 @dataclass
 class Pass:
     """One optimizer step's forward and backward as a kind ran them: the step's loss, the
@@ -73,6 +79,15 @@ class TrainingHooks:
     def send(self, send: Send) -> Send:
         """``send`` as the run will use it (made thread-safe for a thread that sends too)."""
         return send
+
+    def skips(self) -> frozenset[str]:
+        """Per-step points (:data:`PER_STEP`) this kind overrides but needs in no step of this
+        run, asked once after :meth:`built`: the loop then leaves them out of every step."""
+        return frozenset()
+
+    def each_step(self) -> StepHooks:
+        """The per-step points resolved (after :meth:`built`, which may decide them)."""
+        return _step_hooks([self])
 
     def waits(self) -> Any:
         """Given to the capture hook, which marks each bucket outstanding there (or None)."""
@@ -132,8 +147,35 @@ class TrainingHooks:
         """After the loop and the core's own after-loop work, before the run reports done."""
 
 
+@dataclass(frozen=True)
+class StepHooks:
+    """The kinds' hooks the loop calls at every step, resolved once before the loop: only
+    the methods a kind overrides and does not skip. Empty tuples for a plain DDP run, so each
+    point costs an empty loop."""
+
+    before_step: tuple[Callable[[Trainer, int, list[list[Any]]], None], ...] = ()
+    step_events: tuple[Callable[[Trainer, int], list[Event]], ...] = ()
+    forward_backward: tuple[Callable[[Trainer, int, list[Any]], Pass | None], ...] = ()
+    after_step: tuple[Callable[[Trainer, int], None], ...] = ()
+
+
+def _step_hooks(hooks: list[TrainingHooks]) -> StepHooks:
+    """Each point's bound methods, in the kinds' order, of the hooks whose class overrides it
+    (a method left as :class:`TrainingHooks` has it does nothing) and that do not skip it."""
+    found: dict[str, tuple[Callable[..., Any], ...]] = {}
+    for point in PER_STEP:
+        base = getattr(TrainingHooks, point)
+        found[point] = tuple(
+            getattr(h, point)
+            for h in hooks
+            if getattr(type(h), point) is not base and point not in h.skips()
+        )
+    return StepHooks(**found)
+
+
 class _AllHooks(TrainingHooks):
-    """The hooks of every kind whose table the scenario holds, called in turn."""
+    """The hooks of every kind whose table the scenario holds, called in turn; the per-step
+    points through :meth:`each_step` only."""
 
     def __init__(self, hooks: list[TrainingHooks]) -> None:
         self.hooks = hooks
@@ -168,12 +210,9 @@ class _AllHooks(TrainingHooks):
         for h in self.hooks:
             h.built(trainer)
 
-    def step_events(self, trainer: Trainer, step: int) -> list[Event]:
-        return [e for h in self.hooks for e in h.step_events(trainer, step)]
-
-    def before_step(self, trainer: Trainer, step: int, batches: list[list[Any]]) -> None:
-        for h in self.hooks:
-            h.before_step(trainer, step, batches)
+    def each_step(self) -> StepHooks:
+        """The per-step points resolved (after :meth:`built`, which may decide them)."""
+        return _step_hooks(self.hooks)
 
     def reference(self, trainer: Trainer, event: Reference) -> Reference:
         for h in self.hooks:
@@ -183,21 +222,11 @@ class _AllHooks(TrainingHooks):
     def on_forward_error(self, trainer: Trainer, step: int, exc: RuntimeError) -> bool:
         return any(h.on_forward_error(trainer, step, exc) for h in self.hooks)
 
-    def forward_backward(self, trainer: Trainer, step: int, micro: list[Any]) -> Pass | None:
-        # one kind runs the step's passes: the first that does
-        return next(
-            (p for h in self.hooks if (p := h.forward_backward(trainer, step, micro))), None
-        )
-
     def around_loop(self, trainer: Trainer) -> AbstractContextManager[Any]:
         stack = ExitStack()
         for h in self.hooks:
             stack.enter_context(h.around_loop(trainer))
         return stack
-
-    def after_step(self, trainer: Trainer, completed: int) -> None:
-        for h in self.hooks:
-            h.after_step(trainer, completed)
 
     def loop_ended(self, trainer: Trainer, completed: int) -> None:
         for h in self.hooks:

@@ -3,19 +3,48 @@
 Each message wakes the launcher and the reader behind it, and on a machine with few cores
 those wake-ups take the ranks' cores in the middle of a step. Steps of a small model take a
 millisecond or two, so a rank collects its encoded lines and hands them over at most every
-``INTERVAL_S`` (a display frame or so), and at once for the first step, before a control
-message, and at the end. A slow step (a big model) still goes out as soon as it is done.
+``INTERVAL_S``, and at once for the first step, before a control message, and at the end. A
+slow step (a big model) still goes out as soon as it is done. The window shows a streaming run
+20 times a second, so 50 ms holds nothing back by more than one of its refreshes; at 20 ms the
+engine and ``ddp-viz run`` took about 0.57 ms of CPU per step of a 2-rank Linear run between
+them, on the cores the ranks train on, and at 50 ms about 0.44 (2,500 steps, twice each way).
+
+The two events every step sends, its timings and (at a step without values) its loss and
+buckets, are written by orjson: the standard library's encoder took 50-65 µs for a timing
+event of the Linear model and orjson 2, on a step of about 1.5 ms. orjson writes a
+non-finite float as ``null``, so it writes only what is finite by construction (clock
+readings) or checked (the loss); everything else, tensors included, goes through
+:func:`protocol.encode`, whose strict JSON spells non-finite values as words. The two agree
+on every line but how an exponent is spelled (``1e-5`` for ``1e-05``): the same number.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ddp_viz.model import protocol
 
-INTERVAL_S = 0.02
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a dependency; the standard library writes all then
+    orjson = None
+
+INTERVAL_S = 0.05
+
+
+def encode(event: protocol.Event) -> str:
+    """:func:`protocol.encode`'s line for ``event``, by orjson where that is safe."""
+    if orjson is not None and (
+        isinstance(event, protocol.Timing)
+        or (
+            isinstance(event, protocol.LocalGrad) and not event.values and math.isfinite(event.loss)
+        )
+    ):
+        return orjson.dumps(protocol.to_dict(event)).decode()
+    return protocol.encode(event)
 
 
 class Outbox:
@@ -27,7 +56,7 @@ class Outbox:
 
     def add(self, *events: protocol.Event, now: bool = False) -> None:
         """Queue ``events``; hand everything over if ``now`` or if the interval has passed."""
-        self._lines.extend(protocol.encode(e) for e in events)
+        self._lines.extend(encode(e) for e in events)
         if now or time.monotonic() - self._last >= self._interval:
             self.flush()
 

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from ddp_viz import __version__, platform
 from ddp_viz.engine.exits import describe_exit
 from ddp_viz.engine.pool import Pool, Worker, usable_cores
+from ddp_viz.engine.sent_log import log_sent
 from ddp_viz.model import protocol
 from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario, ScenarioError
@@ -48,6 +49,7 @@ class ActiveRun:
     deadline: float | None = None
     failing: tuple[int | None, str] | None = None  # first failure: (rank, reason)
     failing_exited: bool = False  # the failure is a rank process that ended
+    sent: int = 0  # event lines written for this run (see engine.sent_log)
     raised: set[int] = field(default_factory=set)  # ranks that reported an exception
 
 
@@ -217,6 +219,7 @@ class Engine:
                 cores=usable_cores(),
             )
         )
+        pending.sent = 1
         # the rendezvous file lives in a folder only this user can read (mkdtemp: 0700)
         pending.store_dir = platform.run_folder(pending.run)
         for w in pending.ranks:
@@ -251,8 +254,10 @@ class Engine:
             run.raised.add(worker.rank)  # it raised: its exit is no news (see _fail)
         if ctl is None:
             self.emit(msg)
+            run.sent += 1
         elif ctl == "lines":  # events the rank already encoded, one step's worth at a time
             self.out.write(msg["text"])
+            run.sent += msg["text"].count("\n")  # one line each, each ending in a newline
         elif run.failing is not None:
             if ctl == "done":  # finished everything before the failure: nothing more to wait for
                 run.done.add(worker.rank if worker.rank is not None else -1)
@@ -373,6 +378,8 @@ class Engine:
             for w in run.ranks:
                 w.reap(0.5)
             self.pool.forget_exited()
+        if run is not None:  # counted before it goes out: whoever reads it has the count
+            log_sent(run.run, run.sent + 1)
         self.emit(event)
         self.flush()
         if self.running and kill and self.start_failures == 0:

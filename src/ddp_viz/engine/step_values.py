@@ -18,12 +18,19 @@ from ddp_viz.engine.models import named_values
 from ddp_viz.engine.tensors import encode_all
 
 
-def finite_params(model: nn.Module) -> bool:
-    """Every parameter finite, at a step that encoded none: one sum per tensor (a NaN or an
-    infinity anywhere makes it non-finite), about 60 µs for the buckets MLP where
-    ``torch.isfinite`` per tensor took 500."""
-    with torch.no_grad():
-        return math.isfinite(float(sum(p.sum() for p in model.parameters())))
+def finite_params(params: list[torch.Tensor]) -> bool:
+    """Every parameter finite, at a step that encoded none: one sum per tensor, read as a
+    Python float (a NaN or an infinity anywhere makes the total non-finite). ``params`` are
+    the parameters detached once (:func:`detached`): no autograd mode to enter and no tensor
+    added to tensor, 11 µs for the Linear model and 39 for the buckets MLP where summing the
+    sums as tensors under ``no_grad`` took 36 and 103 (``torch.isfinite`` per tensor, 500)."""
+    return math.isfinite(sum([p.sum().item() for p in params]))
+
+
+def detached(model: nn.Module) -> list[torch.Tensor]:
+    """The model's parameters as views without autograd, sharing their storage: the
+    optimizer updates the parameters in place, so the views read every step's values."""
+    return [p.detach() for p in model.parameters()]
 
 
 def _finite(encoded: dict[str, Any]) -> bool:

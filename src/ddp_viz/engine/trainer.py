@@ -3,6 +3,11 @@
 The loop knows DDP training only; a kind of run adds to it through its hooks (see
 :mod:`ddp_viz.engine.kind_parts`): around the loop, after each step, after the loop. Each step
 sends the rank's loss, its local gradient, DDP's average, the parameters and the timings.
+
+The loop's own work beside DDP's is what a run costs over a bare DDP loop with PyTorch's
+Python comm hook (``ddp-viz bench --only pipeline``), so a step pays only for what it sends:
+the kinds' per-step hooks are resolved once before the loop (a plain run calls none), and a
+step without values encodes two small events.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
 from ddp_viz.engine.outbox import Outbox
 from ddp_viz.engine.reference import Oracle
-from ddp_viz.engine.step_values import finite_params, step_values
+from ddp_viz.engine.step_values import detached, finite_params, step_values
 from ddp_viz.model import protocol
 from ddp_viz.model.reference import reference_due, values_at_every_step, values_due
 from ddp_viz.model.scenario import Scenario
@@ -76,6 +81,7 @@ class Trainer:
         self.optimizer = torch.optim.SGD(self.ddp.parameters(), lr=scenario.lr)
         self.loss_fn = nn.MSELoss(reduction=scenario.train.loss_reduction)
         # end listing
+        self.views = detached(self.model)  # for the finite check of a step without values
         self.dtype = torch_dtype(scenario)
         self.mine = rank_batches(scenario, rank)
         # rank 0's reference needs every rank's rows: the samplers are deterministic, so it
@@ -88,6 +94,7 @@ class Trainer:
         self.my_steps, self.together = hooks.steps(scenario.steps)
         self.rows: list[int] = []
         hooks.built(self)
+        self.each = hooks.each_step()  # after built(), which may decide what a kind needs
 
     def release(self) -> None:
         """Let DDP (and its reducer) go while the process group is still registered. Freed
@@ -118,7 +125,8 @@ class Trainer:
                 except _StepRefused:
                     break
                 completed = step + 1
-                self.hooks.after_step(self, completed)
+                for after in self.each.after_step:
+                    after(self, completed)
                 if not finite:
                     what = "loss and parameters" if not math.isfinite(loss) else "parameters"
                     self.outbox.control({"ctl": "diverged", "step": step, "what": what})
@@ -140,7 +148,8 @@ class Trainer:
         # end listing
         epoch, self.rows = micro[0][0], micro_rows(micro)
         theirs = [take(it, self.k) for it in self.every]
-        self.hooks.before_step(self, step, theirs)
+        for before in self.each.before_step:
+            before(self, step, theirs)
         ref, full = self._reference(step, theirs)
         # listing: zero-grad
         self.capture.reset()
@@ -154,7 +163,8 @@ class Trainer:
         # end listing
         t3 = time.monotonic()
         events: list[protocol.Event] = [] if ref is None else [ref]
-        events += self.hooks.step_events(self, step)
+        for own in self.each.step_events:
+            events += own(self, step)
         events += micro_events
         more, finite = self._step_events(step, loss, epoch, full)
         events += more
@@ -176,9 +186,10 @@ class Trainer:
         return ref, full
 
     def _forward_backward(self, step: int, micro: list) -> tuple[float, list, dict]:
-        done = self.hooks.forward_backward(self, step, micro)
-        if done is not None:  # a kind ran the step's passes its way
-            return done.loss, done.events, done.spans
+        for passes in self.each.forward_backward:  # one kind runs them: the first that does
+            done = passes(self, step, micro)
+            if done is not None:  # a kind ran the step's passes its way
+                return done.loss, done.events, done.spans
         # listing: forward-backward
         x, y = self.tensors(self.rows)
         t0 = time.monotonic()
@@ -205,7 +216,7 @@ class Trainer:
         buckets = [c.buckets[i] for i in sorted(c.buckets)]
         if not c.values:  # the loss, the buckets and the timings alone (values_due)
             local = protocol.LocalGrad(run, step, rank, loss, {}, buckets, self.rows, epoch, False)
-            return [local], finite_params(self.model)
+            return [local], finite_params(self.views)
         v = step_values(self.model, c, full)
         return [
             protocol.LocalGrad(run, step, rank, loss, v.local, buckets, self.rows, epoch),

@@ -108,6 +108,11 @@ class AccumulationHooks(TrainingHooks):
         if oracle is not None and self.scenario.train.accumulate > 1:
             self.solo = copy.deepcopy(oracle.start)  # the parameters the run starts from
 
+    def skips(self) -> frozenset[str]:
+        # the single-process run goes beside the ranks on rank 0 only, and only with more
+        # than one micro-batch a step: elsewhere its steps pay nothing for it
+        return frozenset({"before_step"}) if self.solo is None else frozenset()
+
     def before_step(self, trainer: Trainer, step: int, batches: list[list[Batch]]) -> None:
         """One SGD step of the single-process run on this step's rows: every step, reported
         or not, so its parameters after the last step are a whole run's."""

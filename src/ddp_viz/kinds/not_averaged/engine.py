@@ -182,6 +182,10 @@ class NotAveragedHooks(TrainingHooks):
     def built(self, trainer: Trainer) -> None:
         self.buffers = BufferTracker(trainer.model) if self.scenario.model.buffers() else None
 
+    def skips(self) -> frozenset[str]:
+        # a model without buffers has no buffer event to send: its steps pay nothing for this
+        return frozenset({"step_events"}) if self.buffers is None else frozenset()
+
     def step_events(self, trainer: Trainer, step: int) -> list[Event]:
         if self.buffers is None:
             return []

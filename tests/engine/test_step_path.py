@@ -1,0 +1,134 @@
+"""The rank's per-step path: which kind hooks a step calls, how its two small events are
+written, and the finite check of a step without values. No ranks: the pieces themselves."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import torch
+from torch import nn
+
+from ddp_viz.engine import outbox
+from ddp_viz.engine.kind_parts import TrainingHooks, _AllHooks, kind_hooks
+from ddp_viz.engine.step_values import detached, finite_params
+from ddp_viz.kinds.accumulation.engine import AccumulationHooks
+from ddp_viz.kinds.not_averaged.engine import NotAveragedHooks
+from ddp_viz.model import protocol
+from ddp_viz.model.scenario import default_scenario
+
+
+class _Before(TrainingHooks):
+    def before_step(self, trainer, step, batches) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+
+class _AfterUnlessSkipped(TrainingHooks):
+    skip = False
+
+    def after_step(self, trainer, completed) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+    def skips(self) -> frozenset[str]:
+        return frozenset({"after_step"}) if self.skip else frozenset()
+
+
+def test_a_plain_ddp_run_calls_no_kind_hook_at_any_step() -> None:
+    scenario = default_scenario()
+    hooks = kind_hooks(1, 0, scenario)
+    assert isinstance(hooks, _AllHooks) and hooks.hooks  # kinds do join a plain DDP run …
+    for h in hooks.hooks:
+        if isinstance(h, NotAveragedHooks):
+            h.buffers = None  # what built() decides for a model without buffers
+    each = hooks.each_step()
+    # … yet none of them is called per step: each point is an empty loop
+    assert (each.before_step, each.step_events, each.forward_backward, each.after_step) == (
+        (),
+        (),
+        (),
+        (),
+    )
+
+
+def test_a_kind_that_needs_a_point_gets_it_in_order_and_one_that_skips_it_does_not() -> None:
+    scenario = default_scenario()
+    first, second = _Before(1, 0, scenario), _AfterUnlessSkipped(1, 0, scenario)
+    third = _AfterUnlessSkipped(1, 0, scenario)
+    third.skip = True
+    each = _AllHooks([first, second, third]).each_step()
+    assert each.before_step == (first.before_step,)
+    assert each.after_step == (second.after_step,)  # the third skipped it in this run
+    assert each.step_events == () and each.forward_backward == ()
+
+
+def test_buffers_and_accumulation_keep_their_per_step_hooks_when_their_run_needs_them() -> None:
+    scenario = default_scenario()
+    buffers = NotAveragedHooks(1, 0, scenario)
+    buffers.buffers = object()  # type: ignore[assignment]  # a model with BatchNorm
+    assert buffers.each_step().step_events == (buffers.step_events,)
+    acc = AccumulationHooks(1, 0, scenario)
+    assert acc.each_step().forward_backward == (acc.forward_backward,)
+    assert acc.each_step().before_step == ()  # no single-process run beside it
+    acc.solo = nn.Linear(1, 1)  # rank 0 of a run with several micro-batches a step
+    assert acc.each_step().before_step == (acc.before_step,)
+
+
+def _timing(step: int) -> protocol.Timing:
+    t = 29608.5975 + step * 0.0021
+    return protocol.Timing(
+        1,
+        step,
+        2,
+        {"forward": [[t, t + 0.0004]], "backward": [[t + 0.0004, t + 0.0019]]},
+        ready=[["bias", t + 0.0006], ["weight", t + 0.0007]],
+        buckets=[{"index": 0, "params": ["bias"], "bytes": 4, "launched": t, "finished": None}],
+    )
+
+
+def test_the_fast_lines_decode_to_the_same_events_as_protocol_encode() -> None:
+    events = [
+        _timing(7),
+        protocol.LocalGrad(1, 7, 2, 3.2e-07, {}, [["bias", "weight"]], [4, 5], 3, False),
+        protocol.LocalGrad(1, 8, 2, 1234.5, {}, [["w"]], [0], 0, False),
+    ]
+    for event in events:
+        line = outbox.encode(event)
+        assert protocol.decode(line) == event
+        assert json.loads(line) == json.loads(protocol.encode(event))
+        assert protocol.line_kind(line.encode()) == event.kind  # read unparsed, as ever
+
+
+def test_a_non_finite_loss_is_written_as_strict_json_words_not_null() -> None:
+    for loss, word in ((math.nan, '"NaN"'), (math.inf, '"Infinity"'), (-math.inf, '"-Infinity"')):
+        event = protocol.LocalGrad(1, 3, 2, loss, {}, [["w"]], [0], 0, False)
+        line = outbox.encode(event)
+        assert line == protocol.encode(event)
+        assert f'"loss":{word}' in line and "null" not in line
+
+
+def test_a_step_with_values_goes_through_protocol_encode() -> None:
+    event = protocol.LocalGrad(1, 3, 2, 0.5, {"w": [1e-05, 2.0]}, [["w"]], [0], 0)
+    assert outbox.encode(event) == protocol.encode(event)  # exponents spelled as ever
+
+
+def test_the_finite_check_sees_a_non_finite_value_in_any_parameter_after_the_step() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    views = detached(model)  # taken once, before any step
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    assert finite_params(views)
+    last = list(model.parameters())[-1]
+    for bad in (math.nan, math.inf, -math.inf):
+        with torch.no_grad():
+            last.grad = torch.zeros_like(last)
+            last.grad[0] = -bad  # the optimizer writes the non-finite value in place
+        opt.step()
+        assert not finite_params(views), bad
+        with torch.no_grad():
+            last.zero_()
+        assert finite_params(views)
+    # a +inf in one tensor and a -inf in another do not cancel out
+    first = next(model.parameters())
+    with torch.no_grad():
+        first[0, 0], last[0] = math.inf, -math.inf
+    assert not finite_params(views)
