@@ -23,7 +23,6 @@ from ddp_viz.engine.exits import describe_exit
 from ddp_viz.engine.pool import Pool, Worker, usable_cores
 from ddp_viz.engine.sent_log import log_sent
 from ddp_viz.model import protocol
-from ddp_viz.model.protocol import WorkerStatus
 from ddp_viz.model.scenario import Scenario, ScenarioError
 
 MAX_START_FAILURES = 3  # rank processes that die before ready, in a row, before giving up
@@ -201,7 +200,7 @@ class Engine:
         pending.started = time.monotonic()
         pending.ranks = idle[: pending.scenario.world_size]
         for rank, w in enumerate(pending.ranks):
-            w.state, w.run, w.rank = WorkerStatus.BUSY, pending.run, rank
+            w.state, w.run, w.rank = protocol.WorkerStatus.BUSY, pending.run, rank
         self.emit(
             protocol.RunStarted(
                 run=pending.run,
@@ -244,7 +243,7 @@ class Engine:
         ctl = msg.get("ctl")
         if ctl == "ready":
             self.start_failures = 0
-            worker.state = WorkerStatus.READY
+            worker.state = protocol.WorkerStatus.READY
             self._worker_state(worker)
             return
         run = self.active
@@ -261,7 +260,7 @@ class Engine:
         elif run.failing is not None:
             if ctl == "done":  # finished everything before the failure: nothing more to wait for
                 run.done.add(worker.rank if worker.rank is not None else -1)
-                worker.state, worker.run, worker.rank = WorkerStatus.READY, None, None
+                worker.state, worker.run, worker.rank = protocol.WorkerStatus.READY, None, None
             return
         elif ctl == "diverged":
             run.diverged = (int(msg["step"]), str(msg.get("what", "values")))
@@ -269,7 +268,7 @@ class Engine:
         elif ctl == "done":
             run.done.add(worker.rank if worker.rank is not None else -1)
             run.steps_completed = max(run.steps_completed, int(msg.get("steps", 0)))
-            worker.state, worker.run, worker.rank = WorkerStatus.READY, None, None
+            worker.state, worker.run, worker.rank = protocol.WorkerStatus.READY, None, None
             if len(run.done) == len(run.ranks):
                 self._finish(run)
         elif ctl == "error":
@@ -285,10 +284,10 @@ class Engine:
                 self._on_worker_message(worker, worker.conn.recv())
         was_busy_in = worker.run
         rank = worker.rank
-        never_ready = worker.state == WorkerStatus.STARTING
+        never_ready = worker.state == protocol.WorkerStatus.STARTING
         worker.kill()
         code = worker.reap(0.2)
-        worker.state = WorkerStatus.EXITED
+        worker.state = protocol.WorkerStatus.EXITED
         cause = describe_exit(code)
         self._worker_state(worker, cause)
         log(f"worker slot {worker.slot} (pid {worker.pid}) {cause}")
@@ -372,7 +371,7 @@ class Engine:
         if run is not None and kill:
             # A rank blocked in a gloo collective cannot be asked to stop: end it and replace it.
             for w in run.ranks:
-                if w.alive and w.state == WorkerStatus.BUSY:
+                if w.alive and w.state == protocol.WorkerStatus.BUSY:
                     w.kill()
                     self._worker_state(w, "stopped")
             for w in run.ranks:
