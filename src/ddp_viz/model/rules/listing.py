@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ddp_viz.model import listings, registry
+from ddp_viz.model import listings
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.rules.base import Problem, found, rule
-
-
-def _default_kind() -> str:
-    """The kind a lesson naming none shows: DDP training's (its engine is the shared one)."""
-    return next(k.id for k in registry.kinds() if k.default)
 
 
 def listing_scenarios(lesson: Lesson) -> list[dict]:
@@ -34,7 +29,8 @@ def listing_scenarios(lesson: Lesson) -> list[dict]:
 
 def _listing(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     kind = lesson.run_kind()
-    if not lesson.code.strip() or (kind is not None and kind.listing_checked_by):
+    # no kind: the `kind` rule says so; a listing of another shape: its kind's own test checks it
+    if not lesson.code.strip() or kind is None or kind.listing_checked_by:
         return
     if not lesson.source:
         yield found(
@@ -46,7 +42,7 @@ def _listing(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
         )
         return
     try:
-        regions = listings.regions(listings.engine_files(lesson.kind or _default_kind()))
+        regions = listings.regions(listings.engine_files(kind.id))
     except listings.ListingError as err:
         yield found(lesson, "listing", "the engine", str(err), "close or rename the region")
         return
