@@ -10,7 +10,8 @@ holds that nothing else in ``src/`` calls a POSIX-only API).
   POSIX; on Windows, psutil's view of the tree (a maintained library, not hand-written walking).
 - **How a process learns its parent died**: Linux's ``prctl(PR_SET_PDEATHSIG)``; elsewhere a
   daemon thread that watches the parent with psutil.
-- **Which signals exist**: ``SIGKILL`` does not on Windows; ``add_signal_handler`` is POSIX-only.
+- **Which signals exist**: ``SIGKILL`` does not on Windows; ``add_signal_handler`` is POSIX-only;
+  a stuck process is asked for its stacks with ``SIGUSR1``, which Windows lacks.
 
 Imports neither torch nor Qt nor the engine: the engine, the client, the watch command and the
 bench all use it.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import faulthandler
 import functools
 import multiprocessing as mp
 import os
@@ -266,3 +268,34 @@ def rank_env_defaults(env: MutableMapping[str, str]) -> None:
     ifname = loopback_interface()
     if ifname is not None:
         env.setdefault("GLOO_SOCKET_IFNAME", ifname)
+
+
+# --- where a stuck process waits ------------------------------------------------------------
+# SIGUSR1 on POSIX; Windows has no signal to ask with, so there a stuck process says nothing
+STACKS_SIGNAL: int | None = getattr(signal, "SIGUSR1", None)
+
+
+def stacks_on_request() -> None:
+    """Print every thread's Python stack to stderr when :func:`request_stacks` asks. The dump
+    is faulthandler's, written from the signal handler itself: a thread blocked in C++ (a gloo
+    wait) is shown where it waits, without waiting for the interpreter."""
+    if STACKS_SIGNAL is not None:
+        faulthandler.register(STACKS_SIGNAL, all_threads=True)
+
+
+def request_stacks(pid: int) -> list[int]:
+    """Ask every process of the tree under ``pid`` (not ``pid`` itself) for its stacks; the
+    pids asked. Each must have called :func:`stacks_on_request` (the signal's default action
+    ends a process that did not)."""
+    if STACKS_SIGNAL is None:
+        return []
+    try:
+        tree = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    asked = []
+    for proc in tree:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(STACKS_SIGNAL)
+            asked.append(proc.pid)
+    return asked

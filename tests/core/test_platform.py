@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import PurePosixPath, PureWindowsPath
 
 import psutil
@@ -219,3 +220,46 @@ def test_a_rank_whose_engine_died_before_it_started_ends_at_once() -> None:
         timeout=60,
     )
     assert out.returncode == 0 and "still running" not in out.stdout
+
+
+WAITER = """
+import subprocess, sys
+code = '''
+import threading
+from ddp_viz import platform
+def wait_here():
+    threading.Event().wait()
+platform.stacks_on_request()
+print("ready", flush=True)
+wait_here()
+'''
+child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+print(child.stdout.readline().strip(), child.pid, flush=True)
+child.wait()
+"""
+
+
+@pytest.mark.posix_signals
+def test_a_stuck_process_asked_for_its_stacks_says_where_it_waits(tmp_path) -> None:
+    """What a stuck torchrun run's workers print before it is stopped: the head (torchrun's
+    place) is not asked, the process under it prints the function it waits in."""
+    err = tmp_path / "stderr"
+    with err.open("w") as out:
+        head = subprocess.Popen(
+            [sys.executable, "-c", WAITER], stdout=subprocess.PIPE, stderr=out, text=True
+        )
+        assert head.stdout is not None
+        said, pid = head.stdout.readline().split()
+        assert said == "ready"
+        try:
+            assert platform.request_stacks(head.pid) == [int(pid)]
+            stacks = psutil.Process(int(pid))
+            deadline = time.monotonic() + 10
+            while "wait_here" not in err.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert stacks.is_running()  # asked, not ended
+            assert "line 5 in wait_here" in err.read_text(), err.read_text()  # its wait
+        finally:
+            psutil.Process(int(pid)).kill()
+            head.wait(10)
+            head.stdout.close()

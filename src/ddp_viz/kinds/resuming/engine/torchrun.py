@@ -9,6 +9,7 @@ how many were left). If the rank is stopped while torchrun runs, torchrun is tol
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,8 +25,10 @@ import torch
 from ddp_viz.kinds.resuming.engine.training import Training, weights_crc
 from ddp_viz.kinds.resuming.events import RestartAttempt, RestartOutcome
 from ddp_viz.kinds.resuming.spec import RestartSpec
+from ddp_viz.platform import request_stacks
 
 TIMEOUT_S = 300.0  # a run that takes longer than this is stuck: torchrun is stopped
+STACKS_S = 1.0  # what a stuck worker is given to print its stacks
 
 
 def command(spec: RestartSpec, world: int, folder: Path) -> list[str]:
@@ -80,8 +83,12 @@ class Attempts:
         )
 
 
-def launch(spec: RestartSpec, world: int, folder: Path) -> tuple[int, float]:
-    """Run torchrun in ``folder`` (made here) until it ends: its exit code and seconds."""
+def launch(
+    spec: RestartSpec, world: int, folder: Path, timeout: float = TIMEOUT_S
+) -> tuple[int, float]:
+    """Run torchrun in ``folder`` (made here) until it ends: its exit code and seconds. One
+    that takes longer than ``timeout`` is stuck: its workers print their stacks to
+    ``torchrun.log`` (where each one waits), then torchrun is told to stop."""
     folder.mkdir()
     # torchrun's own temporary folders (its logs) go in ours too: it leaves them behind
     env = {
@@ -94,8 +101,13 @@ def launch(spec: RestartSpec, world: int, folder: Path) -> tuple[int, float]:
     with open(folder / "torchrun.log", "w") as log:
         proc = subprocess.Popen(command(spec, world, folder), env=env, stdout=log, stderr=log)
         try:
-            code = proc.wait(TIMEOUT_S)
+            code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            if request_stacks(proc.pid):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(STACKS_S)  # faulthandler writes from the signal handler
+            log.write(f"ddp-viz: torchrun stopped after {timeout:g} s: stuck\n")
+            log.flush()
             proc.terminate()
             code = proc.wait()
     return code, time.perf_counter() - started

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from ddp_viz.platform import KILL, die_with_parent
+from ddp_viz.platform import KILL, die_with_parent, stacks_on_request
 
 
 def said(exc: BaseException) -> str:
@@ -53,6 +53,7 @@ def join(attempt_keys: bool, attempt: int, rank: int, world: int) -> None:
 def main(folder: Path, spec_json: str) -> None:
     # the agent's death ends its workers too, whatever killed it
     die_with_parent(KILL)
+    stacks_on_request()  # a run that takes too long is asked where it waits (torchrun.log)
     import torch
     import torch.distributed as dist
 
