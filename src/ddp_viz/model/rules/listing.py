@@ -62,20 +62,21 @@ def _listing(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
         scenarios = listing_scenarios(lesson)
     except ScenarioError:
         return  # the scenario rule says what is wrong
+    # each choice's text moves the lines after it, so one mistake outside the choices has
+    # another line number in each scenario: it is said once, at its line in the lesson's own
     said: set[str] = set()
     for scenario in scenarios:
-        for text in listings.check(lesson.listing_for(scenario), shown, "listing"):
-            if text not in said:
-                said.add(text)
-                where, _, message = text.partition(": ")
-                yield found(
-                    lesson,
-                    "listing",
-                    where,
-                    message,
-                    "show the engine's statement as it is written there, in its order",
-                )
-
+        texts = [t.partition(": ") for t in listings.check(lesson.listing_for(scenario), shown)]
+        fresh = [(where, message) for where, _, message in texts if message not in said]
+        said.update(message for _, message in fresh)
+        for where, message in fresh:
+            yield found(
+                lesson,
+                "listing",
+                where,
+                message,
+                "show the engine's statement as it is written there, in its order",
+            )
 
 rule(
     "listing",
