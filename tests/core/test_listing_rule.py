@@ -163,3 +163,12 @@ def test_a_choice_of_a_table_the_scenario_lacks_makes_that_table() -> None:
     lesson = _lesson({"steps": 4}, {"train.no_sync": {"true": "t"}})
     got = listing_scenarios(lesson)  # type: ignore[arg-type]
     assert got == [{"steps": 4}, {"steps": 4, "train": {"no_sync": True}}]
+
+
+def test_a_problem_reads_as_one_line_and_its_fix_below() -> None:
+    from ddp_viz.model.rules import Problem
+
+    p = Problem("my-lesson", "listing", "listing line 7", "`x()` is not in the engine", "fix it")
+    assert p.text() == (
+        "my-lesson: listing line 7: `x()` is not in the engine [listing]\n    fix: fix it"
+    )

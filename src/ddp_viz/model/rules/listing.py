@@ -78,6 +78,7 @@ def _listing(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
                 "show the engine's statement as it is written there, in its order",
             )
 
+
 rule(
     "listing",
     """The code on screen is the code that ran: the listing is made of the statements of the
