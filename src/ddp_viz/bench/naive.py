@@ -34,6 +34,7 @@ def _rank(rank: int, world: int, store_dir: str) -> None:
         print(f"AVERAGED {time.time():.6f}", flush=True)
     torch.optim.SGD(model.parameters(), lr=0.01).step()
     dist.barrier()  # without it gloo's teardown sometimes aborts one rank
+    del model  # DDP first: a reducer freed after the group destroys it holding the GIL (a hang)
     dist.destroy_process_group()
 
 

@@ -31,34 +31,40 @@ def _nothing(_param: torch.Tensor) -> None:
 def run_bare(job: dict[str, Any], send: Any) -> None:
     scenario = Scenario.from_mapping(job["scenario"])
     rank, world = int(job["rank"]), scenario.world_size
-    rows = scenario.shards()[rank]
     store = dist.FileStore(str(job["store"]), world)
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world)
     try:
-        model = build_model(scenario)
-        ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
-        if job.get("hooks"):
-            ddp.register_comm_hook(None, default_hooks.allreduce_hook)
-            for p in model.parameters():
-                p.register_post_accumulate_grad_hook(_nothing)
-        optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
-        loss_fn = nn.MSELoss()
-        dtype = torch_dtype(scenario)
-        x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
-        y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
-        starts = []
-        for _ in range(scenario.steps):
-            starts.append(time.monotonic())
-            optimizer.zero_grad()
-            loss_fn(ddp(x), y).backward()
-            optimizer.step()
-        hooked = {
-            "comm_hook": ddp._get_ddp_logging_data().get("comm_hook", ""),
-            "ready_hooks": sum(
-                len(p._post_accumulate_grad_hooks or {}) for p in model.parameters()
-            ),
-        }
-        send({"ctl": "bare", "rank": rank, "starts": starts, **hooked})
+        # the loop's DDP is gone when it returns, while the group is still registered: a
+        # reducer freed after destroy_process_group destroys the group itself, holding the GIL
+        # that gloo's thread waits for (the engine's Trainer.release says more)
+        send({"ctl": "bare", "rank": rank, **_loop(job, scenario, rank)})
     finally:
         dist.destroy_process_group()
         del store
+
+
+def _loop(job: dict[str, Any], scenario: Scenario, rank: int) -> dict[str, Any]:
+    """The steps: when each began, and the hooks rank 0's DDP had."""
+    rows = scenario.shards()[rank]
+    model = build_model(scenario)
+    ddp = DDP(model, bucket_cap_mb=scenario.ddp.bucket_cap_mb)
+    if job.get("hooks"):
+        ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+        for p in model.parameters():
+            p.register_post_accumulate_grad_hook(_nothing)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=scenario.lr)
+    loss_fn = nn.MSELoss()
+    dtype = torch_dtype(scenario)
+    x = torch.tensor([scenario.x[i] for i in rows], dtype=dtype).unsqueeze(1)
+    y = torch.tensor([scenario.y[i] for i in rows], dtype=dtype).unsqueeze(1)
+    starts = []
+    for _ in range(scenario.steps):
+        starts.append(time.monotonic())
+        optimizer.zero_grad()
+        loss_fn(ddp(x), y).backward()
+        optimizer.step()
+    return {
+        "starts": starts,
+        "comm_hook": ddp._get_ddp_logging_data().get("comm_hook", ""),
+        "ready_hooks": sum(len(p._post_accumulate_grad_hooks or {}) for p in model.parameters()),
+    }

@@ -10,6 +10,7 @@ the last attempt's rank 0 writes the final weights to ``FOLDER/final.pt``.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -102,6 +103,13 @@ def main(folder: Path, spec_json: str) -> None:
             torch.save([p.detach() for p in t.model.parameters()], folder / "final.pt")
         dist.barrier()
         log(out, what="finished", step=t.step)
+        # DDP's reducer holds the process group too. Freed after destroy_process_group (as
+        # main returns), it is the group's last holder and destroys it holding the GIL while
+        # it joins gloo's thread, which waits for the GIL to free a finished collective's
+        # tensors: a rank that hangs once it is done. Freed first, the group goes inside
+        # destroy_process_group, whose binding lets the GIL go.
+        del t
+        gc.collect()  # DDP's hooks refer back to it
         dist.destroy_process_group()
 
 

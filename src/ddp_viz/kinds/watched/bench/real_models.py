@@ -100,6 +100,7 @@ def main() -> int:
         out = model(x)
         F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1)).backward()
         optimizer.step()
+    del model  # DDP first: a reducer freed after the group destroys it holding the GIL (a hang)
     dist.destroy_process_group()
     return 0
 

@@ -57,6 +57,7 @@ def main() -> None:
         out = {"median_s": times[len(times) // 2], "params": params, "comm_hook": hook}
         out["profiled"] = profiling
         print(json.dumps(out), flush=True)
+    del model  # DDP first: a reducer freed after the group destroys it holding the GIL (a hang)
     dist.destroy_process_group()
 
 
