@@ -11,14 +11,19 @@ exit-status tests). One real run per lesson serves both checks, and each lesson 
 so the workers share them. The verdicts of each kind are checked in depth by the
 kind's own tests (``tests/kinds/<kind>/``); here it is enough that each lesson's default run
 reaches its verdict at all.
+
+A lesson whose kind's own real-run test already runs the lesson whole (``ELSEWHERE``) is run
+there through :func:`run_headless`, the same checks, once: its run is the slowest of the course
+and the suite ran it twice.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from ddp_viz.model import protocol
 from ddp_viz.model.course import load_course
@@ -26,6 +31,7 @@ from ddp_viz.model.recording_format import SCHEMA_VERSION, header
 from ddp_viz.model.report import run_report
 from ddp_viz.model.schema import schema
 from ddp_viz.model.timeline import RunRecord, RunStatus
+from tests.schema_lines import ByEvent
 
 # What each lesson's report says when its run went as the lesson tells it. A lesson of DDP
 # training says the ranks agreed; the others say their own verdict.
@@ -39,6 +45,8 @@ VERDICTS = {
     "mixed-precision": ("✓ step 5 skipped on every one of the 2 ranks together",),
     "when-a-rank-dies": ("✓ everything restored", "✓ final weights equal the run never stopped"),
 }
+# Lessons run whole by their kind's own real-run test, which calls run_headless for them.
+ELSEWHERE = {"when-a-rank-dies": "tests/kinds/resuming/test_real_run.py"}
 # Lessons whose default run is long for a test, and the shorter run they take here.
 SHORTER = {"comm-hooks": ("steps = 200", "steps = 12")}  # 12 steps still show every event
 
@@ -47,9 +55,9 @@ def _reject(token: str) -> None:
     raise ValueError(f"not strict JSON: a bare {token} token")
 
 
-@pytest.fixture(scope="module")
-def validator() -> Draft202012Validator:
-    return Draft202012Validator(schema())
+@functools.cache
+def _validator() -> ByEvent:
+    return ByEvent(schema())  # checking the schema itself takes seconds: once a process
 
 
 def _args(lesson_id: str, tmp_path) -> list[str]:  # type: ignore[no-untyped-def]
@@ -73,23 +81,30 @@ def test_every_lesson_has_a_verdict_to_look_for() -> None:
     assert set(VERDICTS) | set(SHORTER) <= set(course.ids)
 
 
-@pytest.mark.gloo
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("lesson_id", load_course().ids)
-def test_every_lesson_runs_headless_and_records_valid_json(
-    lesson_id: str, validator: Draft202012Validator, tmp_path, engine
-) -> None:
+def test_a_lesson_run_elsewhere_is_run_there_with_these_checks() -> None:
+    root = Path(__file__).parents[2]
+    for lesson_id, where in ELSEWHERE.items():
+        assert f'run_headless("{lesson_id}"' in (root / where).read_text(), (lesson_id, where)
+
+
+def run_headless(lesson_id: str, engine, tmp_path: Path, *more: str) -> tuple[RunRecord, str]:  # type: ignore[no-untyped-def]
+    """Run ``ddp-viz run --lesson ID --json [more…]``'s scenario on ``engine`` (an
+    EngineClient) and check what the command would write: the header, then every line strict
+    JSON valid against the schema; then the run ended well and its report says the lesson's
+    verdict. The record and the report, for more checks."""
     from ddp_viz.cli import build_parser
     from ddp_viz.options import load_scenario
 
-    scenario = load_scenario(build_parser().parse_args(["run", *_args(lesson_id, tmp_path)]))
+    args = ["run", *_args(lesson_id, tmp_path), *more]
+    scenario = load_scenario(build_parser().parse_args(args))
     out = [protocol.encode(header(lesson_id))]  # what cmd_run writes first
     out += [line.decode() for _, line in engine.run_with_lines(scenario, timeout=240)]
     lines = [json.loads(x, parse_constant=_reject) for x in out]
     assert lines[0]["event"] == "recording" and lines[0]["lesson"] == lesson_id
     assert lines[0]["schema"] == SCHEMA_VERSION
+    validator = _validator()
     for n, line in enumerate(lines, start=1):
-        errors = sorted(validator.iter_errors(line), key=str)
+        errors = validator.iter_errors(line)
         assert not errors, f"line {n}: {errors[0].message}"
     rec = RunRecord()
     for text in out[1:]:
@@ -98,3 +113,13 @@ def test_every_lesson_runs_headless_and_records_valid_json(
     report = run_report(rec)
     for needle in VERDICTS.get(lesson_id, (TRAINING_VERDICT,)):
         assert needle in report, (lesson_id, needle, report)
+    return rec, report
+
+
+@pytest.mark.gloo
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lesson_id", [i for i in load_course().ids if i not in ELSEWHERE])
+def test_every_lesson_runs_headless_and_records_valid_json(
+    lesson_id: str, tmp_path, engine
+) -> None:
+    run_headless(lesson_id, engine, tmp_path)
