@@ -42,9 +42,23 @@ def test_the_status_line_counts_the_resumes_and_the_restarts() -> None:
     assert "torchrun restarted 2 time(s)" in failed
 
 
+def test_the_killed_rank_comes_first_and_the_peers_error_is_its_consequence() -> None:
+    """Read fast, a survivor's "Connection reset by peer" listed first looked like the cause."""
+    attempts = {(a.attempt, a.rank): a for a in of("restart_attempt")}
+    dead = next(a for a in attempts.values() if a.end == "killed")
+    peer = next(a for a in attempts.values() if a.attempt == dead.attempt and a is not dead)
+    assert peer.end == "failed" and dead.rank > peer.rank  # listed by rank, it came first
+    line = next(x for x in run_report(record(EVENTS)).splitlines() if "attempt 0:" in x)
+    assert line == (
+        f"  attempt 0: rank {dead.rank} from step {dead.start_step} to {dead.last_step}, killed; "
+        f"rank {peer.rank} from step {peer.start_step} to {peer.last_step}, failed, as rank "
+        f"{dead.rank} was gone ({peer.error[:60]})"
+    )
+
+
 def test_a_failed_rendezvous_is_reported_with_gloos_words() -> None:
     text = run_report(record(with_failed_attempt(EVENTS, 2)))
-    assert "attempt 1: rank 0 failed (Gloo connectFullMesh failed" in text
+    assert "attempt 1: rank 0 failed before it resumed (Gloo connectFullMesh failed" in text
     assert "rendezvous failed in 1 attempt(s)" in text
 
 

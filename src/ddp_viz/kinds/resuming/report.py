@@ -113,14 +113,21 @@ def reshard_lines(p: RestartRecord) -> list[str]:
 
 
 def attempt_line(attempt: int, ranks: dict[int, ev.RestartAttempt]) -> str:
+    """One attempt, the killed rank first: it is the cause, and a peer's gloo error after it
+    ("Connection reset by peer") its consequence, said so."""
+    killed = [r for r in sorted(ranks) if ranks[r].end == "killed"]
     words = []
-    for r, a in sorted(ranks.items()):
+    for r in killed + [r for r in sorted(ranks) if r not in killed]:
+        a = ranks[r]
+        span = f"from step {a.start_step} to {a.last_step}" if a.start_step >= 0 else ""
         if a.end == "failed":
-            words.append(f"rank {r} failed ({a.error[:60]})")
-        elif a.start_step < 0:
+            after = f", as rank {killed[0]} was gone" if killed else ""
+            how = f"{span}, failed" if span else "failed before it resumed"
+            words.append(f"rank {r} {how}{after} ({a.error[:60]})")
+        elif not span:
             words.append(f"rank {r} {a.end} before it resumed")
         else:
-            words.append(f"rank {r} from step {a.start_step} to {a.last_step}, {a.end}")
+            words.append(f"rank {r} {span}, {a.end}")
     return f"  attempt {attempt}: " + "; ".join(words)
 
 
