@@ -172,3 +172,28 @@ def test_a_problem_reads_as_one_line_and_its_fix_below() -> None:
     assert p.text() == (
         "my-lesson: listing line 7: `x()` is not in the engine [listing]\n    fix: fix it"
     )
+
+
+def test_a_statement_with_a_colon_keeps_its_words_and_its_line(tmp_path) -> None:
+    """The checker's text is "listing line N: `statement` …": split at its first ": ", not
+    at one inside the statement."""
+    folder = copy_of(tmp_path, "ddp-pattern")
+    edit(folder, "    optimizer.step()", '    optimizer.step(**{"lr": 2})')
+    wrong = '`optimizer.step(**{"lr": 2})  # local, same on all`'
+    found = listing_problems(folder)
+    assert [(re.fullmatch(r"listing line \d+", w) is not None, m) for w, m, _ in found] == [
+        (True, f"{wrong} is not in the engine (in order)")
+    ]
+
+
+def test_registering_a_rule_keeps_its_id_its_sentence_on_one_line_and_its_check() -> None:
+    from ddp_viz.model.rules import RULES, Rule, rule
+
+    def nothing(lesson, course):  # type: ignore[no-untyped-def]
+        return ()
+
+    try:
+        assert rule("a-test-rule", "Says   this\n    over two lines.", nothing) is nothing
+        assert RULES["a-test-rule"] == Rule("a-test-rule", "Says this over two lines.", nothing)
+    finally:
+        RULES.pop("a-test-rule", None)
