@@ -255,7 +255,12 @@ def load() -> None:
 def _import_new() -> None:
     for name in kind_folders():
         if name not in _loaded:
-            importlib.import_module(f"{KINDS_PACKAGE}.{name}")
+            package = f"{KINDS_PACKAGE}.{name}"
+            importlib.import_module(package)
+            # a kind whose package is imported where its registration is not wanted (the
+            # watched kind's code runs inside the user's processes) registers in ``kind.py``
+            if importlib.util.find_spec(f"{package}.kind") is not None:
+                importlib.import_module(f"{package}.kind")
             _loaded.append(name)
 
 
