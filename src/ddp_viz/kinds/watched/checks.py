@@ -240,6 +240,11 @@ def uneven_end(rec: RunRecord) -> fail.Uneven | None:
             call, step = s.get("inside"), s.get("step", 0)
             if s["state"] == "inside" and call is not None and "bucket" in call:
                 entered[s["rank"]] = max(entered.get(s["rank"], 0), step)
+            elif s["rank"] in failed:
+                # a rank that raised and then ended did not finish its loop: under load the
+                # hang is named while its failure is on its way, and counted finished it made
+                # its peers' next all-reduce an "uneven end" instead of the crash it was
+                continue
             elif s["state"] == "ended" or (call is not None and "barrier" in call["op"]):
                 finished.setdefault(s["rank"], step)
     return fail.uneven_end(finished, entered)
