@@ -228,6 +228,11 @@ def uneven_end(rec: RunRecord) -> fail.Uneven | None:
     gradient all-reduce."""
     d = doctoring(rec)
     failed = {f.rank for f in d.failures} | {e.rank for e in d.exits if e.exitcode != 0}
+    # a rank that raised an error of its own did not finish its loop, though a hang saw it
+    # end: under load the hang is named while its failure is on its way, and counted finished
+    # it made its peers' next all-reduce an "uneven end" instead of the crash it was. (A rank
+    # whose closing barrier timed out did finish: that error is the hang's, a peer's doing.)
+    raised = {f.rank for f in d.failures if not fail.peer_gone(f.message)}
     finished = {r: n for r, n in d.finished.items() if r not in failed}
     entered: dict[int, int] = {}
     for f in d.failures:
@@ -240,12 +245,9 @@ def uneven_end(rec: RunRecord) -> fail.Uneven | None:
             call, step = s.get("inside"), s.get("step", 0)
             if s["state"] == "inside" and call is not None and "bucket" in call:
                 entered[s["rank"]] = max(entered.get(s["rank"], 0), step)
-            elif s["rank"] in failed:
-                # a rank that raised and then ended did not finish its loop: under load the
-                # hang is named while its failure is on its way, and counted finished it made
-                # its peers' next all-reduce an "uneven end" instead of the crash it was
-                continue
-            elif s["state"] == "ended" or (call is not None and "barrier" in call["op"]):
+            elif s["rank"] not in raised and (
+                s["state"] == "ended" or (call is not None and "barrier" in call["op"])
+            ):
                 finished.setdefault(s["rank"], step)
     return fail.uneven_end(finished, entered)
 
