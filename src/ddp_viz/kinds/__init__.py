@@ -1,6 +1,7 @@
 """The kinds of run, one folder each (see :mod:`ddp_viz.model.registry`).
 
-A folder ``<id>/`` holds everything one kind adds: ``__init__.py`` registers its
+A folder ``<id>/`` holds everything one kind adds: ``__init__.py`` (or ``kind.py``, for a
+package imported where the registration's imports are not wanted) registers its
 :class:`~ddp_viz.model.registry.RunKind` (pure: no torch, no Qt), beside its events, its scene,
 its report; ``engine.py`` is what a rank runs (torch, no Qt); ``form.py`` its fields in the
 window (Qt, no torch). A kind may also have a ``qt/`` package (more of the window: a run

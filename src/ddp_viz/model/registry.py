@@ -257,8 +257,8 @@ def _import_new() -> None:
         if name not in _loaded:
             package = f"{KINDS_PACKAGE}.{name}"
             importlib.import_module(package)
-            # a kind whose package is imported where its registration is not wanted (the
-            # watched kind's code runs inside the user's processes) registers in ``kind.py``
+            # a kind whose package is imported where its registration is not wanted (code of
+            # it that runs inside processes of the user's own) registers in ``kind.py``
             if importlib.util.find_spec(f"{package}.kind") is not None:
                 importlib.import_module(f"{package}.kind")
             _loaded.append(name)
