@@ -312,11 +312,31 @@ def cmd_of_kind(args: argparse.Namespace, part: ModuleType) -> int:
     return int(part.run(args, host))
 
 
+def opening(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """`ddp-viz [options] run.jsonl`: a recording where the command would be is opened, before
+    or after the window's options (argparse alone takes it for an unknown command)."""
+    takes_value = {
+        flag
+        for a in parser._actions
+        if a.option_strings and a.nargs != 0
+        for flag in a.option_strings
+    }
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in takes_value:  # its value is the next word, whatever it looks like
+            i += 2
+        elif word.startswith("-"):
+            i += 1
+        else:
+            return [*argv[:i], "--open", *argv[i:]] if word.endswith(".jsonl") else argv
+    return argv
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0].endswith(".jsonl"):  # `ddp-viz run.jsonl`: open the recording
-        argv = ["--open", *argv]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = opening(list(sys.argv[1:] if argv is None else argv), parser)
+    args = parser.parse_args(argv)
     if args.lessons:  # the course reads them from here, in this process and in the engine's
         known = os.environ.get("DDP_VIZ_LESSONS_PATH", "")
         os.environ["DDP_VIZ_LESSONS_PATH"] = os.pathsep.join([*args.lessons, known]).strip(

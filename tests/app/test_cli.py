@@ -228,3 +228,26 @@ def test_a_reader_that_stops_early_is_not_an_error(monkeypatch) -> None:
 
     monkeypatch.setattr(sys, "stdout", ClosedPipe())
     assert main(["lessons"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "opened"),
+    [
+        (["run.jsonl"], ["--open", "run.jsonl"]),
+        (["--size", "1280x800", "run.jsonl"], ["--size", "1280x800", "--open", "run.jsonl"]),
+        (["--projector", "run.jsonl", "--quit"], ["--projector", "--open", "run.jsonl", "--quit"]),
+        (["--size=1280x800", "run.jsonl"], ["--size=1280x800", "--open", "run.jsonl"]),
+        # a value that looks like a recording is the option's, and a command stays a command
+        (["--screenshot", "a.jsonl", "--quit"], ["--screenshot", "a.jsonl", "--quit"]),
+        (["--open", "a.jsonl"], ["--open", "a.jsonl"]),
+        (["run", "--events", "a.jsonl"], ["run", "--events", "a.jsonl"]),
+        (["--size", "800x600", "run", "--json"], ["--size", "800x600", "run", "--json"]),
+    ],
+)
+def test_a_recording_is_opened_wherever_the_window_s_options_put_it(argv, opened) -> None:
+    from ddp_viz.cli import build_parser, opening
+
+    assert opening(argv, build_parser()) == opened
+    args = build_parser().parse_args(opened)
+    if "run.jsonl" in argv:
+        assert args.open == "run.jsonl" and args.command is None
