@@ -38,7 +38,8 @@ FORMAT = "ddp-viz-events"
 # version 5: the events and tables of the mixed-precision lesson and of the restart lesson
 # (checkpoint_saved, checkpoint_loaded, resume_compared, restart_attempt, restart_outcome);
 # nothing older changed
-SCHEMA_VERSION = 5
+# version 6: the restart lesson's ZeRO part (zero_consolidated); nothing older changed
+SCHEMA_VERSION = 6
 HEADER_KIND = "recording"
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}

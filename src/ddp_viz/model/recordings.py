@@ -72,6 +72,12 @@ def _upgrade_4_to_5(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _upgrade_5_to_6(obj: dict[str, Any]) -> dict[str, Any]:
+    """Schema 5 to 6 only added the restart lesson's ZeRO event: a line of 5 is a line of 6
+    (its run shows without the ZeRO part)."""
+    return obj
+
+
 # the step from each version to the next: a new schema version adds its step here
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: _upgrade_0_to_1,
@@ -79,6 +85,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     2: _upgrade_2_to_3,
     3: _upgrade_3_to_4,
     4: _upgrade_4_to_5,
+    5: _upgrade_5_to_6,
 }
 
 

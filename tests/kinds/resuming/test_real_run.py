@@ -114,6 +114,49 @@ def check_reshard(p, world: int, spec) -> None:
         assert e.max_diff == 0.0 and e.adam_step == 1.0
 
 
+def zero_shares(numels: dict[str, int], world: int) -> list[list[str]]:
+    """ZeRO's split written out from its docs: largest parameter first, each to the rank
+    holding the fewest elements so far (the lowest such rank)."""
+    shares: list[list[str]] = [[] for _ in range(world)]
+    sizes = [0] * world
+    for name in sorted(numels, key=lambda n: -numels[n]):  # a stable sort: ties keep order
+        rank = sizes.index(min(sizes))
+        shares[rank].append(name)
+        sizes[rank] += numels[name]
+    return shares
+
+
+def check_zero(p, world: int, spec) -> None:
+    """Each rank held Adam's state (two float32 averages a value and a float32 step) of the
+    parameters ZeRO gave it; rank 0 gathered all of it, equal to plain Adam's; the others
+    were refused."""
+    h = spec.hidden
+    numels = {"0.weight": 4 * h, "0.bias": h, "3.weight": h, "3.bias": 1}
+    shares = zero_shares(numels, world)
+    assert sorted(p.zeros) == list(range(world))
+    for rank, e in p.zeros.items():
+        assert sorted(e.owned) == sorted(shares[rank]), (rank, e.owned, shares[rank])
+        assert e.state_bytes == sum(8 * numels[n] + 4 for n in shares[rank])
+        assert e.weights_diff == 0.0 and e.world == world
+        if rank:
+            assert e.refused == "Optimizer state has not been consolidated on this rank"
+            assert (e.full_params, e.full_bytes, e.saved_bytes, e.state_diff) == (-1, -1, -1, -1)
+    first = p.zeros[0]
+    assert first.refused == "" and first.state_diff == 0.0 and first.full_params == 4
+    assert first.full_bytes == sum(8 * n + 4 for n in numels.values())
+    assert first.saved_bytes > first.full_bytes
+
+
+def test_zero_at_four_ranks_from_its_recording() -> None:
+    """The 4-rank recording (a real run): one parameter to each rank."""
+    from ddp_viz.model.timeline import record
+    from tests.conftest import load_recording
+
+    p = record(load_recording("resuming-4-ranks.jsonl")).parts[KIND]
+    check_zero(p, 4, scenario(4).table(KIND))
+    assert [len(p.zeros[r].owned) for r in range(4)] == [1, 1, 1, 1]
+
+
 def check_restart(p, world: int, spec) -> None:
     o = p.outcome
     attempts = p.attempt_numbers()
@@ -144,6 +187,7 @@ def test_two_ranks_to_the_end_then_stopped_mid_restart(tmp_path, monkeypatch) ->
         spec = scenario(2).table(KIND)
         check_resumes(p, 2, spec)
         check_reshard(p, 2, spec)
+        check_zero(p, 2, spec)
         check_restart(p, 2, spec)
         assert not left_behind(tmp_path), left_behind(tmp_path)
 

@@ -87,3 +87,36 @@ def test_the_steps_lost_question_reads_the_run() -> None:
         dataclasses.replace(e, resumed_from=0) if e.kind == "restart_outcome" else e for e in EVENTS
     ]
     assert Quantity(what="steps_lost", step=1).read(record(moved)) == o.killed_after
+
+
+def test_the_report_says_where_zero_kept_adam_s_state_and_what_rank_0_gathered() -> None:
+    text = run_report(record(EVENTS)).splitlines()
+    zeros = sorted(of("zero_consolidated"), key=lambda e: e.rank)
+    assert [e.rank for e in zeros] == [0, 1]
+    held = "; ".join(f"rank {e.rank} {', '.join(e.owned)} ({e.state_bytes:,} B)" for e in zeros)
+    assert f"  {held}" in text
+    names = [n for e in zeros for n in e.owned]
+    assert sorted(names) == ["0.bias", "0.weight", "3.bias", "3.weight"]
+    total = sum(e.state_bytes for e in zeros)
+    # Adam keeps two float32 averages per value and a float32 step per parameter
+    numels = {"0.weight": 64, "0.bias": 16, "3.weight": 16, "3.bias": 1}
+    assert total == sum(8 * n + 4 for n in numels.values())
+    assert (
+        f"✓ every parameter's state on one rank; {total:,} B in all, gathered {total:,} B" in text
+    )
+    line = next(x for x in text if x.startswith("✓ consolidate_state_dict(to=0)"))
+    assert "rank 0 saved 4 parameters' state" in line and "= plain Adam's, bit for bit" in line
+    assert line.endswith(
+        "state_dict() on rank 1: Optimizer state has not been consolidated on this rank"
+    )
+
+
+def test_a_recording_made_before_zero_was_shown_still_plays_without_it() -> None:
+    """Schema 5 had no ZeRO event: its run is whole without one, and says nothing of ZeRO."""
+    older = [e for e in EVENTS if e.kind != "zero_consolidated"]
+    rec = record(older)
+    assert rec.parts["resuming"].resumed(rec.world_size)
+    assert "ZeRO" not in run_report(rec)
+    one_of_two = [e for e in EVENTS if not (e.kind == "zero_consolidated" and e.rank == 1)]
+    rec = record(one_of_two)
+    assert not rec.parts["resuming"].resumed(rec.world_size)  # the other rank's is on its way

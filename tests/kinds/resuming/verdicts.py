@@ -132,7 +132,74 @@ VERDICTS.append(
     )
 )
 
+ZERO_OK = (r"^✓ ZeRO", r"^✗ ZeRO")
+VERDICTS += [
+    Verdict(
+        "ZeRO: the state rank 0 gathered equals plain Adam's",
+        RUN,
+        changed(event("zero_consolidated", rank=0), lambda e: {"state_diff": 1e-9}),
+        scene=Said(*ZERO_OK, key="zero"),
+        report=Said(r"^✓ consolidate_state_dict\(to=0\)", r"^✗ consolidate_state_dict.*≠ plain"),
+        at=at(0, 0),
+        absent="the status line counts the resumes and the restarts",
+    ),
+    Verdict(
+        "ZeRO: the last rank's state_dict() refused, since the state was gathered on rank 0",
+        RUN,
+        changed(event("zero_consolidated", rank=LAST), lambda e: {"refused": ""}),
+        scene=Said(*ZERO_OK, key="zero"),
+        report=Said(
+            r"^✓ consolidate_state_dict.*rank 1: Optimizer state has not been consolidated",
+            r"^✗ consolidate_state_dict.*it returned a state",
+        ),
+        at=at(0, 0),
+        absent="the status line counts the resumes and the restarts",
+    ),
+    Verdict(
+        "ZeRO: the last rank's weights equal plain Adam's after the step",
+        RUN,
+        changed(event("zero_consolidated", rank=LAST), lambda e: {"weights_diff": 1e-9}),
+        scene=Said(*ZERO_OK, key="zero"),
+        report=Said(r"^✓ consolidate_state_dict", r"^✗ consolidate_state_dict"),
+        at=at(0, 0),
+        absent="the status line counts the resumes and the restarts",
+    ),
+    Verdict(
+        "ZeRO: no parameter's state on two ranks",
+        RUN,
+        changed(event("zero_consolidated", rank=LAST), lambda e: {"owned": [*e.owned, "0.weight"]}),
+        scene=Said(*ZERO_OK, key="zero"),
+        report=Said(r"^✓ every parameter's state on one rank", r"^✗ every parameter's state"),
+        at=at(0, 0),
+        absent="the status line counts the resumes and the restarts",
+    ),
+    Verdict(
+        "ZeRO: the ranks' shares add up to the state rank 0 gathered",
+        RUN,
+        changed(
+            event("zero_consolidated", rank=LAST), lambda e: {"state_bytes": e.state_bytes + 4}
+        ),
+        scene=Said(*ZERO_OK, key="zero"),
+        report=Said(r"^✓ every parameter's state on one rank", r"^✗ every parameter's state"),
+        at=at(0, 0),
+        absent="the status line counts the resumes and the restarts",
+    ),
+]
+
 NUMBERS = [
+    Number(
+        "ZeRO: the bytes of Adam's state rank 0 gathered and saves",
+        RUN,
+        "zero.bytes",
+        lambda evs: float(sum(e.state_bytes for e in _of(evs, "zero_consolidated"))),
+        at=at(0, 0),
+        perturb=both(
+            changed(event("zero_consolidated", rank=0), lambda e: {"full_bytes": e.full_bytes + 8}),
+            changed(
+                event("zero_consolidated", rank=LAST), lambda e: {"state_bytes": e.state_bytes + 8}
+            ),
+        ),
+    ),
     Number(
         "the last rank's file of the sharded checkpoint",
         RUN,

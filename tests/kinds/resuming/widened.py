@@ -13,7 +13,9 @@ from tests.conftest import load_recording
 RUN = "resuming-2-ranks.jsonl"
 PER_RANK = {"rank_started", "checkpoint_loaded", "resume_compared", "restart_attempt"}
 # the sharded checkpoint: saved at N ranks, loaded at N − 1; rank 0 (a loader) for the others
-# that load, rank 1 (the one that does not load, at 2 ranks) for the last
+# that load, rank 1 (the one that does not load, at 2 ranks) for the last; ZeRO's state:
+# ranks 0 and 1 keep what they held, the ranks added hold none (as ranks past the parameters'
+# count do), so the shares still add up to the state rank 0 gathered
 
 
 def widened(world: int, failed_attempt: bool = False) -> list[Event]:
@@ -31,6 +33,13 @@ def widened(world: int, failed_attempt: bool = False) -> list[Event]:
                 out.append(
                     dataclasses.replace(e, rank=world - 1, saved_at=world, loaded_at=world - 1)
                 )
+            continue
+        if e.kind == "zero_consolidated":
+            out.append(dataclasses.replace(e, world=world))
+            if e.rank == 1:
+                for rank in range(2, world):
+                    none = {"owned": [], "state_bytes": 0}
+                    out.append(dataclasses.replace(e, rank=rank, world=world, **none))
             continue
         if e.kind == "run_started":  # rows for as many steps per rank as the real run's
             table = dict(e.scenario["resuming"])

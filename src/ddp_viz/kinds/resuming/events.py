@@ -6,7 +6,9 @@ Part one, on the lesson's own ranks: rank 0 reports the checkpoint it saved
 each way of resuming, how its resumed run compares with the run never stopped
 (:class:`ResumeCompared`). Part two, under torchrun: rank 0 reports every attempt of every
 torchrun worker as the workers logged it (:class:`RestartAttempt`) and what the whole run came
-to (:class:`RestartOutcome`). Weights are compared as CRC-32s of their bytes (8 hex digits).
+to (:class:`RestartOutcome`). Sharded state, on the lesson's ranks: FSDP2's saved at one world
+size and loaded at another (:class:`ReshardCompared`), and ZeRO's gathered on rank 0
+(:class:`ZeroConsolidated`). Weights are compared as CRC-32s of their bytes (8 hex digits).
 """
 
 from __future__ import annotations
@@ -142,3 +144,29 @@ class ReshardCompared(Event):
     rows: dict[str, int]
     max_diff: float
     adam_step: float
+
+
+@dataclass(frozen=True)
+class ZeroConsolidated(Event):
+    """ZeRO's optimizer state, sharded and then gathered on rank 0 to be saved: one step of the
+    model under DDP with ``ZeroRedundancyOptimizer`` over Adam on ``world`` ranks. ``owned``
+    names the parameters whose Adam state this rank holds and ``state_bytes`` that state's
+    bytes; after ``consolidate_state_dict(to=0)``, rank 0's ``state_dict()`` holds
+    ``full_params`` parameters' state, ``full_bytes`` of tensors, saved in a file of
+    ``saved_bytes``, and ``state_diff`` is its largest difference from a plain Adam's state
+    after the same step (-1 for all three off rank 0). ``weights_diff``: this rank's parameters
+    against the plain Adam's. ``refused``: what ``state_dict()`` raised on this rank (empty on
+    rank 0)."""
+
+    kind: ClassVar[str] = "zero_consolidated"
+    run: int
+    rank: int
+    world: int
+    owned: list[str]
+    state_bytes: int
+    full_params: int
+    full_bytes: int
+    saved_bytes: int
+    state_diff: float
+    weights_diff: float
+    refused: str

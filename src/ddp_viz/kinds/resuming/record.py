@@ -25,6 +25,7 @@ class RestartRecord:
     attempts: dict[tuple[int, int], ev.RestartAttempt] = field(default_factory=dict)
     outcome: ev.RestartOutcome | None = None
     reshards: dict[int, ev.ReshardCompared] = field(default_factory=dict)
+    zeros: dict[int, ev.ZeroConsolidated] = field(default_factory=dict)
 
     def apply(self, event: Any) -> None:
         # by its word, not its class: a kind folder loaded again redefines its classes
@@ -41,15 +42,19 @@ class RestartRecord:
                 self.outcome = event
             case "reshard_compared":
                 self.reshards[event.rank] = event
+            case "zero_consolidated":
+                self.zeros[event.rank] = event
 
     def resumed(self, world: int) -> bool:
-        """Part one is in: the save, every rank's load, every way of resuming and every
-        rank's part of the sharded checkpoint."""
+        """Part one is in: the save, every rank's load, every way of resuming, every rank's
+        part of the sharded checkpoint and of ZeRO's state (none of which a recording made
+        before schema 6 holds: it shows without them)."""
         return (
             self.saved is not None
             and len(self.loaded) == world
             and len(self.compared) == world * len(VARIANTS)
             and len(self.reshards) == world
+            and len(self.zeros) in (0, world)
         )
 
     def done(self, world: int) -> bool:
@@ -113,6 +118,33 @@ def reshard_equal(p: RestartRecord) -> bool:
     parameters, bit for bit (and some rank loaded it)."""
     loaders = [e for e in p.reshards.values() if e.rank < e.loaded_at]
     return bool(loaders) and all(e.max_diff == 0.0 for e in loaders)
+
+
+def zero_partition(p: RestartRecord) -> bool:
+    """ZeRO kept each parameter's Adam state on exactly one rank: no name held twice, as many
+    names as rank 0 gathered, and the ranks' bytes add up to the gathered state's."""
+    events = [p.zeros[r] for r in sorted(p.zeros)]
+    names = [n for e in events for n in e.owned]
+    first = p.zeros.get(0)
+    return (
+        first is not None
+        and len(names) == len(set(names)) == first.full_params
+        and sum(e.state_bytes for e in events) == first.full_bytes
+    )
+
+
+def zero_consolidated(p: RestartRecord) -> bool:
+    """``consolidate_state_dict(to=0)`` gave rank 0 the state plain Adam holds after the same
+    step, bit for bit, every rank's weights are plain Adam's, and every other rank's
+    ``state_dict()`` refused."""
+    first = p.zeros.get(0)
+    return (
+        first is not None
+        and first.state_diff == 0.0
+        and not first.refused
+        and all(e.weights_diff == 0.0 for e in p.zeros.values())
+        and all(e.refused for r, e in p.zeros.items() if r != 0)
+    )
 
 
 def restart_equal(o: ev.RestartOutcome) -> bool:

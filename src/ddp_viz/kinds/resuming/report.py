@@ -18,6 +18,8 @@ from ddp_viz.kinds.resuming.record import (
     same_rows,
     spec_of,
     variant_equal,
+    zero_consolidated,
+    zero_partition,
 )
 from ddp_viz.kinds.resuming.spec import LABELS, VARIANTS, RestartSpec
 from ddp_viz.model.report import rank_pids, run_outcome
@@ -112,6 +114,34 @@ def reshard_lines(p: RestartRecord) -> list[str]:
     ]
 
 
+def zero_lines(p: RestartRecord) -> list[str]:
+    events = [p.zeros[r] for r in sorted(p.zeros)]
+    first = p.zeros.get(0)
+    if not events or first is None:
+        return []
+    held = "; ".join(
+        f"rank {e.rank} {', '.join(e.owned) or 'nothing'} ({e.state_bytes:,} B)" for e in events
+    )
+    others = [e for e in events if e.rank != 0]
+    said = (
+        "= plain Adam's, bit for bit"
+        if first.state_diff == 0.0
+        else f"≠ plain Adam's (largest |Δ| {first.state_diff:.1e})"
+    )
+    which = ("rank " if len(others) == 1 else "ranks ") + ", ".join(str(e.rank) for e in others)
+    refused = sorted({e.refused or "(nothing: it returned a state)" for e in others})
+    return [
+        f"ZeRO: ZeroRedundancyOptimizer over Adam, one step at {len(events)} ranks; each rank "
+        "holds the Adam state of its own parameters:",
+        f"  {held}",
+        f"{mark(zero_partition(p))} every parameter's state on one rank; "
+        f"{sum(e.state_bytes for e in events):,} B in all, gathered {first.full_bytes:,} B",
+        f"{mark(zero_consolidated(p))} consolidate_state_dict(to=0): rank 0 saved "
+        f"{first.full_params} parameters' state ({first.saved_bytes:,} B file), {said}; "
+        f"state_dict() on {which}: " + "; ".join(refused),
+    ]
+
+
 def attempt_line(attempt: int, ranks: dict[int, ev.RestartAttempt]) -> str:
     """One attempt, the killed rank first: it is the cause, and a peer's gloo error after it
     ("Connection reset by peer") its consequence, said so."""
@@ -183,6 +213,8 @@ def restart_report(rec: RunRecord) -> str:
         out += ["", *resume_lines(p, spec, world)]
     if p.reshards:
         out += ["", *reshard_lines(p)]
+    if p.zeros:
+        out += ["", *zero_lines(p)]
     if p.outcome is not None:
         out += ["", *torchrun_lines(p, spec)]
     out += run_outcome(rec)

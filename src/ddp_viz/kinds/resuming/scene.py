@@ -21,6 +21,8 @@ from ddp_viz.kinds.resuming.record import (
     part,
     reshard_equal,
     spec_of,
+    zero_consolidated,
+    zero_partition,
 )
 from ddp_viz.kinds.resuming.scene_lanes import draw_dies, draw_restart
 from ddp_viz.kinds.resuming.scene_resume import draw_resume
@@ -53,7 +55,7 @@ class Builder(FrameBuilder):
     def lines_needed(self) -> float:
         """The lines the phase's body needs with a lane (or a row) for every rank."""
         if self.phase == 0:
-            return self.world + 6
+            return self.world + 8
         if self.phase == 1:
             return 4 + 1 + 4
         if self.phase == 2:
@@ -157,13 +159,14 @@ class Builder(FrameBuilder):
             f"{'✓' if ok else '✗'} every rank loaded rank 0's weights",
         ]
         y = self.say(area, y + self.pad * 0.2, texts, t.ok if ok else t.bad, key="loads")
-        self.reshard_line(area, y)
+        y = self.reshard_line(area, y)
+        self.zero_line(area, y)
 
-    def reshard_line(self, area: Rect, y: float) -> None:
+    def reshard_line(self, area: Rect, y: float) -> float:
         """FSDP2's state saved at N ranks and loaded at M, when the stage has the room."""
         events = list(self.part.reshards.values())
         if not events:
-            return
+            return y
         n, m = events[0].saved_at, events[0].loaded_at
         ok = reshard_equal(self.part)
         mark, eq = ("✓", "=") if ok else ("✗", "≠")
@@ -177,7 +180,28 @@ class Builder(FrameBuilder):
         if last is not None:
             files = ", ".join(f"{e.bytes:,}" for _, e in sorted(self.part.reshards.items()))
             texts = [f"each rank's file of it, bytes: {files}", f"files: {files} B"]
-            self.say(area, y, texts, self.t.muted, key="reshard.bytes", value=float(last.bytes))
+            y = self.say(area, y, texts, self.t.muted, key="reshard.bytes", value=float(last.bytes))
+        return y
+
+    def zero_line(self, area: Rect, y: float) -> None:
+        """ZeRO's Adam state, a shard on each rank, gathered on rank 0 to be saved."""
+        first = self.part.zeros.get(0)
+        if first is None or len(self.part.zeros) < self.world:
+            return
+        ok = zero_partition(self.part) and zero_consolidated(self.part)
+        mark, eq = ("✓", "=") if ok else ("✗", "≠")
+        texts = [
+            f"{mark} ZeRO: Adam's state split by parameter; consolidate_state_dict(to=0) "
+            f"gathers all {first.full_params} on rank 0, {eq} plain Adam's",
+            f"{mark} ZeRO: consolidated on rank 0 {eq} plain Adam's",
+        ]
+        y = self.say(area, y, texts, self.t.ok if ok else self.t.bad, key="zero")
+        held = ", ".join(f"{e.state_bytes:,}" for _, e in sorted(self.part.zeros.items()))
+        texts = [
+            f"each rank's Adam state, bytes: {held}; gathered on rank 0: {first.full_bytes:,}",
+            f"state: {held} B",
+        ]
+        self.say(area, y, texts, self.t.muted, key="zero.bytes", value=float(first.full_bytes))
 
 
 def build(
