@@ -75,7 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         "event kind, generated from the event classes.",
     )
     schema.add_argument(
-        "--markdown", action="store_true", help="print it as the docs' page (docs/events.md)"
+        "--markdown",
+        action="store_true",
+        help="print the docs' page of the core's events (docs/events.md), or of --kind's",
+    )
+    schema.add_argument(
+        "--kind", metavar="ID", help="one kind's own events only (its folder's name under kinds/)"
     )
     run = sub.add_parser("run", help="run a scenario headless and print what happened")
     add_scenario_args(run)
@@ -149,12 +154,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     from ddp_viz.model import schema
 
+    kind = args.kind
+    if kind is not None and kind not in schema.registry.event_versions():
+        known = ", ".join(schema.registry.event_versions())
+        sys.stderr.write(f"ddp-viz schema: --kind: no kind {kind!r} has events ({known})\n")
+        return EXIT_USAGE
     if args.markdown:
         from ddp_viz.model.schema_doc import markdown
 
-        sys.stdout.write(markdown())
+        sys.stdout.write(markdown(schema.CORE if kind is None else kind))
     else:
-        sys.stdout.write(schema.schema_json())
+        sys.stdout.write(schema.schema_json(kind))
     return EXIT_OK
 
 

@@ -10,14 +10,16 @@ from typing import Any
 import pytest
 from jsonschema import ValidationError
 
+from ddp_viz.model import registry
 from ddp_viz.model.protocol import encode
 from ddp_viz.model.recording_format import SCHEMA_VERSION, header, strict
 from ddp_viz.model.recordings import upgrade
-from ddp_viz.model.schema import schema
+from ddp_viz.model.schema import CORE, schema
 from tests.conftest import DATA
 from tests.schema_lines import ByEvent
 
 SNAPSHOTS = DATA / "schema"
+TESTS = DATA.parent
 RECORDINGS = sorted(DATA.glob("*.jsonl"))
 
 
@@ -85,22 +87,51 @@ def _shape(s: Any) -> Any:
 
 
 def test_the_format_does_not_change_without_a_schema_version_bump() -> None:
+    """The core's part: the header and the core's events (each kind's part is its own, below)."""
     snapshot = SNAPSHOTS / f"v{SCHEMA_VERSION}.json"
     # the file to write is the next version's: this one's snapshot is the format as it was
     following = SNAPSHOTS / f"v{SCHEMA_VERSION + 1}.json"
     how = (
-        f"the event format changed: bump SCHEMA_VERSION to {SCHEMA_VERSION + 1} "
+        f"the core's events or the header changed: bump SCHEMA_VERSION to {SCHEMA_VERSION + 1} "
         "(ddp_viz/model/recording_format.py), add the step from "
         f"{SCHEMA_VERSION} to UPGRADES (ddp_viz/model/recordings.py), save "
-        f"`ddp-viz schema > {following.relative_to(DATA.parent.parent)}` "
+        f"`ddp-viz schema --kind '' > {following.relative_to(DATA.parent.parent)}` "
         "and `ddp-viz schema --markdown > docs/events.md`"
     )
     assert snapshot.is_file(), how
-    assert _shape(schema()) == _shape(json.loads(snapshot.read_text())), how
+    assert _shape(schema(CORE)) == _shape(json.loads(snapshot.read_text())), how
     # every version keeps its snapshot: the history of the format
     assert sorted(p.name for p in SNAPSHOTS.glob("v*.json")) == sorted(
         f"v{n}.json" for n in range(1, SCHEMA_VERSION + 1)
     )
+
+
+@pytest.mark.parametrize("kind", list(registry.event_versions()))
+def test_a_kinds_events_do_not_change_without_its_own_version_going_up(kind: str) -> None:
+    """A kind's events are its own: their snapshots live in its tests folder, one a version,
+    and a change to them raises the kind's version, never the core's."""
+    version = registry.events_version(kind)
+    folder = TESTS / "kinds" / kind
+    snapshot = folder / f"events-v{version}.json"
+    following = folder / f"events-v{version + 1}.json"
+    how = (
+        f"the events of kind {kind!r} changed: raise its events_version to {version + 1} "
+        f"(its RunKind, src/ddp_viz/kinds/{kind}/), add its upgrade step from {version}, "
+        f"and save `ddp-viz schema --kind {kind} > {following.relative_to(TESTS.parent)}`"
+    )
+    if not snapshot.is_file():
+        how = (
+            f"no snapshot of kind {kind!r}'s events, version {version}: save "
+            f"`ddp-viz schema --kind {kind} > {snapshot.relative_to(TESTS.parent)}`"
+        )
+    assert snapshot.is_file(), how
+    assert _shape(schema(kind)) == _shape(json.loads(snapshot.read_text())), how
+    assert sorted(p.name for p in folder.glob("events-v*.json")) == sorted(
+        f"events-v{n}.json" for n in range(1, version + 1)
+    )
+    # a step from every older version of its events to the next
+    steps = registry.get(kind).upgrades
+    assert sorted(steps) == list(range(1, version)), f"{kind}: upgrades for 1 … {version - 1}"
 
 
 def _reject(token: str) -> None:

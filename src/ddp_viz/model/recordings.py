@@ -13,8 +13,8 @@ object per line. :func:`read_lines` reads one of any version:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ddp_viz.model import json_text, protocol, registry
@@ -73,8 +73,9 @@ def _upgrade_4_to_5(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upgrade_5_to_6(obj: dict[str, Any]) -> dict[str, Any]:
-    """Schema 5 to 6 only added the restart lesson's ZeRO event: a line of 5 is a line of 6
-    (its run shows without the ZeRO part)."""
+    """Schema 5 to 6 put each kind's version of its own events in the header; a header of 5
+    names none, so every kind's events in it are their version 1: an event of 5 is an event
+    of 6."""
     return obj
 
 
@@ -97,14 +98,37 @@ class Recording:
     lesson: str | None = None  # the header's lesson (None: schema 0, the reader decides)
     app: str = ""  # the ddp-viz that wrote it
     left_out: int = 0  # of a newer schema: events and fields this ddp-viz does not know
+    kinds: dict[str, int] = field(default_factory=dict)  # each kind's events' version
 
     @property
     def newer(self) -> bool:
         return self.schema > SCHEMA_VERSION
 
+    def newer_kinds(self) -> dict[str, int]:
+        """The kinds whose events were written in a version this ddp-viz does not know (a kind
+        it does not have at all among them), with that version."""
+        return {
+            k: v
+            for k, v in self.kinds.items()
+            if registry.get(k) is None or v > registry.events_version(k)
+        }
+
     def version_line(self) -> str:
         """One plain sentence about the recording's version for the status line ("" for this
         version's)."""
+        newer = self.newer_kinds()
+        if newer and not self.newer:
+            said = ", ".join(
+                f"{k} {v} (here {registry.events_version(k)})"
+                if registry.get(k) is not None
+                else f"{k} {v} (not a kind this ddp-viz has)"
+                for k, v in sorted(newer.items())
+            )
+            lost = f", {self.left_out} unknown event(s)/field(s) left out"
+            return (
+                f"Events of a newer version than this ddp-viz reads: {said}; showing what it "
+                "can" + (lost if self.left_out else "") + "."
+            )
         if self.newer:
             lost = f", {self.left_out} unknown event(s)/field(s) left out"
             return (
@@ -123,11 +147,30 @@ class Recording:
         return ""
 
 
-def upgrade(obj: dict[str, Any], schema: int) -> dict[str, Any]:
-    """One event of a recording in ``schema``, as this version writes it."""
+def upgrade(
+    obj: dict[str, Any], schema: int, kinds: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """One event of a recording in ``schema`` whose kinds wrote their events in the versions
+    ``kinds`` names (a kind not named: 1), as this version writes it: the core's steps, then
+    its kind's own."""
     for version in range(schema, SCHEMA_VERSION):
         obj = UPGRADES[version](obj)
+    kind = kind_of_word(obj.get("event"))
+    if kind is not None:
+        steps = registry.get(kind)
+        for version in range((kinds or {}).get(kind, 1), registry.events_version(kind)):
+            assert steps is not None  # a kind above version 1 is registered
+            obj = steps.upgrades[version](obj)
     return obj
+
+
+def kind_of_word(word: object) -> str | None:
+    """The kind that defines the event called ``word`` (None: the core's, or none known)."""
+    cls = EVENT_TYPES.get(word) if isinstance(word, str) else None
+    if cls is None and isinstance(word, str):
+        registry.load()
+        cls = EVENT_TYPES.get(word)
+    return None if cls is None else registry.events_kind(cls)
 
 
 def _known_part(obj: dict[str, Any]) -> tuple[Event | None, int]:
@@ -143,6 +186,15 @@ def _known_part(obj: dict[str, Any]) -> tuple[Event | None, int]:
     return protocol.from_dict(kept), len(obj) - len(kept)
 
 
+def _of_newer_kind(obj: dict[str, Any], newer: set[str]) -> bool:
+    """An event of a kind written in a newer version (``newer``, not empty), or one this
+    ddp-viz does not know at all: of one of those kinds, a new event or a kind it lacks."""
+    kind = kind_of_word(obj.get("event"))
+    if kind is None:  # a word no kind here defines: a newer kind's, since one is
+        return obj.get("event") not in EVENT_TYPES
+    return kind in newer
+
+
 def _header_of(obj: Any) -> RecordingHeader | None:
     if not isinstance(obj, dict) or obj.get("event") != HEADER_KIND:
         return None
@@ -151,15 +203,21 @@ def _header_of(obj: Any) -> RecordingHeader | None:
     schema = obj.get("schema")
     if type(schema) is not int or schema < 0:
         raise ProtocolError(f"recording header: schema {schema!r} is not a version number")
+    said = obj.get("kinds", {})
+    if not isinstance(said, dict) or not all(
+        isinstance(k, str) and type(v) is int and v >= 1 for k, v in said.items()
+    ):
+        raise ProtocolError(f"recording header: kinds {said!r} is not a version per kind")
     # a newer header may say more: only what this version knows of it
-    return RecordingHeader(FORMAT, schema, str(obj.get("app", "")), str(obj.get("lesson", "")))
+    app, lesson = str(obj.get("app", "")), str(obj.get("lesson", ""))
+    return RecordingHeader(FORMAT, schema, app, lesson, dict(said))
 
 
 def read_lines(lines: Iterable[bytes | str]) -> Recording:
     """The events of a recording of any schema version (see the module's text). The header
     is the first line; a second one is ignored."""
     rec = Recording(events=[])
-    seen_header = False
+    seen_header, newer = False, set()
     for raw in lines:
         if not raw.strip():
             continue
@@ -172,16 +230,18 @@ def read_lines(lines: Iterable[bytes | str]) -> Recording:
                 if not seen_header:
                     seen_header = True
                     rec.schema, rec.app, rec.lesson = head.schema, head.app, head.lesson
+                    rec.kinds = head.kinds
+                    newer = set(rec.newer_kinds())
                 continue
             if not isinstance(obj, dict):
                 raise ProtocolError("an event must be a JSON object")
-            if rec.newer:
+            if rec.newer or (newer and _of_newer_kind(obj, newer)):
                 event, lost = _known_part(obj)
                 rec.left_out += lost
                 if event is not None:
                     rec.events.append(event)
                 continue
-            rec.events.append(protocol.from_dict(upgrade(obj, rec.schema)))
+            rec.events.append(protocol.from_dict(upgrade(obj, rec.schema, rec.kinds)))
         except (ProtocolError, ValueError, UnicodeDecodeError):
             rec.bad += 1
     return rec

@@ -192,6 +192,11 @@ class RunKind:
     # another shape than the engine's code (the ring's two loops are its engine's one loop);
     # "": the listing is made of the engine's `# listing:` regions (model.lesson_rules)
     listing_checked_by: str = ""
+    # the version of the kind's own events (those its folder defines), written in every
+    # recording's header: the kind adds or changes an event by raising it, never the core's
+    # schema version; ``upgrades[v]`` turns one of its events of version v into v + 1's
+    events_version: int = 1
+    upgrades: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
 
     def owns(self, scenario: Mapping[str, Any]) -> bool:
         """Is a run of this scenario (a mapping, as ``run_started`` carries it) of this kind?"""
@@ -314,6 +319,30 @@ def remove_folder(path: str) -> None:
                 del EVENT_TYPES[event]
         for module in [m for m in sys.modules if m == prefix or m.startswith(prefix + ".")]:
             del sys.modules[module]
+
+
+def events_kind(cls: type) -> str | None:
+    """The kind whose folder defines the event class ``cls`` (its folder's name is its id);
+    None for the core's own events."""
+    parts, root = cls.__module__.split("."), KINDS_PACKAGE.split(".")
+    return parts[len(root)] if parts[: len(root)] == root and len(parts) > len(root) else None
+
+
+def events_version(kind_id: str) -> int:
+    """The version of ``kind_id``'s events this ddp-viz writes and reads (1: a kind it does
+    not know, or one that never changed its events)."""
+    kind = get(kind_id)
+    return 1 if kind is None else kind.events_version
+
+
+def event_versions() -> dict[str, int]:
+    """Every kind that defines events, with the version of its events: what a recording's
+    header says it holds."""
+    from ddp_viz.model.event_base import EVENT_TYPES
+
+    load()
+    ids = {events_kind(cls) for cls in EVENT_TYPES.values()} - {None}
+    return {k: events_version(k) for k in sorted(i for i in ids if i is not None)}
 
 
 def kinds() -> Iterator[RunKind]:

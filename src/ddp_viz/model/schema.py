@@ -37,11 +37,17 @@ _DEFS: dict[str, Any] = {
 }
 
 
-def event_classes() -> dict[str, type[Event]]:
-    """Every event kind this ddp-viz knows, the header first, then by word."""
+CORE = ""  # ``of``: the core's events and the header only
+
+
+def event_classes(of: str | None = None) -> dict[str, type[Event]]:
+    """Every event kind this ddp-viz knows, the header first, then by word; ``of`` a kind's id:
+    that kind's own events only, each kind versioning its own; :data:`CORE`: the core's."""
     registry.load()
     assert protocol.EVENT_TYPES is EVENT_TYPES  # the core's events are defined
     ordered = sorted(EVENT_TYPES.items(), key=lambda kv: (kv[0] != HEADER_KIND, kv[0]))
+    if of is not None:
+        ordered = [(w, c) for w, c in ordered if (registry.events_kind(c) or CORE) == of]
     return dict(ordered)
 
 
@@ -101,9 +107,10 @@ def event_schema(kind: str, cls: type[Event]) -> dict[str, Any]:
     return out | {"properties": props, "required": required, "additionalProperties": False}
 
 
-def schema() -> dict[str, Any]:
-    """The whole format: one line of a recording is exactly one of the event kinds."""
-    events = event_classes()
+def schema(of: str | None = None) -> dict[str, Any]:
+    """The whole format: one line of a recording is exactly one of the event kinds (``of``:
+    the core's part, or one kind's, as :func:`event_classes`)."""
+    events = event_classes(of)
     defs = dict(_DEFS)
     defs["tensor_summary"] = _object_of(TensorSummary)
     defs["tensor"] = {
@@ -112,10 +119,15 @@ def schema() -> dict[str, Any]:
     }
     for kind, cls in events.items():
         defs[f"event.{kind}"] = event_schema(kind, cls)
+    if of:  # a kind's part: named by the kind and its own version
+        version = registry.events_version(of)
+        where, title = f"{of}/{version}", f"{FORMAT}, the events of kind {of}, version {version}"
+    else:
+        where, title = f"{SCHEMA_VERSION}", f"{FORMAT}, schema version {SCHEMA_VERSION}"
     return {
         "$schema": DRAFT,
-        "$id": f"https://ddp-viz.invalid/{FORMAT}/{SCHEMA_VERSION}",
-        "title": f"{FORMAT}, schema version {SCHEMA_VERSION}",
+        "$id": f"https://ddp-viz.invalid/{FORMAT}/{where}",
+        "title": title,
         "description": "One line of a ddp-viz recording (JSON lines): the header line "
         f'("event": "{HEADER_KIND}") first, then events.',
         "oneOf": [_ref(f"event.{kind}") for kind in events],
@@ -140,5 +152,5 @@ def _object_of(td: Any) -> dict[str, Any]:
     }
 
 
-def schema_json() -> str:
-    return json.dumps(schema(), indent=2, allow_nan=False) + "\n"
+def schema_json(of: str | None = None) -> str:
+    return json.dumps(schema(of), indent=2, allow_nan=False) + "\n"

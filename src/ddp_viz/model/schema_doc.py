@@ -8,7 +8,7 @@ from typing import Any
 
 from ddp_viz.model import registry
 from ddp_viz.model.recording_format import FORMAT, HEADER_KIND, SCHEMA_VERSION
-from ddp_viz.model.schema import schema
+from ddp_viz.model.schema import CORE, schema
 
 NAV = (
     "[README](../README.md) · [install](install.md) · [window](window.md) · "
@@ -29,20 +29,30 @@ _INTRO = """\
 Everything ddp-viz records — `ddp-viz run --json` and `--events`, {recorders}\
 File ▸ Export ▸ Events — is **JSON lines**: one JSON object per line,
 each with an `"event"` word saying which kind it is. `ddp-viz schema` prints the same format as a
-JSON Schema (draft 2020-12); one line is exactly one of the kinds below.
+JSON Schema (draft 2020-12); one line is exactly one of the kinds below, or one of a kind of
+run's own (the last section says where those are).
 
 **The header.** The first line names the format (`"{FORMAT}"`), the schema version
-(**{SCHEMA_VERSION}** for this ddp-viz), the version of ddp-viz that wrote it, and the lesson the
-run belongs to (a lesson id{pages}):
+(**{SCHEMA_VERSION}** for this ddp-viz), the version of ddp-viz that wrote it, the lesson the
+run belongs to (a lesson id{pages}) and, under `kinds`, the version of each kind's own events:
 
 ```json
-{{"event":"{HEADER_KIND}","format":"{FORMAT}","schema":{SCHEMA_VERSION},"app":"0.1.0","lesson":"ddp-pattern"}}
+{{"event":"{HEADER_KIND}","format":"{FORMAT}","schema":{SCHEMA_VERSION},"app":"0.1.0",
+ "lesson":"ddp-pattern","kinds":{{"<a kind's id>":1}}}}
 ```
 
-**Versions.** The schema version goes up whenever an event or a field changes. A file without a
-header was written before versioned recordings and reads as schema 0; an older file is upgraded
-one explicit step per version (`ddp_viz.model.recordings.UPGRADES`). A file of a newer schema
-opens with a line saying so, showing the events and fields this ddp-viz knows.
+(one line in a file; `kinds` names every kind whose events this ddp-viz knows, each with its
+version.)
+
+**Versions.** The schema version covers the header and the core's events below, and goes up
+whenever one of them changes. Each kind of run (a folder under `src/ddp_viz/kinds/`) defines its
+own events and versions them itself (`events_version` and `upgrades` of its `RunKind`), so a
+kind added or changed touches no core file. A file without a header was written before
+versioned recordings and reads as schema 0; a header without `kinds` has every kind's events at
+version 1. An older file is upgraded one explicit step per version, the core's
+(`ddp_viz.model.recordings.UPGRADES`) and then its kinds'. A file of a newer schema, or with a
+kind's events newer than this ddp-viz's, opens with a line saying so, showing the events and
+fields this ddp-viz knows.
 
 **Numbers.** Every line is strict JSON (`jq -c .` reads it). A number that is not finite (a
 loss that went NaN) is written as the string `"NaN"`, `"Infinity"` or `"-Infinity"`; a field of
@@ -113,10 +123,24 @@ def _intro() -> str:
     )
 
 
-def markdown() -> str:
-    full = schema()
-    defs = full["$defs"]
-    lines = [_intro(), "## Event kinds", ""]
+_KIND_EVENTS = """\
+## Each kind's events
+
+Each kind of run adds events of its own, listed by `ddp-viz schema --markdown --kind ID` (a
+kind's id is its folder's name under `src/ddp_viz/kinds/`) as this page lists the core's;
+`ddp-viz schema` prints the JSON Schema of every event, the kinds' included, and
+`ddp-viz schema --kind ID` one kind's.
+"""
+
+
+def markdown(of: str = CORE) -> str:
+    """The docs' page of the core's events (``of``: :data:`CORE`), or one kind's."""
+    defs = schema(of)["$defs"]
+    if of == CORE:
+        lines = [_intro(), "## Event kinds", ""]
+    else:
+        version = registry.events_version(of)
+        lines = [f"# The events of kind `{of}`, version {version}", "", NAV, ""]
     kinds = [d.removeprefix("event.") for d in defs if d.startswith("event.")]
     lines.append(", ".join(f"[`{k}`](#{k.replace('_', '_')})" for k in kinds))
     lines.append("")
@@ -126,6 +150,8 @@ def markdown() -> str:
         if "description" in d:
             lines += [d["description"], ""]
         lines += [*_table(d["properties"], d["required"]), ""]
+    if of == CORE:
+        lines += [_KIND_EVENTS]
     summary = defs["tensor_summary"]
     lines += ["## Tensor summary", "", *_table(summary["properties"], summary["required"]), ""]
     return "\n".join(lines)

@@ -4,7 +4,7 @@ against the same run never stopped."""
 
 from __future__ import annotations
 
-from ddp_viz.kinds.resuming import events as _events  # noqa: F401  (defines, so registers)
+from ddp_viz.kinds.resuming import events as _events  # defines its events, so registers
 from ddp_viz.kinds.resuming.record import (
     RestartRecord,
     complete_steps,
@@ -26,6 +26,8 @@ register(
         scenes={"resuming": build},
         phase_words={"resuming": PHASE_WORDS},
         report=restart_report,
+        events_version=_events.EVENTS_VERSION,
+        upgrades=_events.UPGRADES,
         status=status_line,
         quantities={
             "steps_lost": QuantitySource(

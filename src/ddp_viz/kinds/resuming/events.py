@@ -14,9 +14,22 @@ size and loaded at another (:class:`ReshardCompared`), and ZeRO's gathered on ra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ddp_viz.model.event_base import Event
+
+# the version of these events (the kind's, in every recording's header; see
+# ddp_viz.model.recording_format): 2 added ZeRO's (ZeroConsolidated)
+EVENTS_VERSION = 2
+
+
+def _added_zero(obj: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 to 2 only added ZeRO's event: an event of 1 is one of 2 (its run shows
+    without the ZeRO part)."""
+    return obj
+
+
+UPGRADES = {1: _added_zero}
 
 Variant = Literal["everything", "no_epoch", "no_rng", "no_optimizer"]
 Ending = Literal["finished", "killed", "stopped", "failed"]
