@@ -56,3 +56,42 @@ BIG = [
 def test_no_length_rank_answers_more_than_two_fifths_of_a_lesson(lesson) -> None:
     rank, share = worst_rank(choice_questions([lesson]))
     assert share <= LIMIT, f"{lesson.id}: the {rank} choice is right in {share:.0%}"
+
+
+def _lesson_with(choices_answers):  # type: ignore[no-untyped-def]
+    from ddp_viz.model.quiz import Question
+
+    lesson = load_course().get("ddp-pattern")
+    questions = [
+        Question(id=f"q{i}", kind="choice", prompt="?", choices=list(c), answer=a, explain="")
+        for i, (c, a) in enumerate(choices_answers)
+    ]
+    return lesson.__class__(**{**lesson.__dict__, "questions": questions})
+
+
+@pytest.mark.parametrize(
+    ("questions", "flagged"),
+    [
+        # one of three answers is the longest: a third, allowed
+        (
+            [(("long answer", "b", "c"), 0), (("a", "long wrong", "c"), 0), (("a", "bb", "c"), 2)],
+            False,
+        ),
+        # one of two: more than a third, however few the questions
+        ([(("long answer", "b", "c"), 0), (("a", "long wrong", "c"), 0)], True),
+        # a tie for longest counts as the longest
+        ([(("aaa", "bbb", "c"), 0), (("aaa", "b", "c"), 1), (("a", "bb", "ccc"), 0)], False),
+        ([(("aaa", "bbb", "c"), 0), (("aaa", "bbb", "c"), 1), (("a", "bb", "ccc"), 0)], True),
+    ],
+)
+def test_a_lesson_whose_answer_is_often_a_longest_choice_is_flagged(questions, flagged) -> None:
+    from ddp_viz.model.rules.in_course import _quiz_shape
+
+    lesson = _lesson_with(questions)
+    found = list(_quiz_shape(lesson, [lesson]))
+    assert bool(found) == flagged
+    if flagged:
+        longest = sum(len(c[a]) == max(map(len, c)) for c, a in questions)
+        assert (
+            found[0].message == f"the answer is a longest choice in {longest} of {len(questions)}"
+        )

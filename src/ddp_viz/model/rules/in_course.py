@@ -161,6 +161,18 @@ def _rank_words(rank: str) -> str:
 
 def _quiz_shape(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     mine = choice_questions([lesson])
+    # the rule a learner tries first: "pick the longest" (a tie for longest counts: picking
+    # among the longest is still that rule), in any lesson with choice questions
+    longest = [len(c[a]) == max(map(len, c)) for c, a in mine]
+    if sum(longest) * 3 > len(mine):
+        yield found(
+            lesson,
+            "quiz-shape",
+            "the choice questions",
+            f"the answer is a longest choice in {sum(longest)} of {len(mine)}",
+            "make a wrong choice the longest, or the answer shorter, in some of them",
+        )
+        return
     if len(mine) < SHAPE_FROM:
         return
     rank, share = worst_rank(mine)
@@ -176,9 +188,11 @@ def _quiz_shape(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
 
 rule(
     "quiz-shape",
-    f"""No answer-length rule passes the quiz: in a lesson with {SHAPE_FROM} or more choice
-    questions, and across the course, no length rank (always the longest choice, the second
-    longest, …, the shortest) is the right answer in more than {SHAPE_LIMIT:.0%} of them.""",
+    f"""No answer-length rule passes the quiz: in no lesson is the answer a longest choice
+    (a tie counts) in more than a third of its choice questions; and in a lesson with
+    {SHAPE_FROM} or more choice questions, and across the course, no length rank (always the
+    longest choice, the second longest, …, the shortest) is the right answer in more than
+    {SHAPE_LIMIT:.0%} of them.""",
     _quiz_shape,
 )
 
