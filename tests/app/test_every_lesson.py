@@ -20,6 +20,7 @@ and the suite ran it twice.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 from pathlib import Path
 
@@ -34,21 +35,26 @@ from ddp_viz.model.timeline import RunRecord, RunStatus
 from tests.schema_lines import ByEvent
 
 # What each lesson's report says when its run went as the lesson tells it. A lesson of DDP
-# training says the ranks agreed; the others say their own verdict.
+# training says the ranks agreed; the others say their own verdict, which their kind's tests
+# declare (``REPORT_SAYS`` in ``tests/kinds/<kind>/verdicts.py``), as they declare a lesson
+# run whole by their own real-run test (``ELSEWHERE``) and a shorter run (``SHORTER``).
 TRAINING_VERDICT = "✓ ranks agree at every step"
-VERDICTS = {
-    "uneven-inputs": ("then gloo said:", "Timed out"),  # the stall is the lesson's outcome
-    "evaluation": ("padding dropped", "Timed out"),  # and so is rank 0's wait
-    "all-reduce": ("✓ naive and ring equal dist.all_reduce on every rank",),
-    "comm-hooks": ("after 12 steps", "PowerSGD r=1"),
-    "sharded": ("✓ over", "full parameters of ZeRO and FSDP within"),
-    "mixed-precision": ("✓ step 5 skipped on every one of the 2 ranks together",),
-    "when-a-rank-dies": ("✓ everything restored", "✓ final weights equal the run never stopped"),
-}
+
+
+def _declared(name: str) -> dict:  # type: ignore[type-arg]
+    """``name`` of every kind's tests, merged: what each kind says of its own lessons."""
+    out: dict = {}  # type: ignore[type-arg]
+    for folder in sorted((Path(__file__).parents[1] / "kinds").glob("*/verdicts.py")):
+        module = importlib.import_module(f"tests.kinds.{folder.parent.name}.verdicts")
+        out |= getattr(module, name, {})
+    return out
+
+
+VERDICTS = _declared("REPORT_SAYS")
 # Lessons run whole by their kind's own real-run test, which calls run_headless for them.
-ELSEWHERE = {"when-a-rank-dies": "tests/kinds/resuming/test_real_run.py"}
+ELSEWHERE = _declared("ELSEWHERE")
 # Lessons whose default run is long for a test, and the shorter run they take here.
-SHORTER = {"comm-hooks": ("steps = 200", "steps = 12")}  # 12 steps still show every event
+SHORTER = _declared("SHORTER")
 
 
 def _reject(token: str) -> None:
@@ -77,7 +83,10 @@ def _args(lesson_id: str, tmp_path) -> list[str]:  # type: ignore[no-untyped-def
 def test_every_lesson_has_a_verdict_to_look_for() -> None:
     course = load_course()
     for lesson in course:
-        assert lesson.trains or lesson.id in VERDICTS, f"say what {lesson.id}'s run reports"
+        assert lesson.trains or lesson.id in VERDICTS, (
+            f"say what {lesson.id}'s run reports: REPORT_SAYS = {{{lesson.id!r}: (…)}} in "
+            f"tests/kinds/{lesson.kind}/verdicts.py"
+        )
     assert set(VERDICTS) | set(SHORTER) <= set(course.ids)
 
 

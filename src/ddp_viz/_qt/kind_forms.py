@@ -9,11 +9,13 @@ core's ``[model]`` / ``[ddp]`` keys it edits).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from PySide6.QtWidgets import QFormLayout, QWidget
 
+from ddp_viz._qt.plain_form import PlainFields
 from ddp_viz.model import registry
+from ddp_viz.model.plain_table import PlainTable
 from ddp_viz.model.scenario import Scenario
 
 
@@ -34,11 +36,18 @@ class KindFields(Protocol):
 
 
 def kind_fields() -> dict[str, KindFields]:
-    """A fresh set of every kind's fields, keyed by kind."""
+    """A fresh set of every kind's fields, keyed by kind: its ``form.py``'s, or, for a table
+    of plain values with keys the form shows, the fields made from the table."""
     forms = registry.load_parts("form")
     out: dict[str, KindFields] = {}
     for kind in registry.kinds():
         cls = getattr(forms.get(kind.id), "FIELDS", None)
         if cls is not None:
             out[kind.id] = cls()
+        elif _plain(kind.spec) and kind.spec.shown():
+            out[kind.id] = PlainFields(kind.spec)
     return out
+
+
+def _plain(spec: object) -> TypeGuard[type[PlainTable]]:
+    return isinstance(spec, type) and issubclass(spec, PlainTable)

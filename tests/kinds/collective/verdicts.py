@@ -54,3 +54,7 @@ VERDICTS = [
         at=AT,
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {"all-reduce": ("✓ naive and ring equal dist.all_reduce on every rank",)}

@@ -70,3 +70,7 @@ VERDICTS = [
         absent="the status line says how the run ended, not the seeds",
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {"evaluation": ("padding dropped", "Timed out")}  # and rank 0's wait

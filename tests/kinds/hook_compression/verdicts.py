@@ -74,3 +74,9 @@ NUMBERS = [
         ),
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {"comm-hooks": ("after 12 steps", "PowerSGD r=1")}
+# its default run is long for a test: the shorter run it takes there (12 steps show every event)
+SHORTER = {"comm-hooks": ("steps = 200", "steps = 12")}

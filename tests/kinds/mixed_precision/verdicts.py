@@ -157,3 +157,7 @@ NUMBERS = [
         ),
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {"mixed-precision": ("✓ step 5 skipped on every one of the 2 ranks together",)}

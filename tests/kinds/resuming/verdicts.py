@@ -256,3 +256,11 @@ NUMBERS = [
         at=at(0, 3),
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {
+    "when-a-rank-dies": ("✓ everything restored", "✓ final weights equal the run never stopped")
+}
+# run whole by this kind's own real-run test (its slowest lesson), through run_headless
+ELSEWHERE = {"when-a-rank-dies": "tests/kinds/resuming/test_real_run.py"}

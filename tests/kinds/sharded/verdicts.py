@@ -129,3 +129,7 @@ NUMBERS = [
         pattern=r"RS \+ AG of ([\d.]+) kB",
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {"sharded": ("✓ over", "full parameters of ZeRO and FSDP within")}

@@ -37,3 +37,7 @@ VERDICTS = [
         absent="the status line says how the run ended, not the one-process check",
     ),
 ]
+
+# what `ddp-viz run --lesson ID` reports when the lesson's run went as it tells it
+# (tests/app/test_every_lesson.py looks for each)
+REPORT_SAYS = {"uneven-inputs": ("then gloo said:", "Timed out")}  # the stall is its outcome

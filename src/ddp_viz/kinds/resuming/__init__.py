@@ -35,12 +35,7 @@ register(
             ),
             "restarts": QuantitySource(restarts_quantity, phase="allreduce", unit="a number"),
         },
-        field_names={
-            "resuming.interval": "Checkpoint every",
-            "resuming.kill_after": "Kill after step",
-            "resuming.max_restarts": "Max restarts",
-            "resuming.resume_epoch": "Resume after epoch",
-        },
+        field_names=RestartSpec.field_names(),
         trains=False,
         plots=False,
     )

@@ -13,30 +13,15 @@ rank, and they resume from the last checkpoint.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
-from ddp_viz.model.modelspec import spec_table
-from ddp_viz.model.values import flag, number, rate, wholes
+from ddp_viz.model.plain_table import PlainTable, knob
 
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
 
 KIND = "resuming"
-KEYS = (
-    "rows",
-    "batch",
-    "epochs",
-    "resume_epoch",
-    "hidden",
-    "dropout",
-    "lr",
-    "seed",
-    "interval",
-    "kill_after",
-    "max_restarts",
-    "attempt_keys",
-)
 FEATURES = 4  # inputs of every row
 # the pieces a resume can leave out of the checkpoint, in the order the stage shows them
 VARIANTS = ("everything", "no_epoch", "no_rng", "no_optimizer")
@@ -49,63 +34,53 @@ LABELS = {
 
 
 @dataclass(frozen=True)
-class RestartSpec:
+class RestartSpec(PlainTable):
     """``epochs`` epochs of ``rows`` rows shared by ``DistributedSampler`` (``batch`` rows a
     rank a step) on Linear(4, hidden) → tanh → Dropout(dropout) → Linear(hidden, 1) with
     Adam; part one resumes after ``resume_epoch`` epochs, part two saves every ``interval``
     steps and loses the last rank after step ``kill_after`` of torchrun's first attempt."""
 
-    rows: int = 48
-    batch: int = 4
-    epochs: int = 4
-    resume_epoch: int = 2
-    hidden: int = 16
-    dropout: float = 0.5
-    lr: float = 0.01
-    seed: int = 0
-    interval: int = 3
-    kill_after: int = 5
-    max_restarts: int = 3
+    rows: int = knob(48, low=8, high=512)
+    batch: int = knob(4, low=1, high=64)
+    epochs: int = knob(4, low=2, high=20)
+    resume_epoch: int = knob(
+        2,
+        low=1,
+        high=19,
+        label="Resume after epoch",
+        tip="part one saves after this many epochs, below epochs",
+    )
+    hidden: int = knob(16, low=2, high=64)
+    dropout: float = knob(0.5, low=0.05, high=0.95)
+    lr: float = knob(0.01, rate=True, high=1)
+    seed: int = knob(0, low=0, high=2**31 - 1)
+    interval: int = knob(
+        3,
+        low=1,
+        high=100,
+        label="Checkpoint every",
+        tip="steps between checkpoints under torchrun, 1–100",
+    )
+    kill_after: int = knob(
+        5,
+        low=1,
+        high=1000,
+        label="Kill after step",
+        tip="the last rank sends itself SIGKILL after this step",
+    )
+    max_restarts: int = knob(
+        3, low=1, high=5, label="Max restarts", tip="torchrun --max-restarts, 1–5"
+    )
     # the workers join through keys of their attempt's own (a PrefixStore): torchrun's store
     # outlives an attempt, and without a prefix a restarted rank can read a dead peer's address
-    attempt_keys: bool = True
+    attempt_keys: bool = knob(True)
 
+    TABLE: ClassVar[str] = KIND
     trains: ClassVar[bool] = False  # the program trains its own model, not the core's
 
-    @classmethod
-    def from_mapping(cls, data: Any) -> RestartSpec:
-        table = spec_table(data, KIND, KEYS)
-        v: dict[str, Any] = wholes(
-            table,
-            KIND,
-            (
-                ("rows", 8, 512),
-                ("batch", 1, 64),
-                ("epochs", 2, 20),
-                ("resume_epoch", 1, 19),
-                ("hidden", 2, 64),
-                ("seed", 0, 2**31 - 1),
-                ("interval", 1, 100),
-                ("kill_after", 1, 1000),
-                ("max_restarts", 1, 5),
-            ),
-        )
-        if "dropout" in table:
-            p = number(f"{KIND}.dropout", table["dropout"])
-            if not 0.05 <= p <= 0.95:
-                raise ScenarioError(f"{KIND}.dropout", f"must be from 0.05 to 0.95, got {p:g}")
-            v["dropout"] = p
-        if "lr" in table:
-            v["lr"] = rate(f"{KIND}.lr", table["lr"], 1)
-        if "attempt_keys" in table:
-            v["attempt_keys"] = flag(f"{KIND}.attempt_keys", table["attempt_keys"])
-        spec = cls(**v)
-        if spec.resume_epoch >= spec.epochs:
+    def check(self) -> None:
+        if self.resume_epoch >= self.epochs:
             raise ScenarioError(f"{KIND}.resume_epoch", "must be below epochs")
-        return spec
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in KEYS}
 
     def fixed_steps(self, world: int) -> int:
         """One step: the stage's four phases are the lesson's four parts."""
