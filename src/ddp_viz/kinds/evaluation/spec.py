@@ -10,86 +10,40 @@ rank 0 alone evaluates through ``model.module``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ddp_viz.model.errors import ScenarioError
-from ddp_viz.model.modelspec import spec_table
-from ddp_viz.model.values import flag, number, rate, wholes
+from ddp_viz.model.plain_table import PlainTable, knob
 
 if TYPE_CHECKING:
     from ddp_viz.model.scenario import Scenario
 
 KIND = "evaluation"
-KEYS = (
-    "eval_rows",
-    "train_steps",
-    "batch",
-    "hidden",
-    "dropout",
-    "lr",
-    "seed",
-    "shuffle",
-    "hang",
-    "timeout_s",
-)
 FEATURES = 4  # inputs of every row
 CLASSES = 3  # the classes the model tells apart
 TRAIN_ROWS = 512  # the training rows the ranks' sampler shares out
 
 
 @dataclass(frozen=True)
-class EvalSpec:
+class EvalSpec(PlainTable):
     """``train_steps`` DDP steps of ``batch`` rows a rank on a ``hidden``-wide classifier with
     dropout ``dropout``; ``eval_rows`` held-out rows shared by ``DistributedSampler(shuffle=
     shuffle, seed=seed)``; ``hang``: rank 0 then evaluates alone through the wrapper, on a
     process group whose timeout (``timeout_s``) ends the wait."""
 
-    eval_rows: int = 25
-    train_steps: int = 3
-    batch: int = 8
-    hidden: int = 16
-    dropout: float = 0.5
-    lr: float = 0.5
-    seed: int = 0
-    shuffle: bool = False
-    hang: bool = True
-    timeout_s: float = 3.0
+    eval_rows: int = knob(25, low=2, high=500)
+    train_steps: int = knob(3, low=1, high=50)
+    batch: int = knob(8, low=1, high=64)
+    hidden: int = knob(16, low=2, high=64)
+    dropout: float = knob(0.5, low=0.05, high=0.95)
+    lr: float = knob(0.5, rate=True, high=10)
+    seed: int = knob(0, low=0, high=2**31 - 1)
+    shuffle: bool = knob(False)
+    hang: bool = knob(True)
+    timeout_s: float = knob(3.0, low=1, high=30, unit="seconds")
 
+    TABLE: ClassVar[str] = KIND
     trains: ClassVar[bool] = False  # the program trains its own model, not the core's
-
-    @classmethod
-    def from_mapping(cls, data: Any) -> EvalSpec:
-        table = spec_table(data, KIND, KEYS)
-        v: dict[str, Any] = wholes(
-            table,
-            KIND,
-            (
-                ("eval_rows", 2, 500),
-                ("train_steps", 1, 50),
-                ("batch", 1, 64),
-                ("hidden", 2, 64),
-                ("seed", 0, 2**31 - 1),
-            ),
-        )
-        if "dropout" in table:
-            p = number(f"{KIND}.dropout", table["dropout"])
-            if not 0.05 <= p <= 0.95:
-                raise ScenarioError(f"{KIND}.dropout", f"must be from 0.05 to 0.95, got {p:g}")
-            v["dropout"] = p
-        if "lr" in table:
-            v["lr"] = rate(f"{KIND}.lr", table["lr"], 10)
-        if "timeout_s" in table:
-            t = number(f"{KIND}.timeout_s", table["timeout_s"])
-            if not 1 <= t <= 30:
-                raise ScenarioError(f"{KIND}.timeout_s", f"must be 1 to 30 seconds, got {t:g}")
-            v["timeout_s"] = t
-        for key in ("shuffle", "hang"):
-            if key in table:
-                v[key] = flag(f"{KIND}.{key}", table[key])
-        return cls(**v)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in KEYS}
 
     def fixed_steps(self, world: int) -> int:
         """One step: the stage's four phases are the lesson's four parts."""
