@@ -98,6 +98,14 @@ def _prerequisites(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem
                 "is no lesson of the course",
                 f"use one of: {', '.join(ids)}",
             )
+        elif p == lesson.id:
+            yield found(
+                lesson,
+                "prerequisites",
+                f"prerequisite {p!r}",
+                "is this lesson itself",
+                "name the lessons a learner should take before this one",
+            )
         elif lesson.id in ids and ids.index(p) > ids.index(lesson.id):
             yield found(
                 lesson,
@@ -110,7 +118,7 @@ def _prerequisites(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem
 
 rule(
     "prerequisites",
-    "Each prerequisite names a lesson of the course that comes before this one.",
+    "Each prerequisite names another lesson of the course, one that comes before this one.",
     _prerequisites,
 )
 
@@ -140,7 +148,8 @@ def worst_rank(questions: Sequence[tuple[Sequence[str], int]]) -> tuple[str, flo
             held[rank] += weight
     if not held:
         return "", 0.0
-    rank = max(held, key=held.__getitem__)
+    # a rank is named from the nearer end: "the shortest", not "the longest but 2"
+    rank = max(held, key=lambda r: (held[r], -int(r.partition("+")[2])))
     return rank, held[rank] / len(questions)
 
 
