@@ -42,6 +42,7 @@ def test_run_json_is_the_event_stream() -> None:
     assert isinstance(events[-1], protocol.RunFinished)
     assert sum(isinstance(e, protocol.AveragedGrad) for e in events) == 8
     first, second = (json.loads(line) for line in res.stdout.splitlines()[:2])
+    kinds = first.pop("kinds")
     assert first == {
         "event": "recording",
         "format": "ddp-viz-events",
@@ -49,6 +50,8 @@ def test_run_json_is_the_event_stream() -> None:
         "app": __version__,
         "lesson": "ddp-pattern",
     }
+    # each kind folder's events with their version (the restart lesson's are at 2)
+    assert kinds["resuming"] == 2 and kinds["collective"] == 1 and "ddp_step" not in kinds
     assert second["event"] == "engine_ready"
 
 
