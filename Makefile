@@ -30,7 +30,12 @@ lint: setup
 # tail of another's share (tests/conftest.py deals the shares out evenly).
 TEST_WORKERS ?= 3
 
+# The package's own bytecode is written once before the run (into the ignored __pycache__
+# folders): with PYTHONDONTWRITEBYTECODE set, as on CI, every process the suite starts (the
+# CLI, engines, watched ranks: hundreds) compiled the modules it imports from source, about a
+# quarter of a CPU second each. Python recompiles a module whose source is newer.
 test: lint
+	$(BIN)/python -m compileall -q src
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # Lightning and Accelerate, watched unchanged: an optional extra (a minute to install), so
