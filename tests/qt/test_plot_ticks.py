@@ -45,18 +45,23 @@ def test_thin_keeps_zero_and_the_largest_on_each_side() -> None:
 
     ticks = [(0.0, "0")] + [(s * k * 12.0, f"{'-' if s < 0 else ''}1e{12 * k}")
                             for k in range(1, 7) for s in (1, -1)]  # fmt: skip
-    kept = thin(ticks, -80, 80, 5)
+    kept = thin(ticks, -80, 80, 30)
     assert [t[1] for t in sorted(kept)] == ["-1e72", "-1e36", "0", "1e36", "1e72"]
-    assert thin(ticks, -80, 80, 13) == ticks  # room for all: all
-    assert [t[1] for t in sorted(thin(ticks, 0, 80, 3))][-1] == "1e72"
+    assert sorted(thin(ticks, -80, 80, 12)) == sorted(ticks)  # room for all: all
+    # on one side only, the ticks too near 0 give way to 0
+    assert [t[1] for t in sorted(thin(ticks, 0, 80, 40))] == ["0", "1e72"]
+    assert [t[1] for t in sorted(thin(ticks, 0, 80, 20))] == ["0", "1e24", "1e48", "1e72"]
+    # the largest kept is the largest shown, not one beyond the axis's range
+    assert [t[1] for t in sorted(thin(ticks, -50, 50, 30))] == ["-1e48", "0", "1e48"]
 
 
 def test_a_diverging_runs_log_ticks_do_not_pile_up(qtbot, make_window, settings) -> None:
     """A diverging run (lr 10) on a projector at 1280×800: its symmetric-log axes labelled
     1e12 … 1e72 (and −1e12 … −1e72) in 28 px lines on ~100 px axes, one over the other, and
     their words, chosen before the plots were laid out, ran past the axes into each other."""
-    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 
+    from ddp_viz._qt.plot_axis import APART
     from tests.conftest import load_recording
     from tests.qt_helpers import feed
 
@@ -78,8 +83,15 @@ def test_a_diverging_runs_log_ticks_do_not_pile_up(qtbot, make_window, settings)
             painter.end()
         rects = sorted((r for r, _, text in texts if text), key=lambda r: r.top())
         assert rects, plot
+        line = QFontMetricsF(axis.style["tickFont"] or axis.font()).height()
         for a, b in itertools.pairwise(rects):
             assert a.bottom() <= b.top() + 1, ([t for _, _, t in texts], a, b)
+            # a line and a half apart, centre to centre: "1e12" sat on "0" before
+            assert b.center().y() - a.center().y() >= APART * line - 1, (
+                [t for _, _, t in texts],
+                a,
+                b,
+            )
         # its words run up the axis, within it ("value (symmetric log)" ran into the loss's)
         words = axis.label.toPlainText()
         assert words.startswith(("loss", "value")), words

@@ -2,7 +2,7 @@
 spaced by the axis's length alone, so projector type (28 px lines) on a 93 px axis piled
 "0.2 0.4 0.6 0.8" on each other. The major spacing grows (1, 2, 5 × 10^k) until the labels lie
 a line and a half apart; ticks set by hand (a diverging run's symmetric-log "1e12 … 1e72")
-are thinned to every k-th when drawn, at the axis's size then."""
+are thinned by the same distance when drawn, at the axis's size then."""
 
 from __future__ import annotations
 
@@ -26,18 +26,25 @@ def wider(spacing: float) -> float:
 
 
 def thin(
-    ticks: list[tuple[float, str]], lo: float, hi: float, most: int
+    ticks: list[tuple[float, str]], lo: float, hi: float, apart: float
 ) -> list[tuple[float, str]]:
-    """At most about ``most`` of ``ticks`` between ``lo`` and ``hi``: 0, and on each side of it
-    every k-th counted in from the largest (kept), k as small as that allows."""
+    """The labelled ticks of ``ticks`` between ``lo`` and ``hi`` that lie at least ``apart``
+    from each other (in the axis's own units): 0, and on each side of it the largest, then
+    inward each one far enough from the last one kept and from 0. By distance, not by count:
+    a symmetric-log axis's ticks are not evenly spaced, and every other one of "1e36 1e12 0"
+    still piled "1e12" on "0"."""
     shown = [t for t in ticks if lo <= t[0] <= hi]
-    k = max(1, math.ceil(len(shown) / max(1, most)))
-    if k == 1:
-        return ticks
-    kept = [t for t in ticks if t[0] == 0]
+    zero = [t for t in shown if t[0] == 0]
+    kept = list(zero)
     for side in (1, -1):
-        out = sorted((t for t in ticks if t[0] * side > 0), key=lambda t: abs(t[0]))
-        kept += [t for i, t in enumerate(out) if (len(out) - 1 - i) % k == 0]
+        last: float | None = None
+        for t in sorted((t for t in shown if t[0] * side > 0), key=lambda t: -abs(t[0])):
+            if last is not None and abs(last - t[0]) < apart:
+                continue
+            if zero and abs(t[0]) < apart:
+                continue
+            kept.append(t)
+            last = t[0]
     return kept
 
 
@@ -51,16 +58,20 @@ class ReadableAxis(pg.AxisItem):
         if self.relabel is not None:
             self.relabel()
 
-    def labels_fit(self) -> int:
-        """How many tick labels the axis holds a line and a half apart."""
+    def label_apart(self) -> float:
+        """The least distance between two labelled ticks, in the axis's units: a line and a
+        half of tick text at the axis's length now."""
         font = self.style["tickFont"] or self.font()
-        return max(2, int(self.geometry().height() / (QFontMetricsF(font).height() * APART)))
+        lo, hi = sorted(self.range)
+        pixels = max(1.0, self.geometry().height())
+        return QFontMetricsF(font).height() * APART * (hi - lo) / pixels
 
     def generateDrawSpecs(self, p):  # pyqtgraph names it
         full = self._tickLevels
         if full and self.orientation in ("left", "right"):
             lo, hi = sorted(self.range)
-            self._tickLevels = [thin(list(level), lo, hi, self.labels_fit()) for level in full]
+            apart = self.label_apart()
+            self._tickLevels = [thin(list(level), lo, hi, apart) for level in full]
         try:
             return super().generateDrawSpecs(p)
         finally:
