@@ -28,8 +28,16 @@ class FormScroll(QScrollArea):
         return QSize(width, super().minimumSizeHint().height())
 
     def _scrolls(self) -> bool:
+        """The bar is there, or will be: its width is the form's to keep. (The form's height
+        at its width can pass the pane's while its minimum does not: word-wrapped lines grow
+        as it narrows, and the bar then covered the data table's y column and "− row".)"""
         inner = self.widget()
-        return inner is not None and inner.minimumSizeHint().height() > self.viewport().height()
+        if inner is None:
+            return False
+        return (
+            self.verticalScrollBar().isVisibleTo(self)
+            or inner.minimumSizeHint().height() > self.viewport().height()
+        )
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
