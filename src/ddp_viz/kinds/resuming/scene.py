@@ -162,46 +162,63 @@ class Builder(FrameBuilder):
         y = self.reshard_line(area, y)
         self.zero_line(area, y)
 
+    def checked(
+        self,
+        area: Rect,
+        y: float,
+        ok: bool,
+        key: str,
+        said: list[str],
+        sizes: list[str],
+        value: float,
+    ) -> float:
+        """A check's line in its colour, then the bytes behind it in muted type (``key.bytes``,
+        whose number is ``value``)."""
+        y = self.say(area, y, said, self.t.ok if ok else self.t.bad, key=key)
+        return self.say(area, y, sizes, self.t.muted, key=f"{key}.bytes", value=value)
+
     def reshard_line(self, area: Rect, y: float) -> float:
         """FSDP2's state saved at N ranks and loaded at M, when the stage has the room."""
-        events = list(self.part.reshards.values())
-        if not events:
+        events = self.part.reshards
+        if len(events) < self.world:
             return y
         n, m = events[0].saved_at, events[0].loaded_at
         ok = reshard_equal(self.part)
-        mark, eq = ("✓", "=") if ok else ("✗", "≠")
-        texts = [
+        mark, eq = marks(ok)
+        said = [
             f"{mark} FSDP2 sharded over {n} ranks, saved with DCP, loaded over {m}: "
             f"parameters {eq} saved",
             f"{mark} DCP: saved at {n} ranks, loaded at {m}, parameters {eq}",
         ]
-        y = self.say(area, y, texts, self.t.ok if ok else self.t.bad, key="reshard")
-        last = self.part.reshards.get(self.world - 1)
-        if last is not None:
-            files = ", ".join(f"{e.bytes:,}" for _, e in sorted(self.part.reshards.items()))
-            texts = [f"each rank's file of it, bytes: {files}", f"files: {files} B"]
-            y = self.say(area, y, texts, self.t.muted, key="reshard.bytes", value=float(last.bytes))
-        return y
+        files = ", ".join(f"{e.bytes:,}" for _, e in sorted(events.items()))
+        sizes = [f"each rank's file of it, bytes: {files}", f"files: {files} B"]
+        last = float(events[self.world - 1].bytes)
+        return self.checked(area, y, ok, "reshard", said, sizes, last)
 
-    def zero_line(self, area: Rect, y: float) -> None:
+    def zero_line(self, area: Rect, y: float) -> float:
         """ZeRO's Adam state, a shard on each rank, gathered on rank 0 to be saved."""
-        first = self.part.zeros.get(0)
-        if first is None or len(self.part.zeros) < self.world:
-            return
+        events = self.part.zeros
+        if len(events) < self.world:
+            return y
+        first = events[0]
         ok = zero_partition(self.part) and zero_consolidated(self.part)
-        mark, eq = ("✓", "=") if ok else ("✗", "≠")
-        texts = [
+        mark, eq = marks(ok)
+        said = [
             f"{mark} ZeRO: Adam's state split by parameter; consolidate_state_dict(to=0) "
             f"gathers all {first.full_params} on rank 0, {eq} plain Adam's",
             f"{mark} ZeRO: consolidated on rank 0 {eq} plain Adam's",
         ]
-        y = self.say(area, y, texts, self.t.ok if ok else self.t.bad, key="zero")
-        held = ", ".join(f"{e.state_bytes:,}" for _, e in sorted(self.part.zeros.items()))
-        texts = [
+        held = ", ".join(f"{e.state_bytes:,}" for _, e in sorted(events.items()))
+        sizes = [
             f"each rank's Adam state, bytes: {held}; gathered on rank 0: {first.full_bytes:,}",
             f"state: {held} B",
         ]
-        self.say(area, y, texts, self.t.muted, key="zero.bytes", value=float(first.full_bytes))
+        return self.checked(area, y, ok, "zero", said, sizes, float(first.full_bytes))
+
+
+def marks(ok: bool) -> tuple[str, str]:
+    """A check's mark and its sign between the two things compared."""
+    return ("✓", "=") if ok else ("✗", "≠")
 
 
 def build(
