@@ -65,6 +65,13 @@ def test_the_closing_line_counts_problems_and_lessons() -> None:
     assert two.text().startswith(p.text() + "\n")
 
 
+def test_the_rules_list_is_one_line_a_rule_in_order() -> None:
+    lines = rules_markdown().splitlines(keepends=True)
+    assert lines == [f"- **`{r.id}`**: {r.says}\n" for r in RULES.values()]
+    assert lines[0].startswith("- **`loads`**: The folder reads") and len(lines) == len(RULES)
+
+
+@pytest.mark.source
 def test_the_rules_as_the_docs_list_them() -> None:
     text = DOCS.read_text(encoding="utf-8")
     block = text.split("<!-- rules: ddp-viz check --rules -->\n")[1].split("<!-- end of rules")[0]
