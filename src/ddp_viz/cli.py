@@ -154,10 +154,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     from ddp_viz.model import schema
 
-    kind = args.kind
-    if kind is not None and kind not in schema.registry.event_versions():
-        known = ", ".join(schema.registry.event_versions())
-        sys.stderr.write(f"ddp-viz schema: --kind: no kind {kind!r} has events ({known})\n")
+    kind, known = args.kind, schema.registry.event_versions()
+    if kind is not None and kind not in known:
+        sys.stderr.write(
+            f"ddp-viz schema: --kind: no kind {kind!r} has events ({', '.join(known)})\n"
+        )
         return EXIT_USAGE
     if args.markdown:
         from ddp_viz.model.schema_doc import markdown

@@ -117,6 +117,7 @@ class Recording:
         """One plain sentence about the recording's version for the status line ("" for this
         version's)."""
         newer = self.newer_kinds()
+        lost = f", {self.left_out} unknown event(s)/field(s) left out"
         if newer and not self.newer:
             said = ", ".join(
                 f"{k} {v} (here {registry.events_version(k)})"
@@ -124,13 +125,11 @@ class Recording:
                 else f"{k} {v} (not a kind this ddp-viz has)"
                 for k, v in sorted(newer.items())
             )
-            lost = f", {self.left_out} unknown event(s)/field(s) left out"
             return (
                 f"Events of a newer version than this ddp-viz reads: {said}; showing what it "
                 "can" + (lost if self.left_out else "") + "."
             )
         if self.newer:
-            lost = f", {self.left_out} unknown event(s)/field(s) left out"
             return (
                 f"Event schema {self.schema} (ddp-viz {self.app or '?'}) is newer than this "
                 f"ddp-viz's ({SCHEMA_VERSION}): showing what it can"
@@ -156,10 +155,9 @@ def upgrade(
     for version in range(schema, SCHEMA_VERSION):
         obj = UPGRADES[version](obj)
     kind = kind_of_word(obj.get("event"))
-    if kind is not None:
-        steps = registry.get(kind)
-        for version in range((kinds or {}).get(kind, 1), registry.events_version(kind)):
-            assert steps is not None  # a kind above version 1 is registered
+    steps = None if kind is None else registry.get(kind)
+    if steps is not None:
+        for version in range((kinds or {}).get(steps.id, 1), steps.events_version):
             obj = steps.upgrades[version](obj)
     return obj
 

@@ -15,6 +15,7 @@ imports neither torch nor Qt. The window, the command line and the bench find a 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import pkgutil
@@ -321,6 +322,7 @@ def remove_folder(path: str) -> None:
             del sys.modules[module]
 
 
+@functools.cache  # asked for every line a recording reads
 def events_kind(cls: type) -> str | None:
     """The kind whose folder defines the event class ``cls`` (its folder's name is its id);
     None for the core's own events."""
@@ -341,8 +343,8 @@ def event_versions() -> dict[str, int]:
     from ddp_viz.model.event_base import EVENT_TYPES
 
     load()
-    ids = {events_kind(cls) for cls in EVENT_TYPES.values()} - {None}
-    return {k: events_version(k) for k in sorted(i for i in ids if i is not None)}
+    ids = {k for cls in EVENT_TYPES.values() if (k := events_kind(cls)) is not None}
+    return {k: events_version(k) for k in sorted(ids)}
 
 
 def kinds() -> Iterator[RunKind]:

@@ -167,7 +167,7 @@ class ZeroConsolidated(Event):
     bytes; after ``consolidate_state_dict(to=0)``, rank 0's ``state_dict()`` holds
     ``full_params`` parameters' state, ``full_bytes`` of tensors, saved in a file of
     ``saved_bytes``, and ``state_diff`` is its largest difference from a plain Adam's state
-    after the same step (-1 for all three off rank 0). ``weights_diff``: this rank's parameters
+    after the same step (-1 for these four off rank 0). ``weights_diff``: this rank's parameters
     against the plain Adam's. ``refused``: what ``state_dict()`` raised on this rank (empty on
     rank 0)."""
 

@@ -47,8 +47,8 @@ class RestartRecord:
 
     def resumed(self, world: int) -> bool:
         """Part one is in: the save, every rank's load, every way of resuming, every rank's
-        part of the sharded checkpoint and of ZeRO's state (none of which a recording made
-        before schema 6 holds: it shows without them)."""
+        part of the sharded checkpoint and of ZeRO's state (which a recording of the kind's
+        events version 1 does not hold: it shows without it)."""
         return (
             self.saved is not None
             and len(self.loaded) == world
