@@ -28,6 +28,7 @@ from ddp_viz.model.scenario import Scenario, ScenarioError
 MAX_START_FAILURES = 3  # rank processes that die before ready, in a row, before giving up
 STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
 FLUSH_GRACE_S = 0.3  # after a rank fails: time for the others to report what they finished
+SWEEP_S = 30.0  # how long an ended run's folder is removed again if something wrote there
 
 
 def log(message: str) -> None:
@@ -60,6 +61,7 @@ class Engine:
         self.pending: ActiveRun | None = None
         self.running = True
         self.initial_pool = initial_pool
+        self._sweep: dict[Path, float] = {}  # ended runs' folders -> until when to remove again
         self._commands_rx, self._commands_tx = mpc.Pipe(duplex=False)
         self.start_failures = 0  # rank processes in a row that ended before they were ready
 
@@ -124,7 +126,17 @@ class Engine:
             else:
                 self._fail(None, "ranks did not finish after the run ended on another rank")
         self._maybe_launch()
+        self._sweep_folders()
         self.flush()
+
+    def _sweep_folders(self, every: bool = False) -> None:
+        """Remove again the folders of runs that ended lately, until their time is up."""
+        now = time.monotonic()
+        for folder, until in list(self._sweep.items()):
+            if os.path.exists(folder):
+                shutil.rmtree(folder, ignore_errors=True)
+            if every or now > until:
+                del self._sweep[folder]
 
     def _drain(self, worker: Worker) -> None:
         while worker.alive:
@@ -368,6 +380,9 @@ class Engine:
         self.active = self.pending = None
         if run is not None and run.store_dir:
             shutil.rmtree(run.store_dir, ignore_errors=True)
+            # a rank's own children (torchrun's workers) may still write there while they
+            # stop, and a file made during the removal keeps the folder: swept again a while
+            self._sweep[run.store_dir] = time.monotonic() + SWEEP_S
         if run is not None and kill:
             # A rank blocked in a gloo collective cannot be asked to stop: end it and replace it.
             for w in run.ranks:
@@ -397,4 +412,5 @@ class Engine:
             assert run is not None
             self._end_run(protocol.RunCancelled(run=run.run), kill=True)
         self.pool.shutdown()
+        self._sweep_folders(every=True)
         self.flush()

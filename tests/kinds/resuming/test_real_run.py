@@ -198,4 +198,6 @@ def test_two_ranks_to_the_end_then_stopped_mid_restart(tmp_path, monkeypatch) ->
         engine.send(protocol.CancelCommand(run=2))
         assert engine.wait_for(protocol.RunCancelled, timeout=60).run == 2
         wait_until(lambda: not naming(tmp_path), 30, f"left running: {naming(tmp_path)}")
-        assert not left_behind(tmp_path), left_behind(tmp_path)
+        # torchrun's workers stop after the rank that ran them: a log they write while they
+        # stop is removed by the engine's sweep of the run's folder, not left behind
+        wait_until(lambda: not left_behind(tmp_path), 10, f"left: {left_behind(tmp_path)}")
