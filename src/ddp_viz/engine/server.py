@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing.connection as mpc
 import os
-import shutil
 import sys
 import threading
 import time
@@ -22,13 +21,13 @@ from ddp_viz import __version__, platform
 from ddp_viz.engine.exits import describe_exit
 from ddp_viz.engine.pool import Pool, Worker, usable_cores
 from ddp_viz.engine.sent_log import log_sent
+from ddp_viz.engine.sweep import Sweep
 from ddp_viz.model import protocol
 from ddp_viz.model.scenario import Scenario, ScenarioError
 
 MAX_START_FAILURES = 3  # rank processes that die before ready, in a row, before giving up
 STRAGGLER_GRACE_S = 2.0  # after one rank ends a run abnormally, how long the others get
 FLUSH_GRACE_S = 0.3  # after a rank fails: time for the others to report what they finished
-SWEEP_S = 30.0  # how long an ended run's folder is removed again if something wrote there
 
 
 def log(message: str) -> None:
@@ -56,12 +55,11 @@ class ActiveRun:
 class Engine:
     def __init__(self, out: TextIO, initial_pool: int = 2) -> None:
         self.out = out
-        self.pool = Pool()
+        self.pool, self.sweep = Pool(), Sweep()  # the sweep: ended runs' folders, again
         self.active: ActiveRun | None = None
         self.pending: ActiveRun | None = None
         self.running = True
         self.initial_pool = initial_pool
-        self._sweep: dict[Path, float] = {}  # ended runs' folders -> until when to remove again
         self._commands_rx, self._commands_tx = mpc.Pipe(duplex=False)
         self.start_failures = 0  # rank processes in a row that ended before they were ready
 
@@ -79,7 +77,6 @@ class Engine:
     def _worker_state(self, w: Worker, detail: str = "") -> None:
         self.emit(protocol.WorkerState(slot=w.slot, pid=w.pid, state=w.state, detail=detail))
 
-    # --- stdin -------------------------------------------------------------------------------
     def _read_stdin(self, stream: TextIO) -> None:
         for line in stream:
             if line.strip():
@@ -126,17 +123,8 @@ class Engine:
             else:
                 self._fail(None, "ranks did not finish after the run ended on another rank")
         self._maybe_launch()
-        self._sweep_folders()
+        self.sweep.tick()
         self.flush()
-
-    def _sweep_folders(self, every: bool = False) -> None:
-        """Remove again the folders of runs that ended lately, until their time is up."""
-        now = time.monotonic()
-        for folder, until in list(self._sweep.items()):
-            if os.path.exists(folder):
-                shutil.rmtree(folder, ignore_errors=True)
-            if every or now > until:
-                del self._sweep[folder]
 
     def _drain(self, worker: Worker) -> None:
         while worker.alive:
@@ -379,10 +367,7 @@ class Engine:
         run = self.active or self.pending
         self.active = self.pending = None
         if run is not None and run.store_dir:
-            shutil.rmtree(run.store_dir, ignore_errors=True)
-            # a rank's own children (torchrun's workers) may still write there while they
-            # stop, and a file made during the removal keeps the folder: swept again a while
-            self._sweep[run.store_dir] = time.monotonic() + SWEEP_S
+            self.sweep.remove(run.store_dir)
         if run is not None and kill:
             # A rank blocked in a gloo collective cannot be asked to stop: end it and replace it.
             for w in run.ranks:
@@ -412,5 +397,4 @@ class Engine:
             assert run is not None
             self._end_run(protocol.RunCancelled(run=run.run), kill=True)
         self.pool.shutdown()
-        self._sweep_folders(every=True)
         self.flush()
