@@ -33,7 +33,7 @@ def skip_line(part: PrecisionRecord, steps: int, world: int) -> str:
             "the replicas now differ"
         )
     if not skipped:
-        return f"✓ over {steps} steps: no rank skipped a step"
+        return f"✓ over {steps} step{'' if steps == 1 else 's'}: no rank skipped a step"
     words = ", ".join(str(s + 1) for s in skipped)
     return f"✓ step {words} skipped on every one of the {world} ranks together"
 

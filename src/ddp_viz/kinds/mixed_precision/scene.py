@@ -191,7 +191,9 @@ class _Builder(FrameBuilder):
         else:
             said, ink = f"✓ every one of the {self.world} ranks stepped", self.t.ok
         y = self.note(y + self.lh * 0.2, said, ink, key="check.skip", most=1)
-        n = self.rec.parts[KIND].complete(self.world)
+        # Steps 1 to this one only: a later skip is the answer the quiz asks the learner to
+        # predict, and scrubbing back must not show it.
+        n = min(self.rec.parts[KIND].complete(self.world), step + 1)
         self.note(y, skip_line(self.part, n, self.world).removeprefix("✓ "), self.t.muted, most=1)
 
     def on_wire(self, area: Rect, step: int) -> None:
