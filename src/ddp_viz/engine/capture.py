@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import torch.distributed as dist
+
+
+class BucketWatch(Protocol):
+    """Told when the hook launches a bucket's all-reduce and when it comes back (on gloo's
+    thread): a kind that must know what is outstanding (who waits in what) gives one."""
+
+    def launched(self, index: int, at: float) -> None: ...
+
+    def returned(self, index: int) -> None: ...
 
 
 @dataclass
@@ -32,11 +41,11 @@ class Capture:
     bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
     # the buckets the hook ran for since the last clear (one micro-batch's backward)
     fired: list[int] = field(default_factory=list)
-    # uneven inputs: where the heartbeat reads the all-reduces still outstanding
-    waits: Any = None
+    # a kind's watcher of the all-reduces in flight (None: nobody asks)
+    watch: BucketWatch | None = None
     # copies land in buffers reused from step to step, by the order the hook ran in since the
-    # last reset: after the first steps no allocation in the middle of backward (under Join,
-    # each shadowed all-reduce of a finished rank adds its pair, as the clones did)
+    # last reset: after the first steps no allocation in the middle of backward (a hook run
+    # that no step's backward started, a Join shadow, adds its pair like any other)
     _slots: list[torch.Tensor] = field(default_factory=list)
     _used: int = 0
     # False at a step whose values are not recorded: the hook times its buckets, copies nothing
@@ -91,19 +100,15 @@ class Capture:
     def averaged(self) -> dict[str, torch.Tensor]:
         return self._named(self._averaged)
 
-    def shadow_steps(self) -> list[tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]]:
-        """Under Join, after this rank ran out of batches: what its hook all-reduced for each
-        step of the ranks still training (bucket 0 starts a step), zeros sent and average
-        received, by parameter name. ``fired`` and the copies line up because uneven runs
-        record every step's values (``values`` stays True)."""
-        steps: list[tuple[list, list]] = []
+    def copies(self) -> list[tuple[int, dict[str, torch.Tensor], dict[str, torch.Tensor]]]:
+        """Every bucket the hook ran for since the last reset, in order: its index, what it
+        sent and what came back, by parameter name (an empty average if none came back). The
+        copies line up with ``fired`` only in a run whose every step records values."""
+        out = []
         for i, index in enumerate(self.fired):
-            if index == 0 or not steps:
-                steps.append(([], []))
-            steps[-1][0].append(self._local[i])
-            if i < len(self._averaged):
-                steps[-1][1].append(self._averaged[i])
-        return [(self._named(local), self._named(avg)) for local, avg in steps]
+            averaged = [self._averaged[i]] if i < len(self._averaged) else []
+            out.append((index, self._named([self._local[i]]), self._named(averaged)))
+        return out
 
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
         start = time.monotonic()
@@ -112,8 +117,8 @@ class Capture:
         buffer = bucket.buffer()
         names = self.buckets[index] = [self.names[id(p)] for p in params]
         self.fired.append(index)
-        if self.waits is not None:
-            self.waits.outstanding[index] = start
+        if self.watch is not None:
+            self.watch.launched(index, start)
         span = self.bucket_spans[index] = {
             "index": index,
             "params": names,
@@ -134,8 +139,8 @@ class Capture:
             end = time.monotonic()
             self.allreduce_spans.append([start, end])
             span["finished"] = end
-            if self.waits is not None:
-                self.waits.outstanding.pop(index, None)
+            if self.watch is not None:
+                self.watch.returned(index)
             return tensor
 
         return fut.then(read_average)

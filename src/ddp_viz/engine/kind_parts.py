@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ddp_viz.model import registry
 
 if TYPE_CHECKING:
+    from ddp_viz.engine.capture import BucketWatch
     from ddp_viz.engine.outbox import Outbox
     from ddp_viz.engine.trainer import Trainer
     from ddp_viz.model.event_base import Event
@@ -89,8 +90,9 @@ class TrainingHooks:
         """The per-step points resolved (after :meth:`built`, which may decide them)."""
         return _step_hooks([self])
 
-    def waits(self) -> Any:
-        """Given to the capture hook, which marks each bucket outstanding there (or None)."""
+    def bucket_watch(self) -> BucketWatch | None:
+        """Given to the capture hook, which tells it when each bucket's all-reduce is launched
+        and when it returns (or None: a kind that asks nothing of the hook)."""
         return None
 
     def around_run(self, send: Send) -> AbstractContextManager[Any]:
@@ -188,8 +190,8 @@ class _AllHooks(TrainingHooks):
             send = h.send(send)
         return send
 
-    def waits(self) -> Any:
-        return next((w for h in self.hooks if (w := h.waits()) is not None), None)
+    def bucket_watch(self) -> BucketWatch | None:
+        return next((w for h in self.hooks if (w := h.bucket_watch()) is not None), None)
 
     def around_run(self, send: Send) -> AbstractContextManager[Any]:
         stack = ExitStack()

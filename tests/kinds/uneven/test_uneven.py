@@ -113,3 +113,26 @@ def test_with_join_the_finished_rank_all_reduces_zeros_and_the_run_ends_where_it
     # Join's hook copied the last rank's parameters to rank 0, whose own last step was 3
     assert rec.parts["uneven"].final_params[0] == rec.parts["uneven"].final_params[1] == got
     assert rec.steps[2].ranks[0].params != got
+
+
+def test_join_shadow_steps_start_at_bucket_zero_and_merge_names() -> None:
+    """The capture hands over every bucket in the order the hook ran; the uneven kind groups
+    them into the training ranks' steps: bucket 0 starts a step (DDP launches the buckets in
+    order), later buckets add their parameters to it."""
+    from ddp_viz.kinds.uneven.engine import shadow_steps
+
+    copies = [
+        (0, {"b": 0.0}, {"b": 1.5}),
+        (1, {"w": 0.0}, {"w": 2.5}),
+        (0, {"b": 0.0}, {"b": -1.0}),
+        (1, {"w": 0.0}, {}),  # the last all-reduce never came back (a stall)
+        (0, {"b": 0.0}, {"b": 3.0}),
+    ]
+    assert shadow_steps(copies) == [
+        ({"b": 0.0, "w": 0.0}, {"b": 1.5, "w": 2.5}),
+        ({"b": 0.0, "w": 0.0}, {"b": -1.0}),
+        ({"b": 0.0}, {"b": 3.0}),
+    ]
+    # a run whose first copy is not bucket 0 (a rebuild mid-step) still starts a step
+    assert shadow_steps([(1, {"w": 0.0}, {"w": 1.0})]) == [({"w": 0.0}, {"w": 1.0})]
+    assert shadow_steps([]) == []

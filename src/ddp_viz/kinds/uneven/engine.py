@@ -64,6 +64,13 @@ class WaitState:
     outstanding: dict[int, float] = field(default_factory=dict)  # bucket -> launched
     completed: int = 0  # steps this rank finished
 
+    # the capture hook's BucketWatch: an all-reduce in flight is what a stalled rank waits in
+    def launched(self, index: int, at: float) -> None:
+        self.outstanding[index] = at
+
+    def returned(self, index: int) -> None:
+        self.outstanding.pop(index, None)
+
     def enter(self, what: str) -> None:
         self.since = time.monotonic()  # before ``what``: a beat never sees a stale start
         self.what = what
@@ -170,6 +177,20 @@ def report_stall(run: int, rank: int, waits: WaitState, exc: Exception, outbox: 
     outbox.control({"ctl": "done", "steps": waits.completed})
 
 
+def shadow_steps(copies: list[tuple[int, dict, dict]]) -> list[tuple[dict, dict]]:
+    """Under Join, after this rank ran out of batches, its hook runs for each step of the ranks
+    still training (bucket 0 starts a step): the zeros it sent and the average it got back,
+    merged per step by parameter name. The copies line up with the buckets because an uneven
+    run records every step's values."""
+    steps: list[tuple[dict, dict]] = []
+    for index, local, averaged in copies:
+        if index == 0 or not steps:
+            steps.append(({}, {}))
+        steps[-1][0].update(local)
+        steps[-1][1].update(averaged)
+    return steps
+
+
 def report_shadows(
     run: int, rank: int, first: int, steps: list[tuple[dict, dict]], outbox: Any
 ) -> None:
@@ -216,7 +237,7 @@ class UnevenHooks(TrainingHooks):
     def send(self, send: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
         return locked(send)  # the heartbeat thread sends too
 
-    def waits(self) -> WaitState:
+    def bucket_watch(self) -> WaitState:
         return self.state
 
     def around_run(self, send: Callable[[dict[str, Any]], None]) -> Heartbeat:
@@ -249,7 +270,7 @@ class UnevenHooks(TrainingHooks):
     def finish(self, trainer: Trainer, completed: int) -> None:
         outbox = trainer.outbox
         if self.spec.join:
-            shadows = trainer.capture.shadow_steps()
+            shadows = shadow_steps(trainer.capture.copies())
             report_shadows(self.run, self.rank, completed, shadows, outbox)
         # the script's next collective (a barrier before saving): under Join every rank gets
         # here; without, the ranks still training never do
