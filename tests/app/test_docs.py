@@ -104,7 +104,7 @@ def scenario_keys_in_the_code() -> set[str]:
         "model": MODEL_KEYS,
         "ddp": DDP_KEYS,
         "data": DATA_KEYS,
-        "train": TRAIN_KEYS,
+        "train": TRAIN_KEYS + tuple(registry.train_flags()),
         "launch": launchspec.KEYS,
     }
     keys = set(scenario.FIELDS)

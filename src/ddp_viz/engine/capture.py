@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 
 
-class BucketWatch(Protocol):
+class BucketObserver(Protocol):
     """Told when the hook launches a bucket's all-reduce and when it comes back (on gloo's
     thread): a kind that must know what is outstanding (who waits in what) gives one."""
 
@@ -41,8 +41,8 @@ class Capture:
     bucket_spans: dict[int, dict[str, Any]] = field(default_factory=dict)
     # the buckets the hook ran for since the last clear (one micro-batch's backward)
     fired: list[int] = field(default_factory=list)
-    # a kind's watcher of the all-reduces in flight (None: nobody asks)
-    watch: BucketWatch | None = None
+    # a kind's observer of the all-reduces in flight (None: nobody asks)
+    observer: BucketObserver | None = None
     # copies land in buffers reused from step to step, by the order the hook ran in since the
     # last reset: after the first steps no allocation in the middle of backward (a hook run
     # that no step's backward started, a Join shadow, adds its pair like any other)
@@ -117,8 +117,8 @@ class Capture:
         buffer = bucket.buffer()
         names = self.buckets[index] = [self.names[id(p)] for p in params]
         self.fired.append(index)
-        if self.watch is not None:
-            self.watch.launched(index, start)
+        if self.observer is not None:
+            self.observer.launched(index, start)
         span = self.bucket_spans[index] = {
             "index": index,
             "params": names,
@@ -139,8 +139,8 @@ class Capture:
             end = time.monotonic()
             self.allreduce_spans.append([start, end])
             span["finished"] = end
-            if self.watch is not None:
-                self.watch.returned(index)
+            if self.observer is not None:
+                self.observer.returned(index)
             return tensor
 
         return fut.then(read_average)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ddp_viz.model import registry
 
 if TYPE_CHECKING:
-    from ddp_viz.engine.capture import BucketWatch
+    from ddp_viz.engine.capture import BucketObserver
     from ddp_viz.engine.outbox import Outbox
     from ddp_viz.engine.trainer import Trainer
     from ddp_viz.model.event_base import Event
@@ -90,7 +90,7 @@ class TrainingHooks:
         """The per-step points resolved (after :meth:`built`, which may decide them)."""
         return _step_hooks([self])
 
-    def bucket_watch(self) -> BucketWatch | None:
+    def bucket_observer(self) -> BucketObserver | None:
         """Given to the capture hook, which tells it when each bucket's all-reduce is launched
         and when it returns (or None: a kind that asks nothing of the hook)."""
         return None
@@ -190,8 +190,8 @@ class _AllHooks(TrainingHooks):
             send = h.send(send)
         return send
 
-    def bucket_watch(self) -> BucketWatch | None:
-        return next((w for h in self.hooks if (w := h.bucket_watch()) is not None), None)
+    def bucket_observer(self) -> BucketObserver | None:
+        return next((w for h in self.hooks if (w := h.bucket_observer()) is not None), None)
 
     def around_run(self, send: Send) -> AbstractContextManager[Any]:
         stack = ExitStack()

@@ -68,7 +68,7 @@ class Trainer:
         )
         outbox.add(protocol.InitialParams(run, rank, named_values(self.model)), now=True)
         names = {id(p): n for n, p in self.model.named_parameters()}
-        self.capture = Capture(names=names, watch=hooks.bucket_watch())
+        self.capture = Capture(names=names, observer=hooks.bucket_observer())
         self.ddp.register_comm_hook(self.capture, _hook)
         capture = self.capture
         for name, p in self.model.named_parameters():

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ddp_viz.model import registry
 from ddp_viz.model.errors import ScenarioError
 from ddp_viz.model.modelspec import spec_table
 from ddp_viz.model.values import choice, flag, whole
@@ -21,14 +22,8 @@ from ddp_viz.model.values import choice, flag, whole
 SAMPLERS = ("contiguous", "distributed")
 REDUCTIONS = ("mean", "sum")
 DATA_KEYS = ("sampler", "shuffle", "seed", "drop_last", "batch_size", "epochs", "set_epoch")
-TRAIN_KEYS = (
-    "loss_reduction",
-    "accumulate",
-    "no_sync",
-    "scale_loss",
-    "checkpoint",
-    "overlap_cost",
-)
+# the core's own [train] keys; a kind adds flags of its own (RunKind.train_flags)
+TRAIN_KEYS = ("loss_reduction", "accumulate", "no_sync", "scale_loss")
 MAX_EPOCHS = 1000
 
 
@@ -125,22 +120,20 @@ class TrainSpec:
     model.no_sync():`` on every micro-batch but the last: ``none`` (nowhere),
     ``forward_and_backward`` (around both, as the docstring asks) or ``backward_only`` (around
     ``loss.backward()`` alone, the classic mistake). ``scale_loss``: divide each micro-batch's
-    loss by ``accumulate`` before backward. ``checkpoint``: after the loop, rank 0 saves
-    ``state_dict()``, a barrier waits for it, and every rank loads the file with
-    ``map_location``. ``overlap_cost``: after the loop, time backward on the run's model with
-    DDP's all-reduces against backward inside ``no_sync()`` (none), alternating: what the
-    overlapped all-reduces cost backward's own computation."""
+    loss by ``accumulate`` before backward. ``flags``: the kinds' own flags that are set
+    (``checkpoint``, ``overlap_cost``: each kind says what its flag does in its
+    ``RunKind.train_flags``)."""
 
     loss_reduction: str = "mean"
     accumulate: int = 1
     no_sync: str = "none"
     scale_loss: bool = True
-    checkpoint: bool = False
-    overlap_cost: bool = False
+    flags: frozenset[str] = frozenset()
 
     @classmethod
     def from_mapping(cls, data: Any) -> TrainSpec:
-        table = spec_table(data, "train", TRAIN_KEYS)
+        kinds_flags = tuple(registry.train_flags())
+        table = spec_table(data, "train", TRAIN_KEYS + kinds_flags)
         values: dict[str, Any] = {}
         if "loss_reduction" in table:
             values["loss_reduction"] = choice(
@@ -152,14 +145,16 @@ class TrainSpec:
             values["no_sync"] = choice("train.no_sync", table["no_sync"], PLACEMENTS)
         if "scale_loss" in table:
             values["scale_loss"] = flag("train.scale_loss", table["scale_loss"])
-        if "checkpoint" in table:
-            values["checkpoint"] = flag("train.checkpoint", table["checkpoint"])
-        if "overlap_cost" in table:
-            values["overlap_cost"] = flag("train.overlap_cost", table["overlap_cost"])
-        return cls(**values)
+        on = {n for n in kinds_flags if n in table and flag(f"train.{n}", table[n])}
+        return cls(**values, flags=frozenset(on))
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in TRAIN_KEYS}
+        core = {k: getattr(self, k) for k in TRAIN_KEYS}
+        return core | {name: name in self.flags for name in sorted(registry.train_flags())}
+
+    def flag(self, name: str) -> bool:
+        """Whether the kinds' ``[train]`` flag ``name`` is set."""
+        return name in self.flags
 
     @property
     def loss_scale(self) -> float:

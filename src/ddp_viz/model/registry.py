@@ -142,6 +142,8 @@ class RunKind:
     quantities: Mapping[str, QuantitySource] = field(default_factory=dict)
     # the form's name for each of the table's fields (its messages name them as labelled)
     field_names: Mapping[str, str] = field(default_factory=dict)
+    # flags the kind adds to ``[train]``, by name: what setting one makes a run do after its loop
+    train_flags: Mapping[str, str] = field(default_factory=dict)
     # False: the run trains no model of ddp-viz's (no loss, no reference, no training form)
     trains: bool = True
     # the lessons' plots have nothing to show for a run of this kind
@@ -377,6 +379,11 @@ def page_of(lesson: str) -> str | None:
 def kind_showing(scene: str) -> RunKind | None:
     """The kind whose scenes include ``scene`` (a lesson that names no kind shows it)."""
     return next((k for k in kinds() if scene in k.scenes), None)
+
+
+def train_flags() -> dict[str, str]:
+    """Every kind's ``[train]`` flags, by name (what each makes a run do)."""
+    return {name: doc for k in kinds() for name, doc in k.train_flags.items()}
 
 
 def tables() -> dict[str, type[TableSpec]]:

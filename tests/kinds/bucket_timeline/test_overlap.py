@@ -94,7 +94,7 @@ def test_overlap_cost_times_backward_with_the_all_reduces_and_under_no_sync(engi
     from ddp_viz.model.course import load_lesson
 
     scenario = load_lesson("buckets").scenario().with_changes(steps=2)
-    assert scenario.train.overlap_cost
+    assert scenario.train.flag("overlap_cost")
     rec = record(engine.run(scenario, timeout=120))
     assert rec.status is RunStatus.FINISHED, rec.reason
     buckets = len(rec.steps[-1].ranks[0].bucket_spans)
@@ -116,7 +116,7 @@ def test_overlap_cost_is_measured_in_a_run_no_bucket_lesson_shows(engine) -> Non
     from ddp_viz.model.report import run_report
 
     base = load_lesson("ddp-pattern").scenario().with_changes(steps=1)
-    scenario = replace(base, train=replace(base.train, overlap_cost=True))
+    scenario = replace(base, train=replace(base.train, flags=frozenset({"overlap_cost"})))
     assert lesson_for(scenario.to_dict()) == "ddp-pattern"
     rec = record(engine.run(scenario, timeout=120))
     assert rec.status is RunStatus.FINISHED, rec.reason

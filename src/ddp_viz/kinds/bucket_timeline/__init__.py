@@ -40,6 +40,10 @@ register(
         # overlap's cost is measured in any DDP run whose [train] overlap_cost is set, whatever
         # lesson shows it: the part and the engine part join every run
         every_run=True,
+        train_flags={
+            "overlap_cost": "after the loop, time backward with DDP's all-reduces against backward "
+            "inside no_sync(), alternating: what the overlapped all-reduces cost backward"
+        },
         part=BucketRecord,
         report_lines=report_lines,
         precedence=-1,  # below the sampler and accumulation: their lessons run MLPs in buckets too

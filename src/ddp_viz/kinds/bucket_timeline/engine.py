@@ -60,7 +60,7 @@ class OverlapCostHooks(TrainingHooks):
     and send the measurement."""
 
     def finish(self, trainer: Trainer, completed: int) -> None:
-        if self.scenario.train.overlap_cost and completed == trainer.my_steps:
+        if self.scenario.train.flag("overlap_cost") and completed == trainer.my_steps:
             trainer.outbox.add(time_backward(trainer), now=True)
 
 

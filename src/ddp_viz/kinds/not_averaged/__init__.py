@@ -20,6 +20,10 @@ register(
         id=KIND,
         part=NotAveragedRecord,
         every_run=True,
+        train_flags={
+            "checkpoint": "after the loop, rank 0 saves state_dict(), a barrier waits for it, "
+            "and every rank loads the file with map_location"
+        },
         claims=claims,
         precedence=2,  # its lessons' knobs go with any other; the scenario is about them
         check_scenario=check_scenario,

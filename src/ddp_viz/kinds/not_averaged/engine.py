@@ -205,7 +205,7 @@ class NotAveragedHooks(TrainingHooks):
         if s.ddp.find_unused_parameters and s.model.unused:
             event = time_unused_cost(self.run, self.rank, s, *trainer.tensors(trainer.rows))
             trainer.outbox.add(event, now=True)
-        if s.train.checkpoint and trainer.folder is not None:
+        if s.train.flag("checkpoint") and trainer.folder is not None:
             save_and_load(self.run, self.rank, trainer.model, trainer.folder, trainer.outbox)
 
 

@@ -64,7 +64,7 @@ class WaitState:
     outstanding: dict[int, float] = field(default_factory=dict)  # bucket -> launched
     completed: int = 0  # steps this rank finished
 
-    # the capture hook's BucketWatch: an all-reduce in flight is what a stalled rank waits in
+    # the capture hook's BucketObserver: an all-reduce in flight is what a stalled rank waits in
     def launched(self, index: int, at: float) -> None:
         self.outstanding[index] = at
 
@@ -237,7 +237,7 @@ class UnevenHooks(TrainingHooks):
     def send(self, send: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
         return locked(send)  # the heartbeat thread sends too
 
-    def bucket_watch(self) -> WaitState:
+    def bucket_observer(self) -> WaitState:
         return self.state
 
     def around_run(self, send: Callable[[dict[str, Any]], None]) -> Heartbeat:
