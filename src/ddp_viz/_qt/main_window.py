@@ -36,7 +36,7 @@ from ddp_viz._qt.startup import AfterFirstPaint
 from ddp_viz._qt.status_line import StatusLine
 from ddp_viz._qt.theme import apply_theme
 from ddp_viz._qt.window_actions import build_menus, build_toolbar
-from ddp_viz._qt.window_layout import apply_presentation, apply_split_proportions, lay_out
+from ddp_viz._qt.window_layout import SideView, apply_presentation, apply_split_proportions, lay_out
 from ddp_viz._qt.window_player import PlayerMoves
 from ddp_viz.model import protocol
 from ddp_viz.model.course import DEFAULT_LESSON, load_course
@@ -105,6 +105,9 @@ class MainWindow(PlayerMoves, QMainWindow):
         self.code_view = CodeView(self.lesson, self.theme)
         self.process_view = ProcessView(self.theme)
         self.plots_panel = PlotsPanel(self.theme)
+        # the views a kind's page adds to the left column (a watched run's tables): the
+        # layout asks each how wide it wants the column
+        self.side_views: list[SideView] = []
         lay_out(self)
         self.plots_panel.setVisible(self.lesson.plots)  # after it has its place in the layout
         self.file_actions = FileActions(self)

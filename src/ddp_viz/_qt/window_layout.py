@@ -3,7 +3,7 @@ plots; and each column's share of the width."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
@@ -129,10 +129,17 @@ def apply_split_proportions(self: MainWindow) -> None:
     self.splitters["left"].setSizes(list(left_split(left_h, need)))
 
 
+class SideView(Protocol):
+    """A view a kind's page adds to the left column (``MainWindow.side_views``)."""
+
+    def wanted_width(self, width: int) -> int:
+        """The column's width it wants in a window ``width`` wide (0: it is not in sight)."""
+        ...
+
+
 def run_tab_width(self: MainWindow, width: int) -> int:
-    """The width a watched run's Run tab wants while it is shown (0: none, or not shown)."""
-    tab = getattr(self, "run_tab", None)  # watch_tables.RunTab, made on a watched page
-    return tab.wanted_width(width) if tab is not None else 0
+    """The widest the kinds' side views want the left column (0: none in sight)."""
+    return max((v.wanted_width(width) for v in self.side_views), default=0)
 
 
 def left_split(height: int, form_need: int) -> tuple[int, int]:

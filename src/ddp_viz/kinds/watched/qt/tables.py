@@ -233,6 +233,7 @@ def show_run_tab(window: Any, on: bool) -> None:
         if not on:
             return
         tab = window.run_tab = RunTab(window)
+        window.side_views.append(tab)  # the layout asks it how wide the column must be
     tab.set_shown(on)
 
 
