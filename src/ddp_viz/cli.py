@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a lesson folder, or a folder of lesson folders (default: the whole course)",
     )
     check.add_argument("--rules", action="store_true", help="print the rules, as Markdown")
+    check.add_argument(
+        "--kinds", action="store_true", help="print the kinds' scenes and quantities, as Markdown"
+    )
     schema = sub.add_parser(
         "schema",
         help="print the event format as JSON Schema (draft 2020-12)",
@@ -139,8 +142,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ddp_viz.model.rules import rules_markdown
     from ddp_viz.model.rules.check import check
 
-    if args.rules:
-        sys.stdout.write(rules_markdown())
+    if args.rules or args.kinds:
+        from ddp_viz.model.kinds_doc import kinds_markdown
+
+        sys.stdout.write(rules_markdown() if args.rules else kinds_markdown())
         return EXIT_OK
     try:
         checked = check([Path(f) for f in args.folders])

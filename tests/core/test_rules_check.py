@@ -77,3 +77,24 @@ def test_the_rules_as_the_docs_list_them() -> None:
     block = text.split("<!-- rules: ddp-viz check --rules -->\n")[1].split("<!-- end of rules")[0]
     assert rules_markdown() == block
     assert [line.split("`")[1] for line in block.splitlines()] == list(RULES)
+
+
+@pytest.mark.source
+def test_the_docs_list_every_kind_as_the_registry_says() -> None:
+    """docs/lessons.md's list of the kinds, their scenes and quantities is the registry's
+    (``ddp-viz check --kinds``): each scene and quantity named once, none undocumented."""
+    from ddp_viz.model import registry
+    from ddp_viz.model.kinds_doc import CORE_QUANTITIES, kinds_markdown
+    from ddp_viz.model.quiz import REVEALED_IN
+
+    text = DOCS.read_text(encoding="utf-8")
+    block = text.split("<!-- kinds: ddp-viz check --kinds -->\n")[1].split("<!-- end of kinds")[0]
+    assert block == kinds_markdown()
+    assert set(CORE_QUANTITIES) == set(REVEALED_IN)
+    assert "(undocumented)" not in block
+    for kind in registry.kinds():
+        assert f"- **`{kind.id}`**" in block
+        for scene in kind.scenes:
+            assert block.count(f"  - scene `{scene}`: ") == 1
+        for q in kind.quantities:
+            assert block.count(f"  - quantity `{q}`") == 1

@@ -365,5 +365,6 @@ class _Builder(StepFrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The micro-batches by rank: ``.grad`` after each backward and whether it all-reduced."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()

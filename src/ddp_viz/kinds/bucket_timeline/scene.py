@@ -218,5 +218,7 @@ class _Builder(Panels):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """A timeline per rank: backward, the gradients as they became ready and each bucket's
+    all-reduce."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()

@@ -290,6 +290,8 @@ class _Builder(FrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The ranks on a ring: each step's chunks and every rank's buffer, then the bytes and
+    the times."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     if "collective" not in record.parts:
         b = FrameBuilder(ctx)

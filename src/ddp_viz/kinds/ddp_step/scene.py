@@ -260,5 +260,6 @@ class _Builder(TableAndHub):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The shards, each rank's local gradients, the all-reduce and the step."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()

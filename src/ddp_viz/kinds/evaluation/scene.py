@@ -182,5 +182,8 @@ class Builder(FrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The shares and the rows counted twice; four accuracies against a one-process float64
+    one; rank 0 evaluating alone, where each rank waited and gloo's words; the first step's
+    dropout masks per seeding."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return Builder(record, cursor, ctx).build()

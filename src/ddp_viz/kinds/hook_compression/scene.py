@@ -187,6 +187,7 @@ class _Builder(FrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The comm hooks side by side: their bytes and their loss against DDP's own."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     if KIND not in record.parts:
         b = FrameBuilder(ctx)

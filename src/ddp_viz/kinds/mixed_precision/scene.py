@@ -270,6 +270,9 @@ class _Builder(FrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The dtypes each arm saw; each autocast arm's loss and parameters against float32; the
+    GradScaler's scale and, per rank, its own gradient, the averaged one and whether it
+    stepped; float32, float16 and bfloat16 on the wire: bytes, error, values sent as 0."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     if KIND not in record.parts:
         b = FrameBuilder(ctx)

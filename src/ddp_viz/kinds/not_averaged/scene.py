@@ -331,5 +331,8 @@ def excerpt(error: str) -> str:
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """Every rank's BatchNorm buffers around each forward and how far apart they are;
+    whether anything was averaged; the reducer's error, the cost of
+    ``find_unused_parameters``, the checkpoint and the launch variables."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()

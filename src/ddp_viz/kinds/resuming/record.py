@@ -167,5 +167,6 @@ def steps_lost_quantity(rec: RunRecord, quantity: Quantity) -> float | None:
 
 
 def restarts_quantity(rec: RunRecord, quantity: Quantity) -> float | None:
+    """How many times torchrun restarted the ranks, once the run is over."""
     o = part(rec).outcome
     return None if o is None else float(o.restarts)

@@ -224,5 +224,8 @@ def marks(ok: bool) -> tuple[str, str]:
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """The checkpoint rank 0 saved and every rank's load; four resumes against a run never
+    stopped; torchrun's first attempt, a lane per rank, and the restart: the steps lost and
+    the final weights."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return Builder(record, cursor, ctx).build()

@@ -302,6 +302,7 @@ class ShardedBuilder(FrameBuilder):
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """DDP, ZeRO and FSDP2 side by side: what each rank holds and sends."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     if KIND not in record.parts:
         b = FrameBuilder(ctx)

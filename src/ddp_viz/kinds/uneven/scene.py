@@ -336,5 +336,7 @@ def fit_lines(wrapped: list[list[str]], heights: list[float], room: float) -> No
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """A lane per rank (trained, no batch, stuck, Join's zeros), the heartbeats and how the
+    run ended."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()

@@ -315,5 +315,7 @@ def _norm_cells(row: TensorRow, ranks: list[int], per_rank: bool) -> list[tuple[
 def build(
     record: RunRecord | None, cursor: Cursor, progress: float, ctx: SceneContext
 ) -> StageFrame:
+    """Per rank: the step's time and whom the others waited for; every bucket's all-reduce on
+    one clock; gradient norms per rank against the average; the doctor's diagnosis."""
     assert record is not None  # an empty stage is drawn by stage_frame for every scene
     return _Builder(record, cursor, progress, ctx).build()
