@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QMimeData, Qt
-from PySide6.QtGui import QFont, QTextOption
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent, QTextOption
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from ddp_viz._qt.hanging import code_blocks, hang
@@ -50,6 +50,21 @@ def _long(m: re.Match[str]) -> str:
     return BREAKS.sub(ZW, m.group(0))
 
 
+H1 = re.compile(r"<h1([^>]*)>(.*?)</h1>", re.S)
+
+
+def size_titles(html: str, px: int) -> str:
+    """``html`` with each title (level-1 heading) a bold paragraph ``px`` high: Qt draws an
+    ``<h1>`` at its own xx-large, whatever size a style sheet or its text asks for."""
+    return H1.sub(
+        lambda m: (
+            f'<p{m.group(1)} style="margin-top: {px // 2}px; margin-bottom: {px // 3}px">'
+            f'<span style="font-size: {px}px; font-weight: 700">{m.group(2)}</span></p>'
+        ),
+        html,
+    )
+
+
 class LessonView(QTextBrowser):
     def __init__(self, lesson: Lesson, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,6 +79,7 @@ class LessonView(QTextBrowser):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.theme = theme
         self.rendered = False
+        self.h1_px = 0  # the headings' size it was rendered with
         self.setPlainText(f"{lesson.title}\n\nLoading the lesson…")
         # Markdown + Pygments cost ~0.1 s: the window renders it after its first paint.
 
@@ -81,15 +97,44 @@ class LessonView(QTextBrowser):
         self.rendered = True
         code_bg = theme.window if not theme.dark else "#15161a"
         style = "monokai" if theme.dark else "default"
+        self.h1_px = self.heading_px()
         self.document().setDefaultStyleSheet(
-            f"body {{ color: {theme.text}; }} h1 {{ font-size: {round(theme.font_px * 1.6)}px; }}"
+            f"body {{ color: {theme.text}; }}"
             f" h2 {{ font-size: {round(theme.font_px * 1.25)}px; color: {theme.accent}; }}"
             f" code {{ background: {code_bg}; }} blockquote {{ color: {theme.text}; }}"
         )
-        self.setHtml(code_breaks(markdown_to_html(self.lesson.markdown, style, code_bg)))
+        html = code_breaks(markdown_to_html(self.lesson.markdown, style, code_bg))
+        self.setHtml(size_titles(html, self.h1_px))
         mono = QFont(["DejaVu Sans Mono", "monospace"])
         mono.setPixelSize(self.font().pixelSize() if self.font().pixelSize() > 0 else 13)
         hang(code_blocks(self.document()), mono)  # wrapped code keeps its indentation
+
+    def heading_px(self) -> int:
+        """The title's size: 1.6 times the text's, smaller where its longest word would not fit
+        the column (projector type in a narrow column cut "communication" in two), never
+        under the text's own size."""
+        want = round(self.theme.font_px * 1.6)
+        words = [
+            w
+            for line in self.lesson.markdown.splitlines()
+            if line.startswith("# ")
+            for w in line[2:].split()
+        ]
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPixelSize(want)
+        widest = max((QFontMetrics(font).horizontalAdvance(w) for w in words), default=0)
+        room = self.viewport().width() - 2 * self.document().documentMargin() - 2
+        if widest <= room or room <= 0:
+            return want
+        return max(self.theme.font_px, int(want * room / widest))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.rendered and self.heading_px() != self.h1_px:
+            bar = self.verticalScrollBar().value()
+            self.set_theme(self.theme)  # rendered again with headings that fit
+            self.verticalScrollBar().setValue(bar)
 
     def createMimeDataFromSelection(self) -> QMimeData:
         """Copied code pastes as written: without the breaks :func:`code_breaks` put in."""
