@@ -610,3 +610,25 @@ def test_calls_that_carry_no_sizes_are_compared_and_said_without_them() -> None:
         "barrier #4 at t.py:24 in main; rank 2 all_reduce #4 at t.py:25 in main",
         2,
     )
+
+
+def test_the_others_wait_is_the_furthest_each_got_by_any_of_its_words() -> None:
+    # rank 0 raised inside step 6's all-reduce, its connection then closed with a beat that
+    # had said step 5: it got to step 6; rank 2 (last) went in step 4
+    ends = fail.rank_ends(
+        [failure(0, 1.0, GONE, step=6, inside=bucket_call(9, 5))],
+        [lost(0, 5), lost(2, 4)],
+        [killed(2, "SIGKILL")],
+        1,
+    )
+    assert [(r.rank, r.waited) for r in ends] == [(2, 6), (0, 0)]
+    # the others failed before their first step (DDP's construction): no step to wait in
+    ends = fail.rank_ends([failure(0, 1.0, GONE, step=0)], [lost(2, 0)], [killed(2, "SIGKILL")], 1)
+    assert ends[0].waited == 0
+    assert fail.lost_step(ends[0]) == "before any step of its reached ddp-viz"
+    # the others in step 2's all-reduce: it finished step 1's
+    ends = fail.rank_ends([failure(0, 1.0, GONE, step=2)], [lost(2, 1)], [killed(2, "SIGKILL")], 1)
+    assert fail.lost_step(ends[0]) == (
+        "in its step 2 (loop index 1) or just before it: after step 1's all-reduce, before "
+        "step 2's, which the others reached"
+    )
