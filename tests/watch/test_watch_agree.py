@@ -55,6 +55,13 @@ def test_summaries_agree_by_their_digest_only() -> None:
     assert averages_identical(step(a, a, other)) is False
     # equal digests, a list that differs beside them
     assert averages_identical(step(a, a, {"w": summary("9f3a"), "b": [0.5]})) is False
+    # beside a NaN (another object on each rank: the dicts are not equal as they stand) the
+    # summaries are compared one by one, and agree by their digest
+    with_nan = [{"w": summary("9f3a"), "b": [float("nan")]} for _ in range(3)]
+    assert with_nan[0] != with_nan[2]
+    assert averages_identical(step(*with_nan)) is True
+    with_nan[2]["w"] = summary("77c1")
+    assert averages_identical(step(*with_nan)) is False
     # no digest (an older recording): equal as far as one can see is no proof
     bare = {"w": summary(None), "b": [0.125]}
     assert averages_identical(step(bare, bare, bare)) is False

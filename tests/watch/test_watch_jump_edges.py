@@ -223,3 +223,24 @@ def test_an_uneven_ends_stack_is_the_late_ranks_own_and_the_first_hangs() -> Non
     rec.apply(WatchHang(1, 9.0, 2.0, [later]))
     j = jumps(rec)["uneven"]
     assert (j.rank, j.stack, j.no_stack) == (2, [], "rank 2 sent no stack")
+
+
+def test_a_late_rank_with_no_stack_anywhere_has_an_empty_one() -> None:
+    # rank 2 (last) went without a word in step 7, after rank 0 finished 6: no failure, no hang
+    rec = run(WatchDropped(1, 0, 0, steps=6), WatchRankLost(1, 2, 102, 7))
+    assert jumps(rec)["uneven"] == Jump(
+        "uneven", said(rec, "uneven"), 6, 2, [], "rank 2 sent no stack", "uneven-inputs"
+    )
+    # a hang that found only rank 1 says nothing of rank 2's stack
+    bucket = {"seq": 9, "op": "all_reduce", "site": "t.py:40 in main", "bucket": 0, "step": 5}
+    one = {"rank": 1, "state": "inside", "step": 6, "inside": bucket, "stack": ["t.py:41"]}
+    rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 7, GONE), WatchHang(1, 3.0, 2.0, [one]))
+    j = jumps(rec)["uneven"]
+    assert (j.rank, j.stack, j.no_stack) == (2, [], "rank 2 sent no stack")
+
+
+def test_a_killed_ranks_jump_carries_its_findings_key_and_words() -> None:
+    rec = run(WatchRankLost(1, 2, 102, 3), WatchExit(1, 2, 102, -9, "SIGKILL", 1.0))
+    assert jumps(rec)["crash"] == Jump(
+        "crash", said(rec, "crash"), 2, 2, [], "rank 2 left no word of its own (killed): no stack"
+    )
