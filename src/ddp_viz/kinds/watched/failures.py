@@ -198,11 +198,16 @@ def failure_text(
 def lost_step(r: RankEnd) -> str:
     """Where a rank that left no word was: the step whose all-reduce the others waited in
     for it (it finished the one before, or they could not have gone on), or as far as its own
-    events and beats said."""
-    if r.waited > 0:
+    events and beats said. Before the others' first all-reduce there is none before it."""
+    if r.waited > 1:
         return (
             f"in its step {r.waited} (loop index {r.waited - 1}) or just before it: after step "
             f"{r.waited - 1}'s all-reduce, before step {r.waited}'s, which the others reached"
+        )
+    if r.waited == 1:
+        return (
+            "in its step 1 (loop index 0) or just before it: before step 1's all-reduce, which "
+            "the others reached"
         )
     return step_phrase(r.step, sure=False)
 

@@ -41,8 +41,7 @@ def _index(steps_begun: int) -> int | None:
 
 def _crash(rec: RunRecord, key: str, said: list[str]) -> Jump:
     first = fail.cause(rank_ends(rec))
-    if first is None:
-        return Jump(key, said)
+    assert first is not None  # the finding is there
     if first.failure is not None:
         f = first.failure
         gone = "" if f.stack else "its hook found no frame of your code"
