@@ -119,3 +119,31 @@ def test_only_the_first_hang_is_read() -> None:
     first = hang(inside(0, 5), {"rank": 2, "state": "ended", "step": 4})
     later = hang(inside(1, 9), {"rank": 2, "state": "ended", "step": 4})
     assert found(first, later) == (0, 5, 2, 4)
+
+
+def test_a_rank_the_hang_saw_in_its_own_code_is_not_finished_by_a_last_word_after_a_stop() -> None:
+    """Rank 2 asleep in its loop (time.sleep at the top of step 5), ranks 0 and 1 in step 5's
+    all-reduce: the hang saw rank 2 running its own code. The user pressed Ctrl-C; rank 2's
+    last word (4 steps) came from the stop. That is a hang, not an uneven end. Without the
+    stop, or with rank 2 seen ended or in its closing barrier, the last word still counts."""
+    from ddp_viz.kinds.watched.events import WatchSummary
+
+    outside = {"rank": 2, "state": "outside", "step": 4}
+    last_word = WatchDropped(run=1, rank=2, dropped=0, steps=4)
+    stopped = WatchSummary(run=1, exit_code=1, stopped=True)
+    assert found(hang(inside(0, 5), inside(1, 5), outside), last_word, stopped) is None
+    # the others' last words come from the stop too; none of them makes rank 2 finished
+    words = [WatchDropped(run=1, rank=r, dropped=0, steps=5) for r in (0, 1)]
+    assert found(hang(inside(0, 5), inside(1, 5), outside), last_word, *words, stopped) is None
+    # not stopped by the user: rank 2 left its loop and ended on its own
+    ended = WatchSummary(run=1, exit_code=1, stopped=False)
+    assert found(hang(inside(0, 5), inside(1, 5), outside), last_word, ended) == (0, 5, 2, 4)
+    # stopped, but the hang saw rank 2 ended, or in its closing barrier: it had finished
+    gone = {"rank": 2, "state": "ended", "step": 4}
+    assert found(hang(inside(0, 5), inside(1, 5), gone), last_word, stopped) == (0, 5, 2, 4)
+    at_barrier = inside(2, 4, BARRIER)
+    assert found(hang(inside(0, 5), inside(1, 5), at_barrier), last_word, stopped) == (0, 5, 2, 4)
+    # only the hang's rank in its own code loses its last word: rank 1 here
+    asleep_1 = {"rank": 1, "state": "outside", "step": 4}
+    word_1 = WatchDropped(run=1, rank=1, dropped=0, steps=4)
+    assert found(hang(inside(0, 5), asleep_1, gone), last_word, word_1, stopped) == (0, 5, 2, 4)

@@ -79,6 +79,7 @@ class Doctoring:
     finished: dict[int, int] = field(default_factory=dict)  # rank -> steps begun, last word
     exit_code: int | None = None
     resumed: bool = False  # a step came after the latest hang: the ranks moved again
+    stopped: bool = False  # the user stopped the command (Ctrl-C, or the window closed)
 
     def apply(self, e: Event) -> None:
         if isinstance(e, Timing):
@@ -91,6 +92,7 @@ class Doctoring:
             self.finished[e.rank] = e.steps
         elif isinstance(e, WatchSummary):
             self.exit_code = 0 if e.stopped else e.exit_code  # stopped: no rank crashed
+            self.stopped = e.stopped
         elif isinstance(e, WatchHang):
             self.hangs.append(e)
             self.resumed = False
@@ -234,6 +236,14 @@ def uneven_end(rec: RunRecord) -> fail.Uneven | None:
     # whose closing barrier timed out did finish: that error is the hang's, a peer's doing.)
     raised = {f.rank for f in d.failures if not fail.peer_gone(f.message)}
     finished = {r: n for r, n in d.finished.items() if r not in failed}
+    # A rank the hang saw running its own code (in no collective, not ended) was still in its
+    # loop, as far as anyone can tell: once the user stopped the run, its last word came from
+    # the stop, not from the end of its loop (a rank asleep in its loop is no uneven input).
+    if d.stopped:
+        for h in d.hangs[:1]:
+            for s in h.ranks:
+                if s["state"] == "outside":
+                    finished.pop(s["rank"], None)
     entered: dict[int, int] = {}
     for f in d.failures:
         entered[f.rank] = max(entered.get(f.rank, 0), f.step)
