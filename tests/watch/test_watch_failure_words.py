@@ -5,6 +5,8 @@ few words, and which rank is the cause when three ranks end differently, the odd
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ddp_viz.kinds.watched import failures as fail
@@ -186,12 +188,12 @@ def test_a_consequence_with_an_error_of_its_own_is_said_with_it() -> None:
     )
     assert text(ends)[1] == (
         "  then rank 1 raised RuntimeError: other — at t.py:11 in main, in its step 6 (loop "
-        "index 5), because rank 0 had failed"
+        "index 5) or after it, before step 7's forward, because rank 0 had failed"
     )
     # with no cause given (after a hang): no "because"
     assert fail.failure_text(ends[1], None) == [
         "  then rank 1 raised RuntimeError: other — at t.py:11 in main, in its step 6 (loop "
-        "index 5)"
+        "index 5) or after it, before step 7's forward"
     ]
     # the same error as the cause's (type and first line): "the same"
     same = fail.rank_ends(
@@ -200,6 +202,7 @@ def test_a_consequence_with_an_error_of_its_own_is_said_with_it() -> None:
     assert (
         text(same)[1]
         == "  rank 1 raised the same RuntimeError at t.py:11 in main, in its step 6 (loop index 5)"
+        " or after it, before step 7's forward"
     )
     other_type = WatchFailure(1, 1, 6, 2.0, "ValueError", "bad batch", "t.py:11 in main")
     ends = fail.rank_ends([failure(0, 1.0, "bad batch"), other_type], [], [], 1)
@@ -632,3 +635,21 @@ def test_the_others_wait_is_the_furthest_each_got_by_any_of_its_words() -> None:
         "in its step 2 (loop index 1) or just before it: after step 1's all-reduce, before "
         "step 2's, which the others reached"
     )
+
+
+def test_an_error_outside_any_collective_is_placed_between_two_forwards() -> None:
+    """A rank counts a step begun at DDP's forward: an error after step 30's forward and no
+    collective open may come later in that loop turn or at the top of the next, before its
+    forward (a KeyError in the data loading of loop index 30). The doctor says both; inside
+    a collective, or before the first forward, it knows the step."""
+    f = failure(2, 1.0, "KeyError: 'momentum'", step=30)
+    assert fail.raised_phrase(f) == (
+        "in its step 30 (loop index 29) or after it, before step 31's forward"
+    )
+    inside_ddp = dataclasses.replace(
+        f, inside={"seq": 31, "op": "all_reduce", "site": "t.py:9", "bucket": 0, "step": 29}
+    )
+    assert fail.raised_phrase(inside_ddp) == "in its step 30 (loop index 29)"
+    assert fail.raised_phrase(dataclasses.replace(f, step=0)) == "before its first step"
+    line = fail.verdict(fail.rank_ends([f], [], [], 1)[0])
+    assert line.endswith("in its step 30 (loop index 29) or after it, before step 31's forward")

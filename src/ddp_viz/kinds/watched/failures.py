@@ -153,6 +153,16 @@ def step_phrase(step: int, sure: bool = True) -> str:
     return f"{'in' if sure else 'in or after'} its step {step} (loop index {step - 1})"
 
 
+def raised_phrase(f: WatchFailure) -> str:
+    """Where a rank's own error came, as far as its step count says: a rank counts a step begun
+    at DDP's forward, so an error outside any collective after step n's forward may come
+    later in that loop turn or early in the next, before its forward (a data loader's)."""
+    if f.inside is not None or f.step < 1:
+        return step_phrase(f.step)
+    n = f.step
+    return f"in its step {n} (loop index {n - 1}) or after it, before step {n + 1}'s forward"
+
+
 def first_line(message: str) -> str:
     line = message.strip().splitlines()[0] if message.strip() else ""
     return line if len(line) <= 160 else line[:157] + "…"
@@ -167,7 +177,7 @@ def failure_text(
         f = r.failure
         where = f" inside {_call(f)}" if f.inside is not None else ""
         head = f"rank {f.rank} raised {f.type}: {first_line(f.message)}"
-        head += f" — at {f.site}, {step_phrase(f.step)}{where}"
+        head += f" — at {f.site}, {raised_phrase(f)}{where}"
         if is_cause:
             said = ddp_error(f, peers)
             if r.model_odd and not said:  # the others' words say it: its model is the odd one
@@ -175,7 +185,7 @@ def failure_text(
             cause = "its model is the odd one" if r.model_odd else "the first failure"
             return [f"✗ crash: {head} ({cause}: the cause)"] + ["  " + line for line in said]
         if first is not None and first.failure is not None and _same(f, first.failure):
-            return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {step_phrase(f.step)}"]
+            return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {raised_phrase(f)}"]
         if r.peer_gone:
             head = f"rank {f.rank} failed{where or ' at ' + f.site}, {step_phrase(f.step)}: "
             head += gone_words(f.message)
@@ -260,7 +270,7 @@ def verdict(first: RankEnd) -> str:
         f = first.failure
         return (
             f"ddp-viz verdict: rank {f.rank} is the root cause: {f.type} at {f.site}, "
-            f"{step_phrase(f.step)}"
+            f"{raised_phrase(f)}"
         )
     how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
     if first.end is End.EXITED:
