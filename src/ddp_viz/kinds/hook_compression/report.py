@@ -54,8 +54,9 @@ def hooks_report(rec: RunRecord) -> str:
         f"PowerSGD after {spec.warmup} plain steps",
         "",
     ]
-    first = part.at(spec.variants()[0].id, 0).get(0)
-    if first is not None and n > 1:
+    # the buckets DDP rebuilt after step 1, once there is a step past it (n counts only steps
+    # every rank reported for every variant, so rank 0's is there)
+    if n > 1:
         later = part.at(spec.variants()[0].id, n - 1).get(0)
         buckets = "; ".join(f"b{i}: {', '.join(names)}" for i, names in enumerate(later.names))
         out += [f"buckets after the rebuild: {buckets}", ""]
