@@ -104,7 +104,7 @@ def test_a_run_of_the_default_hook_alone_names_its_buckets() -> None:
     assert f"buckets after the rebuild: {want}" in said
     assert [r[0] for r in summary_rows(rec)] == ["default all-reduce"]
     assert status_line(rec) == (
-        "Run 1 finished: 1 hooks on 2 ranks; default all-reduce sent 100.0% of the default's "
+        "Run 1 finished: 1 hook on 2 ranks; default all-reduce sent 100.0% of the default's "
         "bytes a step."
     )
 

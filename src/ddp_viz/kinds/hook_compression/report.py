@@ -81,7 +81,8 @@ def status_line(rec: RunRecord) -> str | None:
     full = rows[0][1] or 1
     least = min(rows, key=lambda r: r[1])
     return (
-        f"Run {rec.run} finished: {len(rows)} hooks on {rec.world_size} ranks; "
+        f"Run {rec.run} finished: {len(rows)} hook{'' if len(rows) == 1 else 's'} on "
+        f"{rec.world_size} ranks; "
         f"{least[0]} sent {least[1] / full:.1%} of the default's bytes a step."
     )
 
