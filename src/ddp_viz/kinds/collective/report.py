@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ddp_viz.kinds.collective.model import naive_bytes_sent, ring_bytes_sent, ring_steps
+from ddp_viz.kinds.collective.model import (
+    CollectiveSpec,
+    naive_bytes_sent,
+    ring_bytes_sent,
+    ring_steps,
+)
 from ddp_viz.model.report import rank_pids
 from ddp_viz.model.tensors import is_summary, tensor_sample
 from ddp_viz.model.timeline import RunRecord, RunStatus
@@ -21,7 +26,8 @@ def _values(v: object, most: int = 12) -> str:
 def collective_report(rec: RunRecord) -> str:
     col = rec.parts["collective"]
     world = rec.world_size
-    length = int(rec.scenario.get("collective", {}).get("length", 0))
+    # the spec as the run read it: a table without ``length`` ran the default, not 0 values
+    length = CollectiveSpec.from_mapping(rec.scenario["collective"]).length
     pids = rank_pids(rec)
     out = [
         f"all-reduce run {rec.run}: {world} ranks over gloo, {length} values each, "

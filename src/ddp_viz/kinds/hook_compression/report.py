@@ -54,8 +54,9 @@ def hooks_report(rec: RunRecord) -> str:
         f"PowerSGD after {spec.warmup} plain steps",
         "",
     ]
-    first = part.at(spec.variants()[0].id, 0).get(0)
-    if first is not None and n > 1:
+    # the buckets DDP rebuilt after step 1, once there is a step past it (n counts only steps
+    # every rank reported for every variant, so rank 0's is there)
+    if n > 1:
         later = part.at(spec.variants()[0].id, n - 1).get(0)
         buckets = "; ".join(f"b{i}: {', '.join(names)}" for i, names in enumerate(later.names))
         out += [f"buckets after the rebuild: {buckets}", ""]
@@ -80,7 +81,8 @@ def status_line(rec: RunRecord) -> str | None:
     full = rows[0][1] or 1
     least = min(rows, key=lambda r: r[1])
     return (
-        f"Run {rec.run} finished: {len(rows)} hooks on {rec.world_size} ranks; "
+        f"Run {rec.run} finished: {len(rows)} hook{'' if len(rows) == 1 else 's'} on "
+        f"{rec.world_size} ranks; "
         f"{least[0]} sent {least[1] / full:.1%} of the default's bytes a step."
     )
 
