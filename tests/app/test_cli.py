@@ -210,6 +210,17 @@ def test_lessons_lists_the_course() -> None:
     assert any(line.split()[:2] == ["9.", "buckets"] for line in lines)
 
 
+def test_check_prints_the_rules_and_the_kinds_as_markdown() -> None:
+    from ddp_viz.model.kinds_doc import kinds_markdown
+    from ddp_viz.model.rules import rules_markdown
+
+    kinds = cli("check", "--kinds", timeout=30)
+    assert kinds.returncode == 0 and kinds.stdout == kinds_markdown(), kinds.stderr
+    assert "  - scene `precision`: The dtypes each arm saw" in kinds.stdout
+    rules = cli("check", "--rules", timeout=30)
+    assert rules.returncode == 0 and rules.stdout == rules_markdown(), rules.stderr
+
+
 def test_an_unknown_lesson_is_refused_before_anything_starts() -> None:
     res = cli("run", "--lesson", "nope", timeout=30)
     assert res.returncode == 2 and res.stdout == ""
