@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a folder of lessons of your own (each a folder with lesson.toml), shown in the "
         "course beside the app's; may be given more than once",
     )
+    parser.add_argument(
+        "--lessons-only",
+        action="store_true",
+        help="a course of the --lessons folders' lessons alone, without the app's",
+    )
     sub.add_parser("lessons", help="list the course's lessons (id, title, summary)")
     check = sub.add_parser(
         "check",
@@ -358,6 +363,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["DDP_VIZ_LESSONS_PATH"] = os.pathsep.join([*args.lessons, known]).strip(
             os.pathsep
         )
+    if args.lessons_only:
+        if not os.environ.get("DDP_VIZ_LESSONS_PATH"):
+            print("ddp-viz: --lessons-only needs --lessons DIR", file=sys.stderr)
+            return EXIT_USAGE
+        os.environ["DDP_VIZ_LESSONS_ONLY"] = "1"
     if args.command == "check":
         return cmd_check(args)
     if args.command in ("run", "lessons", "schema"):

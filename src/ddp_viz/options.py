@@ -28,14 +28,14 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
 
 def load_scenario(args: argparse.Namespace):  # -> Scenario
     """The scenario the flags describe; ScenarioError (or LessonError) names the field."""
-    from ddp_viz.model.course import DEFAULT_LESSON, load_course
+    from ddp_viz.model.course import first_lesson, load_course
     from ddp_viz.model.scenario import Scenario, ScenarioError
 
     if args.scenario:
         base = Scenario.load(args.scenario)
     else:
         course = load_course()
-        lesson_id = args.lesson or DEFAULT_LESSON
+        lesson_id = args.lesson or first_lesson(course)
         if lesson_id not in course.ids:
             raise ScenarioError(
                 "--lesson", f"no lesson {lesson_id!r}; choose one of {', '.join(course.ids)}"
@@ -48,14 +48,14 @@ def window_scenario(args: argparse.Namespace, remembered_lesson: str):  # -> Sce
     """The scenario the window opens with: what ``--scenario`` or ``--lesson`` name; with only
     ``--world-size``/``--steps``/``--lr``, the lesson the window will open (the remembered
     one) with those changes; with none of them, None: the window takes its lesson's own."""
-    from ddp_viz.model.course import DEFAULT_LESSON, load_course
+    from ddp_viz.model.course import first_lesson, load_course
 
     if args.scenario or args.lesson:
         return load_scenario(args)
     if all(getattr(args, k, None) is None for k in ("world_size", "steps", "lr")):
         return None
     course = load_course()
-    lesson = remembered_lesson if remembered_lesson in course.ids else DEFAULT_LESSON
+    lesson = first_lesson(course, remembered_lesson)
     return (
         course.get(lesson)
         .scenario()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ddp_viz.cli import main
+from ddp_viz.cli import build_parser, main
 from ddp_viz.model.assets import asset
 from ddp_viz.model.rules import RULES, Problem, rules_markdown
 from ddp_viz.model.rules.check import check
@@ -186,3 +186,33 @@ def test_the_docs_list_every_rule_as_the_check_says_it() -> None:
     begin, end = "<!-- rules: ddp-viz check --rules -->\n", "<!-- end of rules -->"
     assert begin in text and end in text
     assert text.split(begin)[1].split(end)[0] == rules_markdown()
+
+
+def test_a_lecturers_lessons_can_be_the_whole_course(tmp_path, capsys, monkeypatch) -> None:
+    """``--lessons DIR --lessons-only``: the course is the lecturer's folder alone. Its lesson
+    is listed alone, is the one a run without --lesson takes, and is what ``check`` with no
+    folder checks; without --lessons the flag is a usage error naming it."""
+    from ddp_viz.model.course import first_lesson, load_course
+    from ddp_viz.options import load_scenario
+
+    folder = lesson_copy(tmp_path, "my-lesson")
+    monkeypatch.setenv("DDP_VIZ_LESSONS_PATH", "")  # main() sets them; put back after the test
+    monkeypatch.setenv("DDP_VIZ_LESSONS_ONLY", "")
+    assert main(["--lessons", str(folder.parent), "--lessons-only", "lessons"]) == 0
+    listed = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line[:3].strip()]
+    assert listed == ["my-lesson"]
+    course = load_course()  # as the window and the engine read it, from the environment
+    assert course.ids == ["my-lesson"] and first_lesson(course) == "my-lesson"
+    assert first_lesson(course, "ddp-pattern") == "my-lesson"  # not in this course
+    args = build_parser().parse_args(["run"])
+    assert load_scenario(args) == course.get("my-lesson").scenario()
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out.strip() == f"✓ 1 lesson(s) meet all {len(RULES)} rules"
+    # beside the app's course again: the app's first lesson is the default
+    monkeypatch.setenv("DDP_VIZ_LESSONS_ONLY", "")
+    both = load_course()
+    assert "my-lesson" in both.ids and first_lesson(both) == "ddp-pattern"
+    assert first_lesson(both, "my-lesson") == "my-lesson"
+    monkeypatch.setenv("DDP_VIZ_LESSONS_PATH", "")
+    assert main(["--lessons-only", "lessons"]) == 2
+    assert "--lessons-only needs --lessons DIR" in capsys.readouterr().err

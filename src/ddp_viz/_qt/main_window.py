@@ -39,7 +39,7 @@ from ddp_viz._qt.window_actions import build_menus, build_toolbar
 from ddp_viz._qt.window_layout import SideView, apply_presentation, apply_split_proportions, lay_out
 from ddp_viz._qt.window_player import PlayerMoves
 from ddp_viz.model import protocol
-from ddp_viz.model.course import DEFAULT_LESSON, load_course
+from ddp_viz.model.course import first_lesson, load_course
 from ddp_viz.model.exports import traceable
 from ddp_viz.model.lesson import Lesson
 from ddp_viz.model.quiz import Feedback, Question
@@ -77,8 +77,7 @@ class MainWindow(PlayerMoves, QMainWindow):
         done = settings.value("course/done", []) if settings is not None else []
         self.course = load_course(done=[done] if isinstance(done, str) else (done or []))
         remembered = settings.value("course/current", "") if settings is not None else ""
-        wanted = lesson_id or remembered or DEFAULT_LESSON
-        self.lesson = self.course.get(wanted if wanted in self.course.ids else DEFAULT_LESSON)
+        self.lesson = self.course.get(first_lesson(self.course, lesson_id or remembered))
         self.engine = EngineProcess(self)
         self.session = SessionController(self.engine, self)
         connect_session(self.engine, self.session)

@@ -57,9 +57,21 @@ class Course:
 
 def lesson_folders() -> list[Path]:
     """Where lessons are: the app's own, then each folder ``DDP_VIZ_LESSONS_PATH`` lists (as
-    PATH does): a course's own lessons, beside the kinds ``DDP_VIZ_KINDS_PATH`` adds."""
-    extra = os.environ.get("DDP_VIZ_LESSONS_PATH", "").split(os.pathsep)
-    return [asset("lessons"), *(Path(p) for p in extra if p)]
+    PATH does): a course's own lessons, beside the kinds ``DDP_VIZ_KINDS_PATH`` adds. With
+    ``DDP_VIZ_LESSONS_ONLY`` set (``--lessons-only``), those folders instead of the app's."""
+    extra = [Path(p) for p in os.environ.get("DDP_VIZ_LESSONS_PATH", "").split(os.pathsep) if p]
+    if extra and os.environ.get("DDP_VIZ_LESSONS_ONLY"):
+        return extra
+    return [asset("lessons"), *extra]
+
+
+def first_lesson(course: Course, wanted: str = "") -> str:
+    """``wanted`` if the course has it, else the app's first lesson, else the course's first
+    (a lecturer's course of their own lessons only)."""
+    for lesson_id in (wanted, DEFAULT_LESSON):
+        if lesson_id and lesson_id in course.ids:
+            return lesson_id
+    return course.ids[0]
 
 
 def load_course(folder: Path | None = None, done: Iterable[str] = ()) -> Course:
@@ -99,8 +111,10 @@ def lesson_for(scenario: dict) -> str:
     kind = registry.kind_of(scenario)
     if kind is not None and kind.page is not None:  # a page of its own, outside the course
         return kind.id
+    course = load_course()
     if kind is not None and not kind.default:  # the first lesson of the kind it is about
-        return next(lesson.id for lesson in load_course() if lesson.kind == kind.id)
+        found = next((lesson.id for lesson in course if lesson.kind == kind.id), "")
+        return first_lesson(course, found)
     if model.get("kind") == "mlp":  # DDP training of an MLP: every parameter's gradient
-        return "every-parameter"
-    return DEFAULT_LESSON
+        return first_lesson(course, "every-parameter")
+    return first_lesson(course)
