@@ -17,20 +17,11 @@ from ddp_viz.kinds.watched.events import (
     WatchRankLost,
     WatchSummary,
 )
-from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
 from tests.conftest import load_recording
+from tests.watch.made_runs import GONE, run
 
 RAISES = "watched-raises-3-ranks.jsonl"  # rank 2 of 3 raises in its step 5 (tests/data/README)
-GONE = "RuntimeError: [pair.cc:553] Connection closed by peer [127.0.0.1]:7566."
-
-
-def run(*events: protocol.Event, world: int = 3) -> RunRecord:
-    rec = RunRecord()
-    rec.apply(protocol.RunStarted(1, world, 0, {"watched": True}, params=[]))
-    for e in events:
-        rec.apply(e)
-    return rec
 
 
 def failure(rank: int, at: float, message: str, step: int = 5) -> WatchFailure:

@@ -21,6 +21,7 @@ from ddp_viz.kinds.watched.events import (
 )
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
+from tests.watch.made_runs import run
 
 GONE = (
     "Got the following error when running the callback: RuntimeError: [pair.cc:553] "
@@ -36,14 +37,6 @@ def failure(rank: int, at: float, message: str, step: int = 5, **kw: object) -> 
     return WatchFailure(
         1, rank, step, at, "RuntimeError", message, f"t.py:{10 + rank} in main", **kw
     )  # type: ignore[arg-type]
-
-
-def run(*events: protocol.Event, world: int = 3) -> RunRecord:
-    rec = RunRecord()
-    rec.apply(protocol.RunStarted(1, world, 0, {"watched": True}, params=[]))
-    for e in events:
-        rec.apply(e)
-    return rec
 
 
 def test_the_first_failure_by_time_is_the_cause_and_the_others_follow() -> None:

@@ -17,18 +17,8 @@ from ddp_viz.kinds.watched.events import (
     WatchSummary,
 )
 from ddp_viz.kinds.watched.jumps import Jump, jump_text, jumps, link_hint, shown_step
-from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
-
-GONE = "RuntimeError: [pair.cc:553] Connection closed by peer [127.0.0.1]:7566."
-
-
-def run(*events: protocol.Event, world: int = 3) -> RunRecord:
-    rec = RunRecord()
-    rec.apply(protocol.RunStarted(1, world, 0, {"watched": True}, params=[]))
-    for e in events:
-        rec.apply(e)
-    return rec
+from tests.watch.made_runs import GONE, run
 
 
 def failure(rank: int, step: int, message: str = "bad batch", stack: list[str] | None = None):
