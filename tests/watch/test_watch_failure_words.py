@@ -651,5 +651,8 @@ def test_an_error_outside_any_collective_is_placed_between_two_forwards() -> Non
     )
     assert fail.raised_phrase(inside_ddp) == "in its step 30 (loop index 29)"
     assert fail.raised_phrase(dataclasses.replace(f, step=0)) == "before its first step"
+    assert fail.raised_phrase(dataclasses.replace(f, step=1)) == (
+        "in its step 1 (loop index 0) or after it, before step 2's forward"
+    )
     line = fail.verdict(fail.rank_ends([f], [], [], 1)[0])
     assert line.endswith("in its step 30 (loop index 29) or after it, before step 31's forward")

@@ -147,3 +147,21 @@ def test_a_rank_the_hang_saw_in_its_own_code_is_not_finished_by_a_last_word_afte
     asleep_1 = {"rank": 1, "state": "outside", "step": 4}
     word_1 = WatchDropped(run=1, rank=1, dropped=0, steps=4)
     assert found(hang(inside(0, 5), asleep_1, gone), last_word, word_1, stopped) == (0, 5, 2, 4)
+
+
+def test_after_a_stop_only_the_first_hang_says_who_was_in_its_own_code() -> None:
+    """The first hang is the one the diagnosis names; a later one (after the ranks moved on)
+    does not take back a rank's finished loop. A rank in its own code with no last word at
+    all is simply not finished (nothing to take back)."""
+    from ddp_viz.kinds.watched.events import WatchSummary
+
+    stopped = WatchSummary(run=1, exit_code=1, stopped=True)
+    last_word = WatchDropped(run=1, rank=2, dropped=0, steps=4)
+    gone = {"rank": 2, "state": "ended", "step": 4}
+    later = hang(inside(0, 5), inside(1, 5), {"rank": 2, "state": "outside", "step": 4})
+    first = hang(inside(0, 5), inside(1, 5), gone)
+    assert found(first, later, last_word, stopped) == (0, 5, 2, 4)
+    unseen = hang(inside(0, 5), inside(1, 5))  # rank 2 not in the first hang: its word stands
+    assert found(unseen, later, last_word, stopped) == (0, 5, 2, 4)
+    silent = hang(inside(0, 5), inside(1, 5), {"rank": 2, "state": "outside", "step": 4})
+    assert found(silent, stopped) is None  # no last word, nothing finished: no uneven end
