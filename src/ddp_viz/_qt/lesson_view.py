@@ -131,7 +131,9 @@ class LessonView(QTextBrowser):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self.rendered and self.heading_px() != self.h1_px:
+        # in sight only: a window being closed (or a test's teardown restyling the app) resizes
+        # views nobody will see, and rendering them again then is work for nothing
+        if self.isVisible() and self.rendered and self.heading_px() != self.h1_px:
             bar = self.verticalScrollBar().value()
             self.set_theme(self.theme)  # rendered again with headings that fit
             self.verticalScrollBar().setValue(bar)
