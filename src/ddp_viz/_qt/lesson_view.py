@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from PySide6.QtCore import QMimeData, Qt
@@ -65,6 +66,15 @@ def size_titles(html: str, px: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def title_words(markdown: str) -> tuple[str, ...]:
+    """The words of the lesson's titles (its ``# `` lines), read once per text: the view asks
+    at every resize."""
+    return tuple(
+        w for line in markdown.splitlines() if line.startswith("# ") for w in line[2:].split()
+    )
+
+
 class LessonView(QTextBrowser):
     def __init__(self, lesson: Lesson, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -114,12 +124,7 @@ class LessonView(QTextBrowser):
         the column (projector type in a narrow column cut "communication" in two), never
         under the text's own size."""
         want = round(self.theme.font_px * 1.6)
-        words = [
-            w
-            for line in self.lesson.markdown.splitlines()
-            if line.startswith("# ")
-            for w in line[2:].split()
-        ]
+        words = title_words(self.lesson.markdown)
         font = QFont(self.font())
         font.setBold(True)
         font.setPixelSize(want)

@@ -110,7 +110,9 @@ def apply_split_proportions(self: MainWindow) -> None:
         # ... and never under the column's own least width (its tabs in projector type): a
         # splitter takes a column's shortfall from the plots, and cut their titles
         least = self.splitters["left"].minimumSizeHint().width()
-        left = max(round(w * 0.22), min(max(run_tab_width(self, w), least), round(w * 0.45), room))
+        left = max(
+            round(w * 0.22), min(max(side_views_width(self, w), least), round(w * 0.45), room)
+        )
         self.splitters["main"].setSizes([left, w - left - plots, plots])
         self.splitters["center"].setSizes([round(h * 0.72), round(h * 0.28)])
         return
@@ -137,7 +139,7 @@ class SideView(Protocol):
         ...
 
 
-def run_tab_width(self: MainWindow, width: int) -> int:
+def side_views_width(self: MainWindow, width: int) -> int:
     """The widest the kinds' side views want the left column (0: none in sight)."""
     return max((v.wanted_width(width) for v in self.side_views), default=0)
 
