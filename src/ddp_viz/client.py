@@ -136,16 +136,20 @@ class EngineClient:
     ) -> Iterator[tuple[Event, bytes]]:
         """:meth:`run`, with each event's line as the engine wrote it. Kinds the client skims
         come as :class:`Skimmed`, unread, so not filtered by run: a client that skims runs one
-        run at a time (``ddp-viz run --json``)."""
+        run at a time (``ddp-viz run --json``).
+
+        ``timeout`` is how long the engine may stay silent, not how long the run may take: a
+        run of many steps, or ranks that start slowly (spawned, on macOS and Windows), is alive
+        as long as events come, and the engine itself ends a run whose ranks hang."""
         run_id = self._next_run
         self._next_run += 1
         self.send(protocol.RunCommand(run=run_id, scenario=scenario.to_dict(), fault=fault or {}))
-        deadline = time.monotonic() + timeout
         while True:
             try:
-                event, line = self.next_event_and_line(max(0.01, deadline - time.monotonic()))
+                event, line = self.next_event_and_line(timeout)
             except queue.Empty:
-                raise TimeoutError(f"run {run_id} did not end within {timeout:g} s") from None
+                silent = f"run {run_id}: the engine sent nothing for {timeout:g} s"
+                raise TimeoutError(silent) from None
             if isinstance(event, protocol.CommandError):
                 raise RuntimeError(event.message)
             if getattr(event, "run", run_id) != run_id:
