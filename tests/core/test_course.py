@@ -87,7 +87,11 @@ def test_a_lesson_edited_on_disk_is_read_again_and_an_unchanged_one_is_not(tmp_p
     ("change", "words"),
     [
         (('scene = "ddp_step"', 'scene = "hologram"'), "unknown scene 'hologram'"),
-        (("\nshards = [", "\nshuffle = ["), "unknown phases ['shuffle']"),
+        (
+            ("\nshards = [", "\nshuffle = ["),
+            "unknown phases ['shuffle']; the ddp_step scene's phases: shards, local, allreduce,"
+            " step",
+        ),
         (("terms = [", "terms = [1, "), "`terms` must be a list of words"),
         (('scenario = "scenario.toml"', 'scenario = "gone.toml"'), "scenario file gone.toml"),
         (('\nkind = "predict"', '\nkind = "essay"'), "unknown kind 'essay'"),

@@ -85,6 +85,39 @@ def test_a_phase_without_lines_or_a_caption() -> None:
     ]
 
 
+def test_a_caption_under_a_name_the_scene_has_no_phase_of_is_named_with_the_nearest() -> None:
+    phases = phases_of(LESSON.scene)
+    first = phases[0]
+    captions = {k: v for k, v in LESSON.phase_text.items() if k != first}
+    misspelt = {**captions, first + "x": "a caption no phase shows", "zzz": "another"}
+    known = ", ".join(phases)
+    assert said(_phases, changed(phase_text=misspelt)) == [
+        Problem(
+            ID,
+            "phases",
+            f"[phase_text] {first}x",
+            f"is not a phase of the {LESSON.scene} scene ({known})",
+            f"rename it `{first}`",
+        ),
+        Problem(
+            ID,
+            "phases",
+            "[phase_text] zzz",
+            f"is not a phase of the {LESSON.scene} scene ({known})",
+            "remove it, or name one of those phases",
+        ),
+        Problem(
+            ID,
+            "phases",
+            f"phase {first}",
+            "has no caption",
+            f'add `{first} = "…"` under [phase_text]',
+        ),
+    ]
+    # every key a phase of the scene: nothing said
+    assert said(_phases, changed(phase_text=dict(LESSON.phase_text))) == []
+
+
 def test_a_highlight_outside_the_listing() -> None:
     lines = len(LESSON.code.splitlines())
     marks = {"shards": [1, lines], "local": [0, lines + 1, "no such text here"]}

@@ -246,7 +246,10 @@ def _read_lesson_folder(folder: Path) -> Lesson:
     }
     unknown = set(highlight) - set(phases_of(scene))
     if unknown:
-        raise LessonError(f"{where}: [code.phases] names unknown phases {sorted(unknown)}")
+        raise LessonError(
+            f"{where}: [code.phases] names unknown phases {sorted(unknown)}; "
+            f"the {scene} scene's phases: {', '.join(phases_of(scene))}"
+        )
     scenario_file = folder / meta["scenario"] if meta.get("scenario") else None
     if scenario_file is not None and not scenario_file.is_file():
         raise LessonError(f"{where}: scenario file {meta['scenario']} not found")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator, Sequence
 
 from ddp_viz.model.errors import ScenarioError
@@ -32,7 +33,20 @@ rule(
 def _phases(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
     from ddp_viz.model.scenes import phases_of
 
-    for phase in phases_of(lesson.scene):
+    phases = phases_of(lesson.scene)
+    # a misspelt key is a caption no phase shows: named as such, not only as the phase's
+    # missing caption, which would send the author looking for text they did write
+    for key in lesson.phase_text:
+        if key not in phases:
+            near = difflib.get_close_matches(key, phases, n=1)
+            yield found(
+                lesson,
+                "phases",
+                f"[phase_text] {key}",
+                f"is not a phase of the {lesson.scene} scene ({', '.join(phases)})",
+                f"rename it `{near[0]}`" if near else "remove it, or name one of those phases",
+            )
+    for phase in phases:
         if not lesson.highlight.get(phase) or not lesson.lines_for(phase):
             yield found(
                 lesson,
@@ -54,7 +68,7 @@ def _phases(lesson: Lesson, course: Sequence[Lesson]) -> Iterator[Problem]:
 rule(
     "phases",
     """Every phase of the lesson's scene has listing lines to highlight (`[code.phases]`) and a
-    sentence for the stage's caption (`[phase_text]`).""",
+    sentence for the stage's caption (`[phase_text]`), and `[phase_text]` names no other.""",
     _phases,
 )
 
