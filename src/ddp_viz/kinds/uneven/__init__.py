@@ -5,7 +5,13 @@ shadow the last one's all-reduces with zeros and the run completes."""
 from __future__ import annotations
 
 from ddp_viz.kinds.uneven import events as _events  # noqa: F401  (defines, so registers)
-from ddp_viz.kinds.uneven.record import KIND, UnevenRecord, missing_rank, step_ranks
+from ddp_viz.kinds.uneven.record import (
+    KIND,
+    UnevenRecord,
+    missing_rank,
+    rank_states,
+    step_ranks,
+)
 from ddp_viz.kinds.uneven.report import report_end, report_lines, status_line
 from ddp_viz.kinds.uneven.scene import build
 from ddp_viz.kinds.uneven.spec import UnevenSpec
@@ -18,6 +24,7 @@ register(
         spec=UnevenSpec,
         part=UnevenRecord,
         step_ranks=step_ranks,
+        rank_states=rank_states,  # stuck, waited: who the hang held, as the stage says
         values_every_step=True,  # the lesson is about what happens inside each step
         scenes={"uneven": build},
         report_lines=report_lines,

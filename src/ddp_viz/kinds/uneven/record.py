@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from ddp_viz.kinds.uneven import events as ue
 from ddp_viz.model.event_base import Event, Grads
+from ddp_viz.model.timeline import RunRecord, RunStatus
 
 if TYPE_CHECKING:
     from ddp_viz.model.quiz import Quantity
-    from ddp_viz.model.timeline import RunRecord
 
 KIND = "uneven"
 # Join's float32 ranks against one float64 process on the same rows (the stage and the report)
@@ -85,6 +85,20 @@ def missing_rank(rec: RunRecord, quantity: Quantity) -> float | None:
         return None
     named = [r for s in un.stalled.values() for r in missing_ranks(s)]
     return float(min(named)) if named else None
+
+
+def rank_states(rec: RunRecord) -> dict[int, str]:
+    """The Processes table's word for each rank held in a collective, as the stage tells it:
+    "waiting" while its heartbeats come, then "stuck" for a rank whose step's all-reduce the
+    others never joined and "waited" for one whose barrier the run ended. Without it a stalled
+    run's ranks all read "done", in green. A run the learner cancelled says so instead."""
+    un = rec.parts.get(KIND)
+    if un is None or rec.status is RunStatus.CANCELLED:
+        return {}
+    out = {r: "waiting" for r in un.waiting}
+    for r, stall in un.stalled.items():
+        out[r] = "stuck" if stall.what == "all-reduce" else "waited"
+    return out
 
 
 def part(rec: RunRecord) -> UnevenRecord:
