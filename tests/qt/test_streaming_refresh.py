@@ -203,3 +203,31 @@ def test_a_streaming_stage_is_painted_in_a_slice_of_its_own(qtbot) -> None:
     stage.refresh()  # a move by hand
     QApplication.processEvents()
     assert painted
+
+
+def _title_step(window) -> int:
+    """The step the stage's title says ("Step 7 of 40 · …"), from its frame's words."""
+    import re
+
+    return int(re.search(r"Step (\d+) of", window.stage.frame().all_text()).group(1))
+
+
+def test_following_a_run_the_toolbar_says_the_step_the_stage_paints(qtbot, window) -> None:
+    """The stage paints a streaming step a moment after its refresh; the toolbar's position
+    and slider once moved at once, and a screenshot of a 200-step run read "Step 188 of 200"
+    beside "189/200"."""
+    head, steps, _ = _by_step(list(linear_run(3, steps=40).events))
+    feed(window, head)
+    shown: list[int] = []
+    window.stage.streamed_shown.connect(lambda: shown.append(_title_step(window)))
+    for k in range(3):  # a step a refresh, each followed
+        before = window.position_label.text()
+        feed(window, steps[k])
+        _refresh(window)
+        assert window.streaming and window.player.cursor.step == k
+        assert window.position_label.text() == before  # not ahead of the stage's paint
+        with qtbot.waitSignal(window.stage.streamed_shown, timeout=10_000):
+            pass
+        assert f" step {k + 1}/" in window.position_label.text()
+        assert window.step_slider.value() == k
+        assert shown[-1] == k + 1  # the frame painted then says the same step

@@ -118,6 +118,7 @@ class MainWindow(PlayerMoves, QMainWindow):
 
         # --- wiring --------------------------------------------------------------------------
         self.player.position_changed.connect(self._on_player_position_changed)
+        self.stage.streamed_shown.connect(self._on_stage_streamed_shown)
         self.player.phase_entered.connect(self.code_view.highlight_phase)
         self.player.playing_changed.connect(self._on_player_playing_changed)
         self.form.validity_changed.connect(self._update_actions)

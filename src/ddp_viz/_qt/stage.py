@@ -113,6 +113,9 @@ class FontBook:
 class StageWidget(QWidget):
     # a link of the frame was clicked, or focused with Tab and activated with Enter
     link_activated = Signal(object)  # Link
+    # a streaming run's frame, built at its refresh, is painted now: what shows the same step
+    # (the toolbar's position) follows the stage, not the run
+    streamed_shown = Signal()
 
     def __init__(self, theme: Theme, lesson: Lesson, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,7 +132,7 @@ class StageWidget(QWidget):
         self._frame: StageFrame | None = None
         self._seen = 0  # the record's events when the stage was last told of them
         self._paint_later = QTimer(self, singleShot=True, interval=PAINT_AFTER_MS)
-        self._paint_later.timeout.connect(self.update)
+        self._paint_later.timeout.connect(self._paint_streamed)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(420, 300)
         self.setAccessibleName("DDP stage")
@@ -176,6 +179,10 @@ class StageWidget(QWidget):
         else:
             self._paint_later.stop()
             self.update()
+
+    def _paint_streamed(self) -> None:
+        self.update()
+        self.streamed_shown.emit()
 
     def set_message(self, text: str) -> None:
         self.message = text

@@ -34,6 +34,7 @@ class PlayerMoves:
     plots_panel: PlotsPanel
     play_action: QAction
     plots: Plots
+    _toolbar_due: tuple[str, int] | None = None  # the position the stage paints next
 
     def _on_first(self) -> None:
         self.session.step_by_hand()
@@ -60,17 +61,17 @@ class PlayerMoves:
         self.code_view.set_section(self.stage.frame().section)
         rec = self.player.record
         total = rec.steps_total() if rec else 0
-        self.position_label.setText(
+        text = (
             f" step {cursor.step + 1}/{max(total, 1)} · "
             f"{phase_words(self.lesson.scene)[cursor.phase]} "
             if rec is not None
             else ""
         )
-        self.step_slider.blockSignals(True)
-        if rec is None:  # no run on the stage (a new lesson)
-            self.step_slider.setMaximum(0)
-        self.step_slider.setValue(cursor.step)
-        self.step_slider.blockSignals(False)
+        if streaming:  # the stage paints this step a moment later: the toolbar with it
+            self._toolbar_due = (text, cursor.step)
+        else:
+            self._toolbar_due = None
+            self._show_toolbar_position(text, cursor.step, empty=rec is None)
         if self.plots_panel.built:  # no point before the stage has shown its phase
             held = None if self.player.follow_latest else cursor
             self.plots.hold_to(held, progress, later=streaming)
@@ -78,6 +79,22 @@ class PlayerMoves:
             # (following a streaming run, the plots' own updates move the arrows, at their rate)
             self.plots.show_step(rec, cursor)
         self.session.on_stage_position(cursor, progress)
+
+    def _show_toolbar_position(self, text: str, step: int, empty: bool = False) -> None:
+        self.position_label.setText(text)
+        self.step_slider.blockSignals(True)
+        if empty:  # no run on the stage (a new lesson)
+            self.step_slider.setMaximum(0)
+        self.step_slider.setValue(step)
+        self.step_slider.blockSignals(False)
+
+    def _on_stage_streamed_shown(self) -> None:
+        # following a run, the toolbar said the newest step while the stage, painted 12 ms
+        # later or after the plots' turn, still showed the one before ("step 188 of 200"
+        # beside "189/200")
+        if self._toolbar_due is not None:
+            self._show_toolbar_position(*self._toolbar_due)
+            self._toolbar_due = None
 
     def _on_player_playing_changed(self, playing: bool) -> None:
         self.play_action.setText("Pause" if playing else "Play")
