@@ -47,7 +47,7 @@ def test_who_the_others_waited_for_is_who_reached_the_all_reduce_last() -> None:
     st = rec.steps[2]
     got = arrivals(st)
     last = max(got, key=got.get)
-    assert last_to_arrive(st) == (last, got[last] - min(got.values()))
+    assert last_to_arrive(st, rec.world_size) == (last, got[last] - min(got.values()))
     straggler = f.text_with_key("straggler")
     assert straggler.value == pytest.approx(got[last] - min(got.values()))
     assert f"for rank {last}, the last to reach the all-reduce" in straggler.text

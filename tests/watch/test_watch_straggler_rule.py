@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from ddp_viz.kinds.watched.checks import straggler_text
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
@@ -60,3 +62,25 @@ def test_always_last_by_a_twentieth_of_a_step_is_noise() -> None:
     # the same wait in steps of a third of a second is a straggler
     said = straggler_text(watched([{1: 0.05}] * 10, 2, step_s=0.3))
     assert said is not None and said.startswith("✗ straggler: rank 1"), said
+
+
+def test_a_step_a_crashed_rank_never_reached_counts_for_nobody() -> None:
+    """Rank 1 of 3 raised before its 12th all-reduce: ranks 0 and 2 reached it, rank 2 later.
+    The terminal counted rank 2 last in that step too (16 of 40 where the page said 15 in
+    39); nobody was last in a step one rank never reached."""
+    from ddp_viz.model.arrivals import last_to_arrive
+
+    lates = [{2: 0.3}, {0: 0.3}, {2: 0.3}, {1: 0.3}, {2: 0.3}] * 2 + [{0: 0.3}]  # 11 steps
+    rec = watched(lates, 3)
+    t = len(lates) * 1.0  # the 12th step: rank 1 never comes
+    for r, at in ((0, t + 0.01), (2, t + 0.31)):
+        bucket = {"index": 0, "params": ["w"], "bytes": 16, "launched": at, "finished": None}
+        rec.apply(
+            protocol.Timing(1, len(lates), r, {"forward": [[t, t + 0.005]]}, buckets=[bucket])
+        )
+    assert last_to_arrive(rec.steps[len(lates)], 3) is None
+    assert last_to_arrive(rec.steps[0], 3) == (2, pytest.approx(0.3))
+    # steps 2–11 (step 1 left out: one-off costs): rank 2 last in steps 3, 5, 6, 8 and 10
+    said = straggler_text(rec)
+    assert said is not None
+    assert "rank 2 was the last to reach the all-reduce in 5 of 10 steps" in said, said

@@ -22,11 +22,13 @@ def arrivals(st: StepRecord) -> dict[int, float]:
     return out
 
 
-def last_to_arrive(st: StepRecord) -> tuple[int, float] | None:
+def last_to_arrive(st: StepRecord, world: int) -> tuple[int, float] | None:
     """The rank that reached the all-reduce last, and how long after the first: everyone
-    else waited that long for it."""
+    else waited that long for it. Only once each of the ``world`` ranks has arrived: in a step
+    a rank never reached (it crashed or hangs before it) the last of those that came is not
+    who the others waited for, and a crashed rank's neighbour was counted a straggler for it."""
     got = arrivals(st)
-    if len(got) < 2:
+    if len(got) < max(2, world):
         return None
     last = max(got, key=lambda r: (got[r], r))
     return last, got[last] - min(got.values())

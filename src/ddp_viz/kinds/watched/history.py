@@ -67,7 +67,7 @@ class History:
             self.seen.extend(bytes(grow))
         st = self.rec.steps[e.step]
         self.seen[e.step] = 1 if any(rs.spans for rs in st.ranks.values()) else 0
-        found = last_to_arrive(st)
+        found = last_to_arrive(st, self.rec.world_size)
         self.last[e.step], self.wait[e.step] = found if found is not None else (-1, 0.0)
         thin(self.rec, self)
 

@@ -111,7 +111,7 @@ def stragglers(rec: RunRecord, upto: int) -> Counter[int]:
     """How often each rank was the last to reach the all-reduce, in steps 0..upto."""
     counts: Counter[int] = Counter()
     for st in rec.steps[: upto + 1]:
-        found = last_to_arrive(st)
+        found = last_to_arrive(st, rec.world_size)
         if found is not None:
             counts[found[0]] += 1
     return counts

@@ -209,7 +209,7 @@ class _Builder(StepFrameBuilder):
     def waits(self, top: float) -> float:
         t, st = self.t, self.step
         y = top
-        found = last_to_arrive(st) if st is not None else None
+        found = last_to_arrive(st, self.rec.world_size) if st is not None else None
         if found is not None:
             rank, late = found
             y = self.para(

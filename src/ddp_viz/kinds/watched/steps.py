@@ -90,7 +90,7 @@ def stragglers_with_waits(rec: RunRecord, upto: int, first: int = 0) -> list[Str
         return sorted(found, key=lambda s: (-s.count, s.rank))
     waits: dict[int, list[float]] = {}
     for st in rec.steps[first : upto + 1]:
-        found = last_to_arrive(st)
+        found = last_to_arrive(st, rec.world_size)
         if found is not None:
             waits.setdefault(found[0], []).append(found[1])
     out = [Straggler(r, len(w), sum(w) / len(w)) for r, w in waits.items()]
