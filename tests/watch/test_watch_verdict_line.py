@@ -135,3 +135,16 @@ def test_a_rank_that_raised_is_the_cause_even_after_a_hang_but_a_lost_peer_is_no
 def test_rank_words() -> None:
     assert fail_ranks([3]) == "rank 3"
     assert fail_ranks([1, 2]) == "ranks 1, 2"
+
+
+def test_the_status_bar_line_is_a_sentence_that_a_second_one_can_follow(monkeypatch) -> None:
+    """The window writes "The watched command exited with 1." after the run's line; a verdict
+    ending "… before step 6's forward" ran straight into it."""
+    from ddp_viz.kinds.watched import diagnosis
+
+    rec = record(load_recording("watched-raises-3-ranks.jsonl"))
+    line = diagnosis.status_line(rec)
+    assert line is not None and line.endswith("before step 6's forward.")
+    for end in (".", "!", "?"):  # a verdict that ends a sentence itself gets no second mark
+        monkeypatch.setattr(diagnosis, "verdict", lambda _r, e=end: f"ddp-viz verdict: ✗ odd{e}")
+        assert diagnosis.status_line(rec) == f"Run 1: ✗ odd{end}"
