@@ -61,3 +61,26 @@ def test_a_second_recording_with_the_same_run_id_gets_its_verdicts_too() -> None
         for cursor in walk(s.record.complete_prefix()):
             s.on_stage_position(cursor, 1.0)
         assert verdict in v.status, (name, v.status)
+
+
+def test_a_failed_run_s_line_ends_its_sentence_before_the_recording_s_note() -> None:
+    """Under X: "… (learning rate 10 is too large for this data) Recorded before versioned
+    recordings …": the failure's reason ran into the note the recording adds."""
+    import json
+
+    from ddp_viz.model.run_status import status_text
+    from ddp_viz.model.timeline import record
+    from tests.conftest import DATA
+
+    events = load_recording("diverging-lr10.jsonl")
+    reason = next(
+        json.loads(line)["reason"]
+        for line in (DATA / "diverging-lr10.jsonl").read_text().splitlines()
+        if '"run_failed"' in line
+    )
+    assert not reason.endswith(".")  # the case: a reason that is no sentence of its own
+    rec = record(events)
+    rec.note = "Recorded before versioned recordings (schema 0): upgraded to schema 6."
+    assert status_text(rec) == f"Run 1 failed: {reason}. {rec.note}"
+    rec.note_first = True
+    assert status_text(rec) == f"{rec.note} Run 1 failed: {reason}."

@@ -23,10 +23,17 @@ def playing_text(rec: RunRecord) -> str:
 
 def status_text(rec: RunRecord) -> str:
     """One line for the status bar about a run that ended (with its recording's note)."""
-    text = _status_text(rec)
+    text = sentence(_status_text(rec))
     if not rec.note:
         return text
     return f"{rec.note} {text}" if rec.note_first else f"{text} {rec.note}"
+
+
+def sentence(text: str) -> str:
+    """``text`` ending as a sentence: another may follow it on the line (a recording's note,
+    the watched command's exit status). A failure's reason ("… too large for this data)")
+    and a watched verdict ("… before step 41's forward") ran straight into the next one."""
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def steps_done(rec: RunRecord) -> int:

@@ -148,7 +148,7 @@ VERDICTS = [
         scene=Said(r"^(?!.*✗ non-finite)", r"✗ non-finite: at step 3 on rank 1 \(the first\)"),
         report=Said(NOTHING_FOUND, r"^ddp-viz verdict: rank 1 is the first non-finite, at step 3$"),
         report_of=watch_summary,
-        status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the first non-finite, at step 3$"),
+        status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the first non-finite, at step 3\.$"),
     ),
     Verdict(
         "no hang: some rank moved within the threshold",

@@ -45,10 +45,7 @@ def status_line(rec: RunRecord) -> str | None:
         return None
     said = verdict(rec).removeprefix(PREFIX)
     mark = "" if said.startswith(("✗", "✓")) else "✗ "
-    # a sentence, as the core's lines are: the window adds "The watched command exited with
-    # 1." after it, which ran on from "… before step 41's forward"
-    end = "" if said.endswith((".", "!", "?")) else "."
-    return f"Run {rec.run}: {mark}{said}{end}"
+    return f"Run {rec.run}: {mark}{said}"
 
 
 def finished_status(rec: RunRecord) -> str | None:
