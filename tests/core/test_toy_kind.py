@@ -321,7 +321,7 @@ def test_the_toy_kind_runs_in_the_window(toy: Path, window, qtbot) -> None:
     assert {r: e.total for r, e in rec.parts["toy"].sums.items()} == {0: 18, 1: 18, 2: 18}
     from ddp_viz.model.session import status_text
 
-    assert status_text(rec) == f"Toy run {rec.run}: 3 sums"  # the kind's own status line
+    assert status_text(rec) == f"Toy run {rec.run}: 3 sums."  # the kind's own line, a sentence
     qtbot.waitUntil(lambda: "toy rank 2: 18" in window.stage.frame().all_text(), timeout=10_000)
     feedback = window.quiz_view.feedback["toy-total"]
     qtbot.waitUntil(lambda: feedback.text().startswith("✓ Right"), timeout=10_000)
