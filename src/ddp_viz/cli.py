@@ -300,7 +300,7 @@ def write_exports(  # type: ignore[no-untyped-def]
         lesson = load_course().get(lesson_id)  # a lesson of --lessons too
         if args.gif:
             frames = export.stage_frames(rec, theme, lesson, size=size, fps=fps)
-            export.save_gif(frames, args.gif, fps)
+            export.save_gif(frames, args.gif, fps, keep=export.theme_colours(theme))
             print(f"ddp-viz: saved {len(frames)} frames to {args.gif}", file=sys.stderr)
         if args.stage_png:
             stage = StageWidget(theme, lesson)

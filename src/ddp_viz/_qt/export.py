@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PIL import Image
+import numpy as np
+from PIL import Image, ImageColor
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
@@ -96,25 +97,62 @@ def _turns(stage: StageWidget) -> str:
     return said.text if said is not None else ""
 
 
+def theme_colours(theme: Theme) -> list[str]:
+    """The colours a frame names things by (ranks, variants, checks, text, ground)."""
+    named = [theme.window, theme.panel, theme.text, theme.muted, theme.grid, theme.accent]
+    return [*named, theme.ok, theme.bad, theme.highlight, *theme.ranks]
+
+
+def paletted(frame: Image.Image, keep: Sequence[str] = ()) -> Image.Image:
+    """``frame`` in 255 colours: ``keep``'s exactly, the rest chosen for the frame. A palette
+    chosen for the frame alone merges colours a legend tells apart once a heatmap takes the
+    entries: PowerSGD r=4's yellow came out as fp16's orange in the comm-hooks GIF."""
+    rgb = frame.convert("RGB")
+    exact = list(dict.fromkeys(ImageColor.getrgb(c)[:3] for c in keep))[:64]
+    free = 255 - len(exact)
+    chosen = rgb.convert("P", palette=Image.Palette.ADAPTIVE, colors=free).getpalette() or []
+    entries = [v for colour in exact for v in colour] + chosen[: 3 * free]
+    palette = Image.new("P", (1, 1))
+    palette.putpalette(entries)
+    out = rgb.quantize(palette=palette, dither=Image.Dither.NONE)
+    if not exact:
+        return out
+    # PIL finds the nearest entry through a coarse cache (5 bits a channel), so a kept colour
+    # could still land on a near adaptive one: its pixels are pointed at its own entry here
+    pixels = np.asarray(rgb, dtype=np.int32)
+    packed = (pixels[..., 0] << 16) | (pixels[..., 1] << 8) | pixels[..., 2]
+    keys = np.array([(r << 16) | (g << 8) | b for r, g, b in exact], dtype=np.int32)
+    order = np.argsort(keys)
+    at = np.clip(np.searchsorted(keys[order], packed), 0, len(keys) - 1)
+    hit = keys[order][at] == packed
+    index = np.asarray(out).copy()
+    index[hit] = order[at[hit]]
+    fixed = Image.fromarray(index.astype(np.uint8))  # "L"; its palette makes it "P"
+    fixed.putpalette(entries)
+    return fixed
+
+
 def save_gif(
     frames: list[Image.Image],
     path: str | Path,
     fps: float | None = None,
     progress: Progress | None = None,
+    keep: Sequence[str] = (),
 ) -> Path:
-    """Write ``frames``; ``progress(done, total)`` is told after each frame's palette (the
-    slow part: ~0.1 s a frame, seconds for a run, when nothing on screen moved) and when written."""
+    """Write ``frames``, ``keep``'s colours exact in every one (see :func:`paletted`);
+    ``progress(done, total)`` is told after each frame's palette (the slow part: ~0.1 s a
+    frame, seconds for a run, when nothing on screen moved) and when written."""
     path = Path(path)
     duration = round(1000 / fps) if fps else PHASE_HOLD_MS
-    paletted: list[Image.Image] = []
+    paletted_frames: list[Image.Image] = []
     for frame in frames:
-        paletted.append(frame.convert("P", palette=Image.Palette.ADAPTIVE, colors=255))
-        if progress is not None and not progress(len(paletted), len(frames) + 1):
+        paletted_frames.append(paletted(frame, keep))
+        if progress is not None and not progress(len(paletted_frames), len(frames) + 1):
             raise ExportCancelled
-    paletted[0].save(
+    paletted_frames[0].save(
         path,
         save_all=True,
-        append_images=paletted[1:],
+        append_images=paletted_frames[1:],
         duration=duration,
         loop=0,
         optimize=False,

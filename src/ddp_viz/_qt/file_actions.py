@@ -92,14 +92,18 @@ class FileActions:
         rec, theme, lesson = self._record(), self.window.theme, self.window.lesson
         if progress is None:
             frames = export.stage_frames(rec, theme, lesson, fps=fps)
-            return export.save_gif(frames, path, fps)
+            return export.save_gif(frames, path, fps, keep=export.theme_colours(theme))
         told = progress  # one scale for both halves: each frame drawn, then its palette
         drawn = export.stage_frames(
             rec, theme, lesson, fps=fps, progress=lambda done, total: told(done, 2 * total - 1)
         )
         n = len(drawn)
         return export.save_gif(
-            drawn, path, fps, progress=lambda done, total: told(n + done, n + total)
+            drawn,
+            path,
+            fps,
+            progress=lambda done, total: told(n + done, n + total),
+            keep=export.theme_colours(theme),
         )
 
     def export_gif_shown(self, path: str | Path) -> Path | str:
