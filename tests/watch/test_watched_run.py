@@ -12,7 +12,7 @@ import pytest
 from ddp_viz.kinds.watched import run as watched
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord, record
-from tests.conftest import DATA
+from tests.conftest import DATA, load_recording
 
 NAMES = ["watched-uneven-3-ranks.jsonl", "watched-raises-3-ranks.jsonl", "watched-hang.jsonl"]
 
@@ -160,3 +160,46 @@ def test_latest_full_is_the_last_step_every_rank_captured_mid_stream_too(name) -
             got = watched.latest_full(rec, upto)
             want = max((s for s in full if s <= upto), default=None)
             assert (got.step if got else None) == want, (cut, upto)
+
+
+def test_the_steps_seen_count_the_thinned_ones_and_a_lesson_run_s_too(monkeypatch) -> None:
+    """A long watched run's record empties its old steps (the history keeps their count); a
+    lesson's run, with no history, counts the steps any rank timed."""
+    from ddp_viz.kinds.watched import history as watched_history
+    from tests.core.test_watched_history import NAMES, RANKS, step_events
+
+    monkeypatch.setattr(watched_history, "KEEP_STEPS", 50)
+    monkeypatch.setattr(watched_history, "CHUNK", 25)
+    rec = RunRecord()
+    params = [{"name": n, "shape": [16]} for n in NAMES]
+    rec.apply(protocol.RunStarted(1, RANKS, 0, {"watched": True}, params=params))
+    for step in range(300):
+        for e in step_events(step):
+            rec.apply(e)
+    timed = sum(1 for st in rec.steps if any(rs.spans for rs in st.ranks.values()))
+    assert timed < 300  # steps were emptied: counting what is left would be wrong
+    assert watched.seen_steps(rec) == 300
+    lines = [json.loads(x) for x in (DATA / "long-run-32-steps.jsonl").read_text().splitlines()]
+    timed_steps = {d["step"] for d in lines if d["event"] == "timing"}
+    assert len(timed_steps) == 32
+    assert watched.seen_steps(record(load_recording("long-run-32-steps.jsonl"))) == 32
+
+
+def test_where_the_ranks_are_is_folded_once_and_only_for_a_watched_run() -> None:
+    """The page asks at every frame: the watched record keeps one part, extended as events
+    come, and a lesson's record gets none."""
+    events = load_recording("watched-raises-3-ranks.jsonl")
+    rec = record(events[:-5])
+    first = watched._places(rec)
+    assert watched._places(rec) is first and rec.parts[watched.PLACES] is first
+    lesson = record(load_recording("default-run.jsonl"))
+    assert watched.ranks_ended(lesson) == set() and watched.PLACES not in lesson.parts
+
+
+def test_arrivals_of_a_step_no_rank_reached_are_none() -> None:
+    step = record(load_recording("watched-2-ranks.jsonl")).steps[1]
+    assert sorted(watched.after_first_ms(step)) == [0, 1]
+    empty = RunRecord()
+    empty.apply(protocol.RunStarted(1, 2, 0, {"watched": True}, params=[]))
+    empty.apply(protocol.Timing(1, 0, 0, {"forward": [[1.0, 1.1]]}))  # no bucket launched
+    assert watched.after_first_ms(empty.steps[0]) == {}
