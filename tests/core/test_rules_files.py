@@ -206,3 +206,26 @@ def test_a_scene_its_kind_does_not_draw() -> None:
             "set `scene` to one of its kind's scenes, or `kind` to the kind that draws it",
         )
     ]
+
+
+def test_a_phase_whose_marks_name_no_line_of_the_listing_highlights_none() -> None:
+    first = phases_of(LESSON.scene)[0]
+    marks = {**LESSON.highlight, first: ["a text the listing does not have"]}
+    assert [(p.where, p.message) for p in said(_phases, changed(highlight=marks))] == [
+        (f"phase {first}", "highlights no line of the listing")
+    ]
+
+
+def test_a_lesson_without_a_scenario_file_runs_the_defaults_and_passes() -> None:
+    assert said(_scenario, changed(scenario_file=None)) == []
+
+
+def test_a_kind_of_several_scenes_names_each(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from ddp_viz.model.lesson import Lesson
+
+    two = SimpleNamespace(id="two", scenes={"ring": None, "naive": None})
+    monkeypatch.setattr(Lesson, "run_kind", lambda self: two)
+    (p,) = said(_kind, changed(kind="two", scene="nowhere"))
+    assert p.message == "the kind two draws ring, naive, not the scene 'nowhere'"
