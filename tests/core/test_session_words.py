@@ -80,9 +80,12 @@ def test_cancel_with_nothing_under_way_sends_nothing() -> None:
     s, t, _ = make()
     ready(s)
     s.cancel()
-    play(s, "default-run.jsonl")  # a run that is over: not running
-    s.cancel()
     assert t.sent == []
+    s.request_run(default_scenario())
+    play(s, "default-run.jsonl")  # a run that is over: not running
+    assert s.record.run == 1 and s.run_state is RunState.FINISHED
+    s.cancel()
+    assert not any(isinstance(c, protocol.CancelCommand) for c in t.sent)
 
 
 def test_warm_asks_for_ranks_only_of_a_ready_idle_engine() -> None:
@@ -214,6 +217,7 @@ def test_a_run_that_failed_to_start_says_why() -> None:
     s.request_run(default_scenario())
     s.on_transport_event(protocol.RunFailed(run=1, reason="ranks could not start"))
     assert v.status == "Run 1 did not start: ranks could not start"
+    assert s.run_state is RunState.IDLE
     s.request_run(default_scenario())
     s.on_transport_event(protocol.RunCancelled(run=2))
     assert v.status == "Run 2 did not start: cancelled before any rank started"
