@@ -10,7 +10,7 @@ import pytest
 
 from ddp_viz.model import protocol, registry
 from ddp_viz.model.recording_format import FORMAT, SCHEMA_VERSION
-from ddp_viz.model.recordings import Recording, read_lines, upgrade
+from ddp_viz.model.recordings import Recording, kind_of_word, read_lines, upgrade
 from tests.conftest import DATA, load_recording
 
 LINES = (DATA / "default-run.jsonl").read_text().splitlines()
@@ -155,3 +155,74 @@ def test_an_old_run_of_a_users_own_model_gets_no_parameters_made_up() -> None:
 def test_other_events_of_schema_0_pass_unchanged() -> None:
     obj = {"event": "params", "run": 1, "step": 0, "rank": 2, "params": {"w": [1.0]}}
     assert upgrade(dict(obj), 0) == obj
+
+
+def test_every_bad_line_is_counted() -> None:
+    rec = read_lines(["{oops", *LINES[:3], "[]", '{"event": "params"}', *LINES[3:]])
+    assert rec.bad == 3 and rec.events == load_recording("default-run.jsonl")
+
+
+@pytest.mark.parametrize("word", [["params"], 5, None, {"a": 1}])
+def test_an_event_named_by_no_word_is_a_bad_line_not_a_crash(word) -> None:
+    line = json.dumps({"event": word, "run": 1})
+    assert read_lines([head(), line, *LINES]).bad == 1
+    assert read_lines([line, *LINES]).bad == 1  # schema 0: upgraded first
+    # a newer schema: what this version knows of the line is looked for (it once raised
+    # TypeError for a list or a table: the whole file failed to open)
+    newer = read_lines([head(schema=SCHEMA_VERSION + 1), line, *LINES])
+    assert newer.left_out == 1 and newer.events == load_recording("default-run.jsonl")
+
+
+def test_a_header_that_names_no_app_or_lesson_reads_as_empty() -> None:
+    bare = json.dumps({"event": "recording", "format": FORMAT, "schema": SCHEMA_VERSION + 1})
+    rec = read_lines([bare, *LINES])
+    assert rec.app == "" and rec.lesson == ""
+    assert rec.version_line().startswith(f"Event schema {SCHEMA_VERSION + 1} (ddp-viz ?) is")
+
+
+def test_a_core_event_beside_a_newer_kind_is_read_as_this_schemas() -> None:
+    """A file of this schema whose resuming events are newer: the core's own events are of
+    this schema and read as such (an extra field is ignored, as in any file of this schema),
+    not counted among what a newer version holds."""
+    newer = {"resuming": registry.events_version("resuming") + 1}
+    start = json.loads(next(x for x in LINES if "run_started" in x))
+    odd = json.dumps({**start, "colour": "red"})
+    rec = read_lines([head(kinds=newer), odd, *(x for x in LINES if "run_started" not in x)])
+    assert rec.bad == 0 and rec.left_out == 0 and rec.version_line().endswith("what it can.")
+    assert rec.events[0].kind == "run_started"
+
+
+@pytest.fixture
+def kinds_not_read(monkeypatch):
+    """As in a process that has read no kind's folder yet: the resuming kind's event
+    ``zero_consolidated`` is known only once ``registry.load()`` imports the kinds."""
+    from ddp_viz.model.event_base import EVENT_TYPES
+
+    registry.load()
+    cls = EVENT_TYPES["zero_consolidated"]
+    monkeypatch.delitem(EVENT_TYPES, "zero_consolidated")
+    loads = []
+
+    def load() -> None:
+        loads.append(1)
+        EVENT_TYPES["zero_consolidated"] = cls
+
+    monkeypatch.setattr(registry, "load", load)
+    return loads
+
+
+def test_a_kinds_event_word_is_found_once_the_kinds_are_read(kinds_not_read) -> None:
+    assert kind_of_word("zero_consolidated") == "resuming" and kinds_not_read
+    assert kind_of_word("run_started") is None
+
+
+def test_a_newer_file_shows_a_kinds_events_read_on_first_use(kinds_not_read) -> None:
+    run = (DATA / "resuming-2-ranks.jsonl").read_text().splitlines()[1:]
+    i = next(n for n, x in enumerate(run) if '"zero_consolidated"' in x)
+    run[i] = run[i][:-1] + ', "shards_seen": 4}'  # a field of the newer version
+    # the kind's event first, before any core event could have led to reading the kinds
+    rec = read_lines([head(schema=SCHEMA_VERSION + 1), run[i], *run[:i], *run[i + 1 :]])
+    assert rec.left_out == 1 and rec.bad == 0 and kinds_not_read
+    assert rec.events[0].kind == "zero_consolidated"
+    want = sum('"zero_consolidated"' in x for x in run)
+    assert [e.kind for e in rec.events].count("zero_consolidated") == want > 1
