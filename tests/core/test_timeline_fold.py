@@ -4,6 +4,8 @@ after each event as well as at the end."""
 
 from __future__ import annotations
 
+import math
+
 from ddp_viz.model import protocol
 from ddp_viz.model.launchspec import LaunchEnv
 from ddp_viz.model.scenario import default_scenario
@@ -159,3 +161,23 @@ def test_a_watched_run_is_a_users_own_model() -> None:
     rec = record(load_recording("watched-2-ranks.jsonl"))
     assert rec.foreign_model and "watched" in [k.id for k in rec.kinds()]
     assert not record(load_recording("default-run.jsonl")).foreign_model
+
+
+def test_an_old_recording_without_a_model_table_is_the_linear_model() -> None:
+    rec = RunRecord()
+    scenario = {"x": [1.0], "y": [2.0], "init_weight": 0.5, "init_bias": -0.25}
+    rec.apply(protocol.RunStarted(run=1, world_size=3, steps=1, scenario=scenario, params=PARAMS))
+    assert rec.initial_params() == {"weight": [0.5], "bias": [-0.25]}
+    no_init = RunRecord()
+    no_init.apply(protocol.RunStarted(run=1, world_size=3, steps=1, scenario={}, params=PARAMS))
+    got = no_init.initial_params()
+    assert list(got) == ["weight", "bias"] and all(math.isnan(v[0]) for v in got.values())
+
+
+def test_a_run_with_no_parameters_compared_judges_no_agreement() -> None:
+    rec = start()
+    for r in range(3):
+        rec.apply(protocol.LocalGrad(run=4, step=0, rank=r, loss=1.0, grads={}, values=False))
+        rec.apply(protocol.Timing(run=4, step=0, rank=r, spans={"forward": [[0.0, 1.0]]}))
+    assert rec.complete_prefix() == 1
+    assert rec.check_summary() == {"ranks_agree": None, "average_is_full_batch": None}
