@@ -125,3 +125,16 @@ def test_identical_parameters_with_a_nan_after_a_number_do_not_agree() -> None:
     for r in range(3):
         st.rank(r).params = {"w": same}
     assert st.ranks_agree() is False
+
+
+def test_an_uneven_step_waits_for_the_last_report_of_each_rank_that_trains_it() -> None:
+    """Asked mid-stream: the rank that reports step 1 last has sent its gradient but not its
+    parameters, so step 1 is not complete yet; its parameters make it so."""
+    events = load_recording("uneven-join.jsonl")
+    last = [e for e in events if e.kind == "params" and e.step == 0][-1]
+    i = events.index(last)
+    rec = record(events[:i])
+    assert rec.steps[0].ranks[last.rank].local is not None
+    assert rec.complete_prefix() == 0
+    rec.apply(last)
+    assert rec.complete_prefix() >= 1
