@@ -162,21 +162,26 @@ def upgrade(
     return obj
 
 
+def _event_class(word: object) -> type[Event] | None:
+    """The event called ``word`` (None: no event of this ddp-viz, or not a word at all: a
+    list or a table must not raise, a line of it is left out). A kind defines its events in
+    its own folder, so they are known once the kinds are read, on first use."""
+    if not isinstance(word, str):
+        return None
+    if word not in EVENT_TYPES:
+        registry.load()
+    return EVENT_TYPES.get(word)
+
+
 def kind_of_word(word: object) -> str | None:
     """The kind that defines the event called ``word`` (None: the core's, or none known)."""
-    cls = EVENT_TYPES.get(word) if isinstance(word, str) else None
-    if cls is None and isinstance(word, str):
-        registry.load()
-        cls = EVENT_TYPES.get(word)
+    cls = _event_class(word)
     return None if cls is None else registry.events_kind(cls)
 
 
 def _known_part(obj: dict[str, Any]) -> tuple[Event | None, int]:
     """An event of a newer schema: what this version knows of it, and how much was left out."""
-    cls = EVENT_TYPES.get(obj.get("event", ""))
-    if cls is None:
-        registry.load()
-        cls = EVENT_TYPES.get(obj.get("event", ""))
+    cls = _event_class(obj.get("event"))
     if cls is None:
         return None, 1
     names = {f.name for f in fields(cls)} | {"event"}
