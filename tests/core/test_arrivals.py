@@ -28,13 +28,14 @@ def test_a_rank_with_no_bucket_launched_has_not_arrived() -> None:
     st = step({0: [0.5], 1: [None, None], 2: []})
     st.rank(3).bucket_spans = [{"index": 0}]  # no launch time recorded at all
     assert arrivals(st) == {0: 0.5}
-    assert last_to_arrive(st) is None  # one rank: nobody waited for anybody yet
+    assert last_to_arrive(st, 4) is None  # one rank: nobody waited for anybody yet
+    assert last_to_arrive(step({0: [0.5]}), 1) is None  # a world of one waits for nobody
 
 
 def test_a_launch_at_time_zero_counts() -> None:
     st = step({0: [0.0], 1: [0.25]})
     assert arrivals(st) == {0: 0.0, 1: 0.25}
-    assert last_to_arrive(st) == (1, 0.25)
+    assert last_to_arrive(st, 2) == (1, 0.25)
 
 
 @pytest.mark.parametrize(
@@ -49,20 +50,22 @@ def test_a_launch_at_time_zero_counts() -> None:
     ],
 )
 def test_the_last_to_arrive_and_how_long_the_first_waited(launches, last, waited) -> None:
-    got = last_to_arrive(step(launches))
+    got = last_to_arrive(step(launches), len(launches))
     assert got is not None
     assert got[0] == last and got[1] == pytest.approx(waited, abs=1e-12)
 
 
 def test_ranks_that_arrive_together_last_name_the_higher_rank() -> None:
     st = step({0: [1.0], 1: [3.0], 2: [3.0], 3: [2.0]})
-    assert last_to_arrive(st) == (2, 2.0)
+    assert last_to_arrive(st, 4) == (2, 2.0)
 
 
-def test_mid_stream_only_the_ranks_that_have_arrived_count() -> None:
-    """Asked while the step streams in: with rank 2 not there yet, rank 1 is the last so far;
-    once rank 2's launch arrives it is."""
+def test_mid_stream_nobody_is_last_until_every_rank_has_arrived() -> None:
+    """Asked while the step streams in: with rank 2 not there yet the others are waiting for
+    it, so rank 1 is not "the last" (a crashed rank never comes: its neighbour was counted a
+    straggler for it); once rank 2's launch arrives it is the last."""
     st = step({0: [1.0], 1: [1.5], 2: [None]})
-    assert last_to_arrive(st) == (1, 0.5)
+    assert last_to_arrive(st, 3) is None
+    assert last_to_arrive(st, 2) == (1, 0.5)  # a world of two: both have arrived
     st.rank(2).bucket_spans = [{"index": 0, "launched": 2.25}]
-    assert last_to_arrive(st) == (2, 1.25)
+    assert last_to_arrive(st, 3) == (2, 1.25)

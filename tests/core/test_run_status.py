@@ -100,7 +100,7 @@ def test_a_cancelled_run_counts_its_complete_steps_only() -> None:
 def test_a_failed_run_says_its_reason() -> None:
     evs = [e for e in load_recording(NAME) if e.kind != "run_finished"]
     rec = record([*evs, protocol.RunFailed(run=1, reason="rank 2 raised", rank=2)])
-    assert status_text(rec) == "Run 1 failed: rank 2 raised"
+    assert status_text(rec) == "Run 1 failed: rank 2 raised."
     assert playing_text(rec) == status_text(rec)
 
 

@@ -242,7 +242,7 @@ def test_an_engine_stopped_mid_run_fails_it_with_the_reason() -> None:
         s.on_transport_event(e)
     s.on_transport_state(EngineState.STOPPED)
     assert s.run_state is RunState.FAILED and s.record.status is RunStatus.FAILED
-    assert v.status == "Run 1 failed: the engine process ended during the run (incomplete)"
+    assert v.status == "Run 1 failed: the engine process ended during the run (incomplete)."
     assert v.called("show_run_ended")[-1][0] is s.record
 
 
@@ -287,7 +287,7 @@ def test_a_recording_cut_short_is_shown_as_failed_and_says_why() -> None:
     events = [e for e in load_recording("default-run.jsonl") if e.kind != "run_finished"]
     assert s.replay(events)
     assert s.run_state is RunState.FAILED and not s.busy
-    assert v.status == "Run 1 failed: the recording ends before the run did"
+    assert v.status == "Run 1 failed: the recording ends before the run did."
 
 
 def test_no_recording_opens_while_a_run_is_under_way() -> None:
