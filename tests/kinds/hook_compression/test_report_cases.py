@@ -168,11 +168,41 @@ def test_a_loss_of_exactly_zero_reads_zero_and_a_missing_error_reads_nan() -> No
     assert "nan" in line and "0.00000" in line
 
 
-def test_the_running_line_says_how_many_rounds_and_that_the_stage_follows() -> None:
+def _started_with(steps: int) -> list:
+    """The recording's run as if it had been asked for ``steps`` steps (its start only)."""
+    import dataclasses
+
     events = [e for e in load_recording(RUN) if e.kind != "run_finished"]
-    mid = [e for e in events if e.kind != "hook_step" or e.step < 5]
-    assert running_line(record(mid)) == (
-        "Run 1: 2 rank(s) train one model 6 ways in lockstep, 14 steps of 6 all-reduce hooks "
-        "each (84 rounds over gloo): a minute or two on a laptop. The stage follows the newest "
-        "step."
+    out = []
+    for e in events:
+        if e.kind == "run_started":
+            table = {**e.scenario["hook_compression"], "steps": steps}
+            e = dataclasses.replace(e, scenario={**e.scenario, "hook_compression": table})
+        out.append(e)
+    return [e for e in out if e.kind != "hook_step" or e.step < 5]
+
+
+def test_the_running_line_says_how_many_rounds_and_only_what_holds_for_them() -> None:
+    """A 14-step run takes seconds and plays phase by phase: no "minute or two", no "follows
+    the newest step" (both were said of every run)."""
+    head = "Run 1: 2 rank(s) train one model 6 ways in lockstep,"
+    assert running_line(record(_started_with(14))) == (
+        f"{head} 14 steps of 6 all-reduce hooks each (84 rounds over gloo)."
+    )
+    # the stage follows the newest step of a run longer than 30 steps (the session's rule)
+    assert running_line(record(_started_with(30))).endswith("(180 rounds over gloo).")
+    assert running_line(record(_started_with(31))) == (
+        f"{head} 31 steps of 6 all-reduce hooks each (186 rounds over gloo). The stage "
+        "follows the newest step."
+    )
+    # from 600 rounds (100 steps of 6) the wait is worth a word; at 99 steps not yet
+    assert running_line(record(_started_with(99))).startswith(
+        f"{head} 99 steps of 6 all-reduce hooks each (594 rounds over gloo). The stage"
+    )
+    assert running_line(record(_started_with(200))) == (
+        f"{head} 200 steps of 6 all-reduce hooks each (1200 rounds over gloo): a minute or "
+        "more on a laptop. The stage follows the newest step."
+    )
+    assert running_line(record(_started_with(100))).endswith(
+        "(600 rounds over gloo): a minute or more on a laptop. The stage follows the newest step."
     )

@@ -87,14 +87,26 @@ def status_line(rec: RunRecord) -> str | None:
     )
 
 
+# the lesson's default, 200 steps of six hooks on 2 ranks (1,200 rounds), took about 100 s on
+# a 2-core laptop: from half of that on, the wait is worth a word
+SLOW_ROUNDS = 600
+
+
 def running_line(rec: RunRecord) -> str:
     """While it trains: why it takes a while. Every step runs the model once per hook, in
-    lockstep, each hook's all-reduce a round over gloo: the lesson's default, 200 steps of
-    six hooks on 2 ranks, took about 100 s on a 2-core laptop."""
+    lockstep, each hook's all-reduce a round over gloo. The time and the stage following the
+    newest step are said only where they hold: a 14-step run takes seconds and plays phase
+    by phase."""
+    from ddp_viz.model.session import FOLLOW_LATEST_ABOVE
+
     spec = spec_of(rec)
     hooks = len(spec.variants())
-    return (
+    rounds = spec.steps * hooks
+    said = (
         f"Run {rec.run}: {rec.world_size} rank(s) train one model {hooks} ways in lockstep, "
-        f"{spec.steps} steps of {hooks} all-reduce hooks each ({spec.steps * hooks} "
-        "rounds over gloo): a minute or two on a laptop. The stage follows the newest step."
+        f"{spec.steps} steps of {hooks} all-reduce hooks each ({rounds} rounds over gloo)"
     )
+    said += ": a minute or more on a laptop." if rounds >= SLOW_ROUNDS else "."
+    if spec.steps > FOLLOW_LATEST_ABOVE:
+        said += " The stage follows the newest step."
+    return said
