@@ -64,7 +64,11 @@ def test_without_join_the_stall_ends_at_the_timeout_with_gloos_words_and_the_nex
     assert all("Timed out waiting 2000ms" in e or "Connection closed by peer" in e for e in errors)
     for stall in rec.parts["uneven"].stalled.values():
         assert "callback" not in stall.error  # not the futures' wrapping around them
-        assert 2.0 <= stall.waited_s <= 2.0 + 2.0
+        # a rank's own timeout ends its wait after 2 s; the connection its peer's timeout
+        # closed can end it sooner, by the time between the two entering their collectives
+        # (1.97 s once, on a loaded machine)
+        low = 2.0 if "Timed out waiting 2000ms" in stall.error else 1.0
+        assert low <= stall.waited_s <= 2.0 + 2.0, (stall.waited_s, stall.error[:80])
     # heartbeats while blocked: rank 1 in its all-reduce, rank 0 in the barrier
     assert (
         rec.parts["uneven"].waiting[1].what == "all-reduce"
