@@ -14,6 +14,12 @@ from tests.core.test_session import make, play, predict_question, ready
 from tests.core.test_session_words import started
 
 
+def show_to_end(s) -> None:  # type: ignore[no-untyped-def]
+    """The stage shown through every phase of the run, each phase whole."""
+    for cursor in walk(s.record.complete_prefix()):
+        s.on_stage_position(cursor, 1.0)
+
+
 def test_a_locked_guess_says_what_to_run_and_that_the_stage_will_reveal_it() -> None:
     s, _, _ = make()
     ready(s)
@@ -31,8 +37,7 @@ def test_a_guess_locked_after_the_value_was_shown_says_it_is_practice() -> None:
     q = predict_question(s)
     s.request_run(default_scenario().with_changes(world_size=3, steps=2))
     play(s, "uneven-3-ranks.jsonl")
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     assert s.lock_prediction(q, -33) == (
         "Locked in: -33. You have already seen this value on the stage, so this guess is "
         "practice and does not score. Press Run with 3 ranks."
@@ -46,8 +51,7 @@ def test_new_questions_forget_what_was_revealed_and_locked() -> None:
     q = predict_question(s)
     s.request_run(default_scenario().with_changes(world_size=3, steps=2))
     play(s, "uneven-3-ranks.jsonl")
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     assert s.revealed == {q.id}
     s.lock_prediction(q, 1.0)
     predict_question(s)  # the lesson again
@@ -113,8 +117,7 @@ def test_a_guess_is_graded_against_the_run_it_was_bound_to_not_a_reopened_one() 
     s.lock_prediction(q, -33.17)
     s.replay(load_recording("uneven-3-ranks.jsonl"))
     s.predictions[q.id] = dataclasses.replace(s.predictions[q.id], run=9)
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     assert v.called("show_prediction_graded") == [] and set(s.predictions) == {q.id}
     assert s.revealed == {q.id}  # the value was shown all the same
 
@@ -146,8 +149,7 @@ def test_a_guess_on_a_question_with_no_quantity_names_no_run() -> None:
     s.request_run(default_scenario())
     play(s, "uneven-3-ranks.jsonl")
     assert s.predictions[q.id].run == 1 and s.predictions["by-hand"].run is None
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     assert [fb.correct for _, fb, _ in v.called("show_prediction_graded")] == [True]
 
 
@@ -157,16 +159,14 @@ def test_a_practice_guess_stays_practice_through_a_run_it_is_not_about() -> None
     q = predict_question(s)
     s.request_run(default_scenario())
     play(s, "uneven-3-ranks.jsonl")
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     s.lock_prediction(q, -33.17)  # seen already: practice
     s.request_run(default_scenario())
     play(s, "default-run.jsonl", run_id=2)  # 2 ranks: not its run
     assert s.predictions[q.id].practice is True and s.predictions[q.id].run is None
     s.request_run(default_scenario())
     play(s, "uneven-3-ranks.jsonl", run_id=3)
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     ((_, feedback, scored),) = v.called("show_prediction_graded")
     assert feedback.correct and scored is False
 
@@ -179,8 +179,7 @@ def test_a_run_the_question_is_not_about_reveals_nothing() -> None:
     q = predict_question(s)
     s.request_run(default_scenario())
     play(s, "default-run.jsonl")
-    for cursor in walk(s.record.complete_prefix()):
-        s.on_stage_position(cursor, 1.0)
+    show_to_end(s)
     assert s.revealed == set()
     assert "practice" not in s.lock_prediction(q, -33.17)
 
