@@ -99,7 +99,7 @@ def check_answer(line: bytes, token: str, nonce: str) -> Hello:
             clock=float(data["clock"]),
             params=list(data.get("params", [])),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # int() of an Infinity
         raise WireError(f"answer without {exc}") from None
     if not 0 <= hello.rank < hello.world_size:
         raise WireError(f"rank {hello.rank} outside a world of {hello.world_size}")
@@ -109,7 +109,8 @@ def check_answer(line: bytes, token: str, nonce: str) -> Hello:
 def _json_object(line: bytes) -> dict[str, Any]:
     try:
         data = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    # a line nested deeper than the interpreter recurses, from any peer: not JSON to us
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise WireError("not JSON") from None
     if not isinstance(data, dict):
         raise WireError("not a JSON object")
