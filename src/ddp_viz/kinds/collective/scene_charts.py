@@ -52,9 +52,15 @@ def _bytes(b: _Builder, area: Rect) -> None:
     bar_room = max(1.0, area.w - label_w - number_w)
     # two bars a rank, never thinner than the rank's label needs; too many ranks: the first
     # ones and the last (rank 0 is naive's root; the others all look alike)
-    fit = max(2, int((area.h - 2 * lh) // (lh * 1.1)))
+    bars_h = area.h - 2 * lh
+    fit = max(2, int(bars_h // (lh * 1.1)))
+    # ranks left out: room for the line that says so (two lines at most), while ranks 0, 1 and
+    # the last are still drawn (the line points at rank 1)
+    if fit < world and (bars_h - lh * 3.2) // (lh * 1.1) >= 3:
+        bars_h -= lh * 3.2
+        fit = int(bars_h // (lh * 1.1))
     ranks = list(range(world)) if world <= fit else [*range(fit - 1), world - 1]
-    bar_h = min(lh, (area.h - 2 * lh) / max(1, 2 * len(ranks)))
+    bar_h = min(lh, bars_h / max(1, 2 * len(ranks)))
     y = area.y + lh
     for r in ranks:
         b.text(area.x, y + bar_h - f.px * LINE / 2, f"rank {r}", f, b.t.rank_color(r))
