@@ -203,12 +203,14 @@ def test_lines_the_engine_refused_or_garbled_are_logged_as_such() -> None:
 
 
 def test_a_refusal_with_no_run_pending_leaves_the_state() -> None:
-    s, _, _ = make()
+    s, _, v = make()
     ready(s)
     s.request_run(default_scenario())
     s.on_transport_event(started(3))
     s.on_transport_event(protocol.CommandError(message="warm: no", field="world_size"))
     assert s.run_state is RunState.RUNNING
+    # the run under way was not what the engine refused
+    assert v.status == "The engine refused a command: warm: no"
 
 
 def test_a_run_that_failed_to_start_says_why() -> None:

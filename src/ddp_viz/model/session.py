@@ -294,10 +294,13 @@ class SessionController:
                 self._set_workers(workers)
             case protocol.CommandError(message=message):
                 self.view.show_log(f"[engine] refused: {message}\n")
+                # a refusal names the run only when a run was waiting on it: the engine also
+                # refuses the window's other commands (warming ranks, a cancel too late)
+                what = "a command"
                 if self._pending_run is not None:
-                    self._pending_run = None
+                    self._pending_run, what = None, "the run"
                     self._set_run_state(RunState.IDLE)
-                self.view.show_status(f"The engine refused the run: {message}")
+                self.view.show_status(f"The engine refused {what}: {message}")
             case protocol.RunFailed(run=run) | protocol.RunCancelled(run=run) if (
                 run is not None and run == self._pending_run
             ):
