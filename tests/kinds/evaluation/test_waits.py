@@ -9,6 +9,7 @@ second would only make the test slow."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -36,7 +37,7 @@ def compiled(source: str, filename: str, name: str) -> Callable:
 
 # a wait inside torch: the innermost Python frame is torch's, the block is a C call in it
 barrier = compiled(
-    "def barrier(lock):\n    lock.acquire()\n    lock.release()\n", TORCH_FILE, "barrier"
+    "def barrier(lock):\n    lock.acquire(timeout=10)\n    lock.release()\n", TORCH_FILE, "barrier"
 )
 # torch's logging wrapper around its collectives: a frame that names nothing
 wrapper = compiled("def wrapper(call):\n    return call()\n", LOGGER_FILE, "wrapper")
@@ -75,7 +76,8 @@ def blocked(target: Callable[[], None]) -> tuple[threading.Thread, threading.Loc
 
 def wait_in_frames(thread: threading.Thread, stop: str = "", first: str = "") -> list[str]:
     """The thread's frames once its innermost one is ``first`` (it may not be there yet)."""
-    for _ in range(100000):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
         where = frames_of(thread.ident, stop)
         if where and where[0].startswith(first):
             return where
@@ -185,7 +187,7 @@ def test_no_beat_while_the_rank_is_outside_torch(quick, monkeypatch) -> None:
     monkeypatch.setattr(waits, "frames_of", counting)
     outbox = Outbox()
     with Heartbeat(1, 0, "module", LockedOutbox(outbox)) as hb:
-        lock.acquire()  # a C call made from this file
+        lock.acquire(timeout=10)  # a C call made from this file
     assert len(looked) >= 5 and looked[0][0].startswith("test_no_beat_while")
     assert hb.beats == 0 and outbox.calls == [("flush",)]
 
