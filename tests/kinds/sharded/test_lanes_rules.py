@@ -153,3 +153,67 @@ def test_at_8_ranks_a_merged_lane_says_how_many_broadcasts_and_their_numbers(pro
         right = max(s.box.right for s in bars)
         left = min(s.box.x for s in bars)
         assert t.box.x >= right or t.box.right <= left  # after its last bar or before its first
+
+
+SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
+
+
+def _size(n: int) -> str:
+    return f"{n:,} B" if n < 10_000 else f"{n / 1000:.1f} kB"
+
+
+def _phase_calls(name: str, step: int, phase: str) -> dict[str, dict[int, list[dict]]]:
+    out: dict[str, dict[int, list[dict]]] = {}
+    for d in map(json.loads, (DATA / name).read_text().splitlines()):
+        if d["event"] == "sharded_collective" and (d["step"], d["phase"]) == (step, phase):
+            out.setdefault(d["way"], {}).setdefault(d["rank"], []).append(d)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "stage", "phase"),
+    [
+        ("sharded-8-ranks.jsonl", ("projector", 889, 495), 2),
+        ("sharded-8-ranks.jsonl", ("projector", 1280, 472), 3),
+        ("sharded-8-ranks.jsonl", ("projector", 600, 600), 2),
+        ("sharded-4-ranks.jsonl", ("projector", 889, 460), 2),
+        ("sharded-4-ranks.jsonl", ("projector", 889, 460), 1),
+    ],
+)
+def test_the_line_for_the_ways_the_lanes_leave_out_names_rank_1s_calls(name, stage, phase) -> None:
+    """When the table gives way, one line names the other ways' calls of rank 1 (with their
+    bytes when they fit) and the ways with none; the lanes show the way with the most calls."""
+    theme, w, h = stage
+    info = load_lesson("sharded")
+    ctx = SceneContext(w, h, load_theme(theme), info.phase_text, estimate_width)
+    rec = record(load_recording(name))
+    words = ("holds", "forward", "backward", "step")
+    calls = _phase_calls(name, 1, words[phase])
+    labels = {"ddp": "DDP", "zero": "DDP + ZeRO-1", "fsdp": "FSDP2"}
+    counts = {w: sum(len(v) for v in calls.get(w, {}).values()) for w in labels}
+    lanes = max(labels, key=lambda w: counts[w])
+    frame = stage_frame(rec, Cursor(1, phase), 1.0, ctx, info.scene)
+    said = frame.text_with_key("calls.others")
+    if said is None:
+        assert frame.text_with_key("calls.head") is not None  # the table itself, then
+        return
+    assert frame.text_with_key("lanes.title").text.startswith(labels[lanes])
+    texts = []
+    for sizes in (True, False):
+        parts = []
+        for way in (w for w in labels if w != lanes):
+            mine = sorted(calls.get(way, {}).get(1, []), key=lambda d: d["seq"])
+            if mine:
+                each = [
+                    f"#{d['seq'] + 1} {SHORT[d['op']]}"
+                    + (f" {_size(max(d['bytes_in'], d['bytes_out']))}" if sizes else "")
+                    for d in mine
+                ]
+                parts.append(f"{labels[way]}: {', '.join(each)}")
+        idle = [labels[w] for w in labels if w != lanes and not calls.get(w, {}).get(1)]
+        if idle:
+            parts.append(f"no collective: {', '.join(idle)}")
+        texts.append("; ".join(parts))
+    assert said.text in texts, (said.text, texts)
+    if w >= 889:
+        assert said.text == texts[0]  # with the bytes, where they fit
