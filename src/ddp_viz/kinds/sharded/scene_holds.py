@@ -43,9 +43,10 @@ def held_table(b: ShardedBuilder, area: Rect, step: int) -> float:
         label_w = max(b.width(w.label, f) for w in WAYS) + f.px
         sample = b.width("88.8 kB", f) + f.px
         cols = [max(sample, b.width(h, f) + f.px) for h in heads]
-        if label_w + sum(cols) <= area.w:
+        mark = b.width("✓", f)  # the verdict keeps its room beside the numbers
+        if label_w + sum(cols) + mark <= area.w:
             break
-        f = Font(f.px * area.w / (label_w + sum(cols)) * 0.98)
+        f = Font(f.px * area.w / (label_w + sum(cols) + mark) * 0.98)
     x_formula = area.x + label_w + sum(cols)
     room = area.right - x_formula
     level = next(
