@@ -151,13 +151,15 @@ def check(listing: str, shown: list[Statement], where: str = "listing") -> list[
     empty when every statement of it is one of theirs, in order, and a listing that leaves
     statements out says so."""
     mine = statements(PLACEHOLDER.sub(ANY, listing))
+    written = listing.splitlines()  # a problem quotes the line as written, ``${…}`` and all
     problems: list[str] = []
     at = 0
     for s in mine:
         pattern = _pattern(s.key)
         found = next((i for i in range(at, len(shown)) if pattern.fullmatch(shown[i].key)), None)
         if found is None:
-            problems.append(f"{where} line {s.line}: `{s.text}` is not in the engine (in order)")
+            text = written[s.line - 1].strip()
+            problems.append(f"{where} line {s.line}: `{text}` is not in the engine (in order)")
             continue
         at = found + 1
     elided = any(ELIDED in s.key for s in mine)
