@@ -202,3 +202,51 @@ def test_a_recording_of_another_lesson_asks_for_a_run(events) -> None:
     other = load_recording("evaluation-2-ranks.jsonl")
     f = frame(other, 0, 0)
     assert f.all_text() == "This lesson trains five ways side by side: press Run."
+
+
+def test_mid_step_every_cell_says_what_the_ranks_reported_so_far(events) -> None:
+    """After every report of step 2: each arm's loss is the mean of the ranks in so far, its
+    difference once float32's is in too, rank 0's own numbers once rank 0's is in; "—" or
+    "…" before. The wire table's rows and FSDP2's come as rank 0 reports them."""
+    step = 1
+    seen: dict[tuple[str, int], object] = {}
+    marks = [
+        i
+        for i, e in enumerate(events)
+        if e.kind in ("precision_step", "precision_sharded") and e.step == step
+    ]
+    assert len(marks) == 3 * (5 + 2)
+    for i in marks:
+        e = events[i]
+        seen[(e.arm, e.rank)] = e
+        prefix = events[: i + 1]
+        f = frame(prefix, step, 1)
+
+        def mean(arm: str) -> float | None:
+            got = [x.loss for (a, _), x in seen.items() if a == arm]
+            return sum(got) / len(got) if got else None
+
+        for arm in ("fp32", "bf16", "fp16"):
+            loss, base = mean(arm), mean("fp32")
+            t = key(f, f"loss.{arm}")
+            assert (t.text, t.value) == (fmt(loss, 6), loss), (i, arm)
+            d = key(f, f"dloss.{arm}")
+            want = None if loss is None or base is None else loss - base
+            assert d.text == fmt(want, 2), (i, arm)
+            own = seen.get((arm, 0))
+            assert key(f, f"dparam.{arm}").text == fmt(own.param_diff if own else None, 2)
+        w = frame(prefix, step, 3)
+        for arm in ("fp32", "wire_fp16", "wire_bf16"):
+            assert (w.text_with_key(f"bytes.{arm}") is not None) is ((arm, 0) in seen), (i, arm)
+        if not any((a, 0) in seen for a in ("fp32", "wire_fp16", "wire_bf16")):
+            assert "bytes a rank sent" not in w.all_text()
+            continue
+        for r in range(3):
+            got = seen.get(("wire_fp16", r))
+            t = key(w, f"underflow.r{r}")
+            want = f"r{r} {got.underflow if got else '…'}"
+            assert (t.text, t.value) == (want, got.underflow if got else None), (i, r)
+        for arm in ("fsdp_fp32", "fsdp_bf16"):
+            got = seen.get((arm, 0))
+            t = w.text_with_key(f"gathered.{arm}")
+            assert (t.value if t else None) == (got.gathered if got else None), (i, arm)
