@@ -173,3 +173,32 @@ def test_join_names_the_rank_that_finished_last() -> None:
     final = key(frame(events), "final")
     assert final.text.endswith("✓ the same on every rank (the last step)")
     assert "no Join · timeout 4 s" in frame(events).all_text()
+
+
+def test_a_rank_stalled_before_it_finished_any_step_is_stuck_at_step_1() -> None:
+    kept = ("run_started", "rank_started", "stalled", "run_finished")
+    events = [e for e in load_recording(STALL) if e.kind in kept]
+    f = frame(events)
+    for r in range(2):
+        boxes = [s for s in f.shapes if s.key.startswith(f"rank{r}.step")]
+        assert [(s.key, s.stroke) for s in boxes] == [(f"rank{r}.step0", THEME.bad)], r
+
+
+def test_detail_says_on_how_many_ranks_its_check_ran() -> None:
+    events = load_recording(DETAIL)
+    checks = [e for e in events if e.kind == "hang_check"]
+    assert len(checks) == 2
+    f = frame(events)
+    line = key(f, "hang_check")
+    assert line.color == THEME.muted
+    assert (
+        " ".join(f.all_text().split()).count(
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL: the hook's all-reduces and the barrier ran on a "
+            "_ProcessGroupWrapper on 2 of 2 ranks, each collective checked against the "
+            "other ranks' first"
+        )
+        == 1
+    )
+    one = [e for e in events if e is not checks[-1]]
+    said = " ".join(frame(one).all_text().split())
+    assert "_ProcessGroupWrapper on 1 of 2 ranks" in said
