@@ -114,3 +114,35 @@ def test_a_share_longer_than_the_stage_is_shown_from_its_start() -> None:
     assert head.text.startswith("25 rows → 240 places: the sampler added 215")
     wide = frame(events, 0, 4000, 1000)
     assert "places shown" not in key(wide, "extra_rows").text
+
+
+def test_on_the_narrowest_stage_the_long_labels_are_cut_the_numbers_kept() -> None:
+    events = load_recording(FOUR)
+    mine = next(e for e in events if e.kind == "eval_numbers" and e.rank == 0)
+    ref = next(e for e in events if e.kind == "eval_reference")
+    f = frame(events, 1, 400, 480)
+    values = {
+        "rank0": mine.own[0] / mine.own[1],
+        "mean": mine.mean_of_ranks,
+        "padded": mine.padded_sums[0] / mine.padded_sums[1],
+        "kept": mine.kept_sums[0] / mine.kept_sums[1],
+        "reference": sum(ref.correct) / ref.rows,
+    }
+    labels = {
+        "rank0": "rank 0 on its share",
+        "mean": "mean of the ranks' accuracies",
+        "padded": "all-reduced sums, padded shares",
+        "kept": "all-reduced sums, padding dropped",
+        "reference": "one process, float64, every row",
+    }
+    for way, value in values.items():
+        t = key(f, f"acc.{way}")
+        assert t.text == f"{value:.4f}"
+        label = next(x for x in f.texts if abs(x.box.y - t.box.y) < 1 and x.box.x < t.box.x)
+        full = labels[way]
+        if label.text != full:  # cut: the start of the label, then "…", left of its number
+            assert label.text.endswith("…") and full.startswith(label.text[:-1]), label.text
+            assert len(label.text) > 10 and label.box.right <= t.box.x
+    cut = [x.text for x in f.texts if x.text.endswith("…") and x.font.px < 13]
+    assert len(cut) >= 2  # the two longest labels at least
+    assert key(f, "equal.kept").text == "= reference"
