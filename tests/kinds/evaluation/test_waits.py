@@ -129,6 +129,24 @@ def test_torchs_logging_wrapper_is_left_out() -> None:
         thread.join(5)
 
 
+# a decorator's inner function is often called ``wrapper`` too: only torch's logger is left out
+own_wrapper = compiled("def wrapper(call):\n    return call()\n", "/w/app/train.py", "wrapper")
+logger_helper = compiled("def helper(call):\n    return call()\n", LOGGER_FILE, "helper")
+
+
+def test_a_wrapper_of_another_file_and_another_function_of_the_loggers_are_kept() -> None:
+    thread, lock = blocked(lambda lock: own_wrapper(lambda: logger_helper(lambda: barrier(lock))))
+    try:
+        where = wait_in_frames(thread, first="barrier ")
+        assert "<lambda> (test_waits.py:" in where[1]
+        assert where[2].startswith("helper (torch/distributed/c10d_logger.py:2)")
+        assert "<lambda> (test_waits.py:" in where[3]
+        assert where[4].startswith("wrapper (train.py:2)")
+    finally:
+        lock.release()
+        thread.join(5)
+
+
 def test_a_thread_that_is_gone_has_no_frames() -> None:
     thread = threading.Thread(target=lambda: None)
     thread.start()
@@ -208,6 +226,7 @@ def test_gloos_words_without_the_python_stack_and_characters_no_font_draws() -> 
     assert clean_error(RuntimeError("peer gone 🔥 ")) == "peer gone"
     assert clean_error(RuntimeError("é ü ☃ ok")) == "é ü ☃ ok"  # within the BMP: kept
     assert clean_error(RuntimeError("x" * 700)) == "x" * 600
+    assert clean_error(RuntimeError("edge \uffff")) == "edge \uffff"  # the plane's last one
 
 
 def test_an_attempt_is_timed_and_its_runtime_error_handed_on() -> None:
