@@ -107,3 +107,26 @@ def test_the_hub_divides_by_the_world_size_then_sums_once_the_all_reduce_runs(
     assert hub.stroke == (THEME.accent if lit else THEME.grid)
     dots = [s for s in frame.shapes if s.key == "dot"]
     assert len(dots) == (4 if phase == 2 else 0)
+
+
+def test_labels_name_each_tensor_and_sit_on_their_numbers_baseline() -> None:
+    """‖·‖ around a tensor of more than one value (its norm is shown), the value itself for
+    one; a label in smaller type shares its number's baseline (an ascent of 0.76 em)."""
+    events = load_recording("mlp-2-ranks-3-steps.jsonl")
+    start = started("mlp-2-ranks-3-steps.jsonl")
+    want = []
+    for p in start.params:
+        short = re.sub(r"weight$", "w", re.sub(r"bias$", "b", p["name"]))
+        many = p["shape"] != [1] and p["shape"] != [1, 1]
+        want.append(f"‖∇{short}‖" if many else f"∇{short}")
+    assert any(w.startswith("‖") for w in want) and not all(w.startswith("‖") for w in want)
+    frame = frame_at(record(events), 1, 2, w=2400, h=1400)
+    labels = [t for t in frame.texts if t.text in want and t.color == THEME.muted]
+    # each lane's local column (and, with room, its averaged one), in the tensors' order
+    assert len(labels) in (len(want) * start.world_size, 2 * len(want) * start.world_size)
+    assert [t.text for t in labels] == want * (len(labels) // len(want))
+    for p, label in zip(start.params, labels, strict=False):  # rank 0's lane
+        number = frame.text_with_key(f"rank0.local.{p['name']}")
+        assert label.font.px < number.font.px
+        base = label.box.y + 0.76 * label.font.px
+        assert base == pytest.approx(number.box.y + 0.76 * number.font.px)
