@@ -88,6 +88,8 @@ def test_a_lanes_sub_row_is_as_tall_as_the_room_allows() -> None:
     assert fit_unit(30, [1, 1, 2], 10, 50) == pytest.approx(5, abs=1e-6)
     assert fit_unit(29.9, [1, 1, 2], 10, 50) == 0.0  # not even the floors
     assert fit_unit(60, [3], 10, 50) == pytest.approx(20, abs=1e-6)
+    # thinner than a pixel: 30 sub-rows in 15 px, above a floor of half a pixel
+    assert fit_unit(15, [30], 0.5, 50) == pytest.approx(0.5, abs=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -131,7 +133,7 @@ def _broadcasts(step: int) -> dict[int, list[dict]]:
     return {r: sorted(v, key=lambda d: d["seq"]) for r, v in out.items()}
 
 
-@pytest.mark.parametrize("progress", [0.5, 1.0])
+@pytest.mark.parametrize("progress", [0.1, 0.5, 1.0])
 def test_at_8_ranks_a_merged_lane_says_how_many_broadcasts_and_their_numbers(progress) -> None:
     info = load_lesson("sharded")
     ctx = SceneContext(889, 495, load_theme("projector"), info.phase_text, estimate_width)
@@ -143,7 +145,7 @@ def test_at_8_ranks_a_merged_lane_says_how_many_broadcasts_and_their_numbers(pro
     for key, t in labels.items():
         rank = int(key.rsplit(".", 1)[1])
         shown = calls[rank][: round(progress * len(calls[rank]) + 0.499)]
-        n = f"#{shown[0]['seq'] + 1}–{shown[-1]['seq'] + 1}"
+        n = f"#{shown[0]['seq'] + 1}" + (f"–{shown[-1]['seq'] + 1}" if len(shown) > 1 else "")
         assert t.text in (f"{len(shown)} × bcast ({n})", f"{len(shown)} × bcast"), t.text
         bars = [s for s in frame.shapes if re.fullmatch(rf"lane\.{rank}\.\d+", s.key)]
         assert len(bars) == len(shown)
@@ -215,5 +217,6 @@ def test_the_line_for_the_ways_the_lanes_leave_out_names_rank_1s_calls(name, sta
             parts.append(f"no collective: {', '.join(idle)}")
         texts.append("; ".join(parts))
     assert said.text in texts, (said.text, texts)
+    assert said.color == load_theme(theme).muted
     if w >= 889:
         assert said.text == texts[0]  # with the bytes, where they fit

@@ -303,3 +303,22 @@ def test_a_narrow_projector_stage_keeps_each_ways_tick_or_cross(w, h) -> None:
     f = _frame(_changed("zero", 1, 1, state=got + 4), w=w, h=h, theme="projector")
     mark = f.text_with_key("formula.zero")
     assert mark is not None and mark.text.startswith("✗") and mark.color == projector.bad
+
+
+def test_the_calls_table_has_a_row_a_layer_and_the_bucket_each_ruled_off() -> None:
+    f = _frame(step=1, phase=2)
+    rows = [t for t in f.texts if not t.key and t.text in ("inp", "hidden", "out", "bucket")]
+    assert [t.text for t in rows] == ["inp", "hidden", "out", "bucket"]
+    left = rows[0].box.x
+    rules = [s for s in f.shapes if s.kind == "line" and s.stroke == LIGHT.grid]
+    rules = [s for s in rules if s.points[0][0] == pytest.approx(left)]
+    assert len(rules) == len(rows)
+    right = rules[0].points[1][0]
+    for row, below, rule in zip(rows, [*rows[1:], None], rules, strict=True):
+        (_, y0), (x1, y1) = rule.points
+        assert y0 == y1 and x1 == pytest.approx(right) and right > 1000  # across the table
+        assert row.box.bottom <= y0 + 0.5 and (below is None or y0 <= below.box.y + 0.5)
+    # the forward phase has no bucket: FSDP2's gathers alone, one row a layer
+    f = _frame(step=1, phase=1)
+    rows = [t.text for t in f.texts if not t.key and t.text in ("inp", "hidden", "out", "bucket")]
+    assert rows == ["inp", "hidden", "out"]
