@@ -77,3 +77,31 @@ def test_columns_hold_every_tensor_when_the_rows_do_not() -> None:
     # column by column, top down, in the parameters' order
     order = sorted(names, key=lambda n: (round(bars[f"avgnorm.{n}"].x), bars[f"avgnorm.{n}"].y))
     assert order == names
+
+
+@pytest.mark.parametrize(
+    ("w", "head"),
+    [
+        (
+            900,
+            "‖∇‖ of each tensor: thin bars = each rank's local gradient (before the all-reduce), "
+            "thick blue = the average every rank got",
+        ),
+        (500, "‖∇‖ per tensor: thin = each rank's local, thick blue = the average"),
+        (400, "‖∇‖: thin = local per rank, thick blue = averaged"),
+    ],
+)
+def test_the_heading_says_what_the_bars_are_in_the_words_that_fit(w: int, head: str) -> None:
+    frame = frame_at(record(load_recording(TWO)), 2, 3, w=w, h=400)
+    assert frame.text_with_key("grads.head").text == head
+
+
+def test_columns_too_narrow_for_the_values_keep_every_tensors_bars() -> None:
+    rec = record(load_recording(TWO))
+    names = [p.name for p in rec.params]
+    frame = frame_at(rec, 2, 3, w=600, h=600, theme="projector")
+    assert {s.key for s in frame.shapes if s.key.startswith("avgnorm.")} == {
+        f"avgnorm.{n}" for n in names
+    }
+    assert not [t for t in frame.texts if t.key.startswith("avgnorm.")]
+    assert not [t for t in frame.texts if t.text.startswith("… ")]
