@@ -108,3 +108,16 @@ def test_every_ranks_count_of_values_sent_as_0_in_its_colour_on_a_line() -> None
         assert abs(t.box.y - head.box.y) < 1
         xs.append(t.box.x)
     assert head.box.right < xs[0] < xs[1] < xs[2]
+
+
+def test_the_counts_by_rank_go_on_to_a_next_line_when_the_stage_ends() -> None:
+    f = frame(4, 3, 380, 600)
+    head = head_of(f, "fp16 sent as 0, by rank:")
+    r0, r1, r2 = (f.text_with_key(f"underflow.r{r}") for r in range(3))
+    assert abs(r0.box.y - head.box.y) < 1 and abs(r1.box.y - head.box.y) < 1
+    assert r0.box.x < r1.box.x and r1.box.right <= 380
+    # the last one under the line, indented past the margin, in order
+    assert r2.box.y > head.box.y + head.box.h * 0.9 and head.box.x < r2.box.x < r0.box.x
+    assert r2.text == "r2 38" and r2.value == 38
+    below = [t for t in f.texts if t.box.y > r2.box.y + 1]
+    assert below and min(t.box.y for t in below) >= r2.box.bottom - 0.5
