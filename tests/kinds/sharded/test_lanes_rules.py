@@ -196,9 +196,13 @@ def test_the_line_for_the_ways_the_lanes_leave_out_names_rank_1s_calls(name, sta
     lanes = max(labels, key=lambda w: counts[w])
     frame = stage_frame(rec, Cursor(1, phase), 1.0, ctx, info.scene)
     said = frame.text_with_key("calls.others")
-    if said is None:
-        assert frame.text_with_key("calls.head") is not None  # the table itself, then
+    if said is None:  # the table itself, then: at 4 ranks FSDP2's three gathers fit
+        assert frame.text_with_key("calls.head") is not None and (name, phase) == (
+            "sharded-4-ranks.jsonl",
+            1,
+        )
         return
+    assert not [t for t in frame.texts if t.key.startswith("call.") and t.key[5:9] != "zero"]
     assert frame.text_with_key("lanes.title").text.startswith(labels[lanes])
     texts = []
     for sizes in (True, False):

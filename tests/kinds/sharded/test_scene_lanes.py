@@ -148,3 +148,50 @@ def test_a_stage_too_short_for_a_label_a_lane_keeps_each_ranks_bars_in_its_lane(
         rank = int(key.split(".")[1])
         assert ys[rank] - pitch <= s.box.y and s.box.bottom <= ys[rank] + 1e-6, key
     assert rules[0].points[0][0] < 30  # no room given to labels: the lanes start at the edge
+
+
+# what the step phase says besides its lanes as the stage shrinks: the table of the phase's
+# calls (above the lanes, or ZeRO-1's beside them), else a line for the ways the lanes leave
+# out, else nothing; the checks in full, then without the ring's line, then in one line
+PLANS = [
+    ("sharded-4-ranks.jsonl", "light", 889, 495, "above", ["zero", "fsdp", "ring"]),
+    ("sharded-2-ranks.jsonl", "light", 600, 250, "above", ["zero", "fsdp"]),
+    ("sharded-4-ranks.jsonl", "light", 1280, 250, "above", ["both"]),
+    ("sharded-8-ranks.jsonl", "projector", 1280, 495, "beside", ["both"]),
+    ("sharded-8-ranks.jsonl", "projector", 600, 495, "line", ["both"]),
+    ("sharded-8-ranks.jsonl", "projector", 1280, 440, "", ["both"]),
+]
+
+
+@pytest.mark.parametrize(("name", "theme", "w", "h", "table", "checks"), PLANS)
+def test_the_step_phase_gives_way_table_first_and_keeps_its_verdict(
+    name, theme, w, h, table, checks
+) -> None:
+    th = load_theme(theme)
+    f = _frame(name, theme, w, h, 3)
+    world = int(name.split("-")[1])
+    assert {t.text for t in f.texts if re.fullmatch(r"r\d", t.text)} == {
+        f"r{r}" for r in range(world)
+    }  # every lane keeps its label
+    head = f.text_with_key("calls.head")
+    line = f.text_with_key("calls.others")
+    cells = [t for t in f.texts if t.key.startswith("call.zero.")]
+    got = "beside" if head and head.box.x > w / 2 else "above" if head else "line" if line else ""
+    assert got == table, (w, h, got)
+    assert bool(cells) == bool(head)
+    if table in ("line", "beside"):
+        assert line.text == "no collective: DDP, FSDP2" and line.color == th.muted
+    said = [t for t in f.texts if t.key.startswith("check.")]
+    assert [t.key.removeprefix("check.") for t in said] == checks
+    for t in said:
+        if t.key == "check.both":
+            assert t.text.startswith("✓ ZeRO-1") and "FSDP2" in t.text and t.color == th.ok
+        elif t.key != "check.ring":
+            assert t.text.startswith("✓ ") and t.color == th.ok
+
+
+@pytest.mark.parametrize("phase", [1, 2])
+def test_no_verdict_before_the_step(phase) -> None:
+    for name, theme, w, h, *_ in PLANS:
+        f = _frame(name, theme, w, h, phase)
+        assert not [t for t in f.texts if t.key.startswith("check.")], (name, w, h)
