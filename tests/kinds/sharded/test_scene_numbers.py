@@ -322,3 +322,53 @@ def test_the_calls_table_has_a_row_a_layer_and_the_bucket_each_ruled_off() -> No
     f = _frame(step=1, phase=1)
     rows = [t.text for t in f.texts if not t.key and t.text in ("inp", "hidden", "out", "bucket")]
     assert rows == ["inp", "hidden", "out"]
+
+
+def test_before_a_run_the_stage_says_press_run() -> None:
+    from ddp_viz.model.scenes.base import FrameBuilder
+
+    lesson = load_lesson("sharded")
+    ctx = SceneContext(1280, 800, LIGHT, lesson.phase_text, estimate_width)
+    f = build(record(load_recording("default-run.jsonl")), Cursor(0, 0), 1.0, ctx)
+    pad, base = FrameBuilder(ctx).pad, FrameBuilder(ctx).base
+    [said] = f.texts
+    assert said.text == "This lesson trains DDP, ZeRO-1 and FSDP2 side by side: press Run."
+    assert (said.box.x, said.box.y, said.font.px, said.color) == (pad, pad, base, LIGHT.muted)
+    assert not f.shapes
+
+
+@pytest.mark.parametrize(("theme", "grow"), [("light", 1.1), ("projector", 1.0)])
+def test_the_holds_table_is_a_size_up_on_a_laptop_but_not_on_a_projector(theme, grow) -> None:
+    f = _frame(w=1920, h=1080, theme=theme)
+    base = next(t for t in f.texts if t.text == "4 ranks · numbers of rank 1").font.px
+    for key in ("held.rank", "held.zero.state", "formula.fsdp", "slices.zero"):
+        assert f.text_with_key(key).font.px == pytest.approx(base * grow), key
+
+
+def test_a_step_not_yet_reported_says_so_in_its_caption() -> None:
+    events = [
+        e
+        for e in load_recording(NAME)
+        if not (e.kind == "sharded_step" and (e.way, e.step, e.rank) == ("fsdp", 2, 0))
+    ]
+    for phase in range(4):
+        f = _frame(events, step=2, phase=phase)
+        assert any(t.text == "Waiting for the ranks to report this step…" for t in f.texts)
+    f = _frame(events, step=1, phase=2)
+    assert not any(t.text.startswith("Waiting") for t in f.texts)
+
+
+@pytest.mark.parametrize("phase", [0, 1, 2, 3])
+def test_the_caption_keeps_two_lines_cut_short_with_an_ellipsis(phase) -> None:
+    lesson = load_lesson("sharded")
+    sentence = lesson.phase_text[("shards", "local", "allreduce", "step")[phase]]
+    f = _frame(w=520, h=900, phase=phase)
+    first = next(i for i, t in enumerate(f.texts) if sentence.startswith(t.text))
+    lines = [f.texts[first].text]
+    for t in f.texts[first + 1 :]:
+        if t.font != f.texts[first].font or t.key:
+            break
+        lines.append(t.text)
+    assert len(lines) == 2, lines
+    said = " ".join(lines)
+    assert said == sentence or (said.endswith(" …") and sentence.startswith(said[:-2]))
