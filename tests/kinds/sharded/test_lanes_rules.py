@@ -180,6 +180,7 @@ def _phase_calls(name: str, step: int, phase: str) -> dict[str, dict[int, list[d
         ("sharded-8-ranks.jsonl", ("projector", 600, 600), 2),
         ("sharded-4-ranks.jsonl", ("projector", 889, 460), 2),
         ("sharded-4-ranks.jsonl", ("projector", 889, 460), 1),
+        ("sharded-8-ranks.jsonl", ("projector", 450, 600), 2),
     ],
 )
 def test_the_line_for_the_ways_the_lanes_leave_out_names_rank_1s_calls(name, stage, phase) -> None:
@@ -196,11 +197,10 @@ def test_the_line_for_the_ways_the_lanes_leave_out_names_rank_1s_calls(name, sta
     lanes = max(labels, key=lambda w: counts[w])
     frame = stage_frame(rec, Cursor(1, phase), 1.0, ctx, info.scene)
     said = frame.text_with_key("calls.others")
-    if said is None:  # the table itself, then: at 4 ranks FSDP2's three gathers fit
-        assert frame.text_with_key("calls.head") is not None and (name, phase) == (
-            "sharded-4-ranks.jsonl",
-            1,
-        )
+    if said is None:  # the table itself (FSDP2's three gathers fit), or not even the line
+        head = frame.text_with_key("calls.head")
+        assert (head is not None) == ((name, phase) == ("sharded-4-ranks.jsonl", 1)), w
+        assert head is not None or w == 450
         return
     assert not [t for t in frame.texts if t.key.startswith("call.") and t.key[5:9] != "zero"]
     assert frame.text_with_key("lanes.title").text.startswith(labels[lanes])

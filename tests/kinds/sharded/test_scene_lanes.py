@@ -195,3 +195,38 @@ def test_no_verdict_before_the_step(phase) -> None:
     for name, theme, w, h, *_ in PLANS:
         f = _frame(name, theme, w, h, phase)
         assert not [t for t in f.texts if t.key.startswith("check.")], (name, w, h)
+
+
+SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
+
+
+@pytest.mark.parametrize(("theme", "w"), [("light", 600), ("projector", 520)])
+def test_a_narrow_table_gives_each_call_its_own_line_in_issue_order(theme, w) -> None:
+    """Too narrow for a cell's calls on one line, even in short words: each of rank 1's calls
+    on a line of its own in its layer's row, the row as tall as its most calls."""
+    name = "sharded-4-ranks.jsonl"
+    f = _frame(name, theme, w, 900, 2)
+    rows = [t for t in f.texts if not t.key and t.text in ("inp", "hidden", "out", "bucket")]
+    assert [t.text for t in rows] == ["inp", "hidden", "out", "bucket"]
+    pitch = None
+    for row, nxt in itertools.pairwise([*rows, None]):
+        n = 1
+        for way in ("ddp", "zero", "fsdp"):
+            calls = sorted(
+                (c for (r, _), c in _calls(name, 1, "backward", way).items() if r == 1),
+                key=lambda c: c["seq"],
+            )
+            mine = [c for c in calls if (c["layer"] or "bucket") == row.text]
+            said = [f.text_with_key(f"call.{way}.{row.text}.{j}") for j in range(len(mine) + 1)]
+            assert said[-1] is None  # no line more than its calls
+            for c, t in zip(mine, said, strict=False):
+                size = max(c["bytes_in"], c["bytes_out"])
+                size = f"{size:,} B" if size < 10_000 else f"{size / 1000:.1f} kB"
+                assert t.text == f"#{c['seq'] + 1} {SHORT[c['op']]} {size}", (way, row.text)
+                assert t.box.y >= row.box.y - 0.5
+            if len(mine) > 1:
+                pitch = said[1].box.y - said[0].box.y
+            n = max(n, len(mine))
+        if nxt is not None and pitch:
+            assert nxt.box.y - row.box.y == pytest.approx(n * pitch), row.text
+    assert pitch
