@@ -8,6 +8,7 @@ cell, and the warm-up's words before them."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 
@@ -225,6 +226,14 @@ def test_powersgds_factors_cell_by_cell_beside_the_table() -> None:
                 assert cells[k].fill == (light.accent if x >= 0 else light.bad), (label, i, j)
                 assert cells[k].fill_alpha == int(255 * min(1.0, abs(x) / scale)), (label, i, j)
                 k += 1
+    outlines = [s for s in f.shapes if s.kind == "rect" and not s.fill and s.stroke == light.muted]
+    k = 0
+    for (label, rows, _), outline in zip(blocks, outlines, strict=True):
+        first = cells[k].box
+        assert outline.width == 1 and (outline.box.x, outline.box.y) == (first.x, first.y)
+        assert outline.box.w == pytest.approx(side * len(rows[0]))
+        assert outline.box.h == pytest.approx(side * len(rows)), label
+        k += len(rows) * len(rows[0])
     table = max(t.box.right for t in f.texts if t.key.startswith("error."))
     assert cells[0].box.x > table  # beside the table, in the top half
     assert cells[0].box.y < f.text_with_key("chart.loss").box.y
@@ -237,3 +246,16 @@ def test_before_powersgd_starts_the_stage_says_it_is_warming_up() -> None:
     assert said.text == "PowerSGD's warm-up: a plain all-reduce, no P and Q yet"
     assert f.text_with_key("factors.title") is None
     assert f.text_with_key("chart.loss") is not None
+
+
+def test_the_tables_note_says_what_the_error_is_measured_against() -> None:
+    note = "error of hidden.weight against the float64 average of the ranks' gradients"
+    for phase in range(4):
+        f = _frame(phase=phase, w=1920, h=1080)
+        said = [t for t in f.texts if t.text == note]
+        assert len(said) == (1 if phase else 0), phase
+        rows = sorted(f.text_with_key(f"bytes.{v}").box.y for v in VARIANTS)
+        pitch = f.text_with_key("bytes.fp16").font.px * 1.3 * 1.15  # a line and a bit apart
+        assert [b - a for a, b in itertools.pairwise(rows)] == [pytest.approx(pitch)] * 5
+        if said:
+            assert said[0].box.y == pytest.approx(rows[-1] + pitch)  # under the last row
