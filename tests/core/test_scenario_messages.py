@@ -186,3 +186,29 @@ def test_form_input_marks_each_bad_cell_and_field_then_the_rules_between_them() 
     assert field_errors(FOUR | {"x": "1 2 3"}) == {"y": "needs one value per x row: 3 x, 4 y"}
     assert field_errors(FOUR | {"steps": "x"}) == {"steps": "must be a whole number, got 'x'"}
     assert field_errors(FOUR) == {}
+
+
+def test_a_kinds_table_sets_the_length_and_a_run_that_trains_nothing_skips_the_rows() -> None:
+    ring = {"world_size": 4, "collective": {"length": 10}}
+    s = Scenario.from_mapping(ring)
+    assert s.steps == 6  # the ring's 2 * (4 - 1) steps
+    assert not s.trains and s.table("collective") is s.kinds["collective"]
+    assert s.table("uneven") is None and "collective" not in s.to_dict()["train"]
+    assert s.to_dict()["collective"]["length"] == 10
+    assert s.to_toml().endswith(
+        '\n[launch]\ninit_method = "file"\n'
+        "\n[collective]\nlength = 10\nseed = 0\nsweep = [1000, 10000, 100000, 1000000]\n"
+        "repeats = 3\n"
+    )
+    # a length said outright is kept, and the kind says it is wrong
+    assert refused(ring | {"steps": 3}) == (
+        "steps",
+        "a ring all-reduce over 4 ranks takes 6 steps; leave steps out",
+    )
+    assert s.with_changes(world_size=2).steps == 2  # the ring's length at the new size
+    with pytest.raises(ScenarioError) as caught:
+        s.with_changes(world_size="3", steps=5)
+    assert caught.value.message == "a ring all-reduce over 3 ranks takes 4 steps; leave steps out"
+    # four rows and eight ranks: a run that trains nothing needs no shard a rank
+    assert Scenario.from_mapping(ring | {"world_size": 8}).steps == 14
+    assert Scenario.from_mapping(FOUR).trains
