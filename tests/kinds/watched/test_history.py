@@ -204,12 +204,17 @@ def test_a_step_is_reported_once_every_rank_sent_its_timings() -> None:
     rec.apply(events[1][-1])
     assert not step_reported(rec, st) and h.complete_count(rec) == 2
     assert list(part.last) == [0, 2, -1, -1]  # step 3 (index 3): two of three ranks arrived
+    assert list(part.wait) == [0.25, 0.5, 0.0, 0.0]  # no one waited for anyone there yet
     rec.apply(events[2][-1])
     assert step_reported(rec, st) and seen_steps(rec) == 3
     assert list(part.last) == [0, 2, -1, 1] and part.wait[3] == 0.125
     # the step no rank reported (index 2) counts nowhere
     got = {s.rank: s.count for s in stragglers_with_waits(rec, 3, 0)}
     assert got == {0: 1, 2: 1, 1: 1}
+    # timings without a span (a rank that reported nothing of step 5) do not make it seen
+    rec.apply(protocol.Timing(1, 5, 0, {}))
+    assert seen_steps(rec) == 3 and list(part.last)[4:] == [-1, -1]
+    assert list(part.wait)[4:] == [0.0, 0.0]
 
 
 def test_a_history_asked_for_late_folds_the_events_so_far() -> None:
