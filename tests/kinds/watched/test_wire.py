@@ -241,3 +241,11 @@ def test_random_bytes_and_mangled_answers_are_a_wire_error() -> None:
                 wire.check_answer(line, TOKEN, NONCE)
             with contextlib.suppress(wire.WireError):
                 wire.parse_challenge(line)
+
+
+def test_a_new_token_is_24_random_bytes_in_url_safe_text() -> None:
+    tokens = {wire.new_token() for _ in range(20)}
+    assert len(tokens) == 20
+    for t in tokens:
+        assert len(t) == 32  # 24 bytes, base64 without padding
+        assert set(t) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
