@@ -86,13 +86,19 @@ def test_a_bucket_launched_at_once_by_two_ranks_names_the_higher_one_last() -> N
 
 
 def test_a_bucket_a_rank_did_not_finish_is_left_out_of_its_times() -> None:
-    events = load_recording(UNEVEN)
+    events = load_recording(MANY)
     for e in events:
-        if e.kind == "timing" and e.step == 1 and e.rank == 2:
-            e.buckets[0]["finished"] = None
+        if e.kind == "timing" and e.step == 1 and e.rank == 1:
+            e.buckets[0]["finished"] = None  # the first of its 7: the others still count
+        if e.kind == "timing" and e.step == 2 and e.rank == 0:
+            e.buckets[3]["launched"] = None
     rec = record(events)
-    (bt,) = steps.bucket_times(rec.steps[1])
-    assert sorted(bt.launched) == [0, 1]  # rank 2's bucket never finished: not on the clock
+    times = {bt.index: bt for bt in steps.bucket_times(rec.steps[1])}
+    assert sorted(times[0].launched) == [0]  # rank 1's bucket 0 never finished
+    assert all(sorted(times[i].launched) == [0, 1] for i in range(1, 7))
+    times = {bt.index: bt for bt in steps.bucket_times(rec.steps[2])}
+    assert sorted(times[3].finished) == [1]
+    assert all(sorted(times[i].finished) == [0, 1] for i in (0, 1, 2, 4, 5, 6))
 
 
 @pytest.mark.parametrize(
@@ -305,3 +311,43 @@ def test_the_telling_rows_are_the_widest_spreads_of_the_recorded_norms() -> None
     every = steps.tensor_rows(rec, st)
     assert len(every) == 120
     assert [r.name for r in steps.most_telling(every, 8)] == widest
+
+
+def test_averages_are_the_same_value_by_value_or_digest_by_digest() -> None:
+    same = steps._same
+    assert same([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]) is True
+    assert same([[1.0, 2.0], [1.0, 2.0], [1.0, 2.5]]) is False  # the last rank's differs
+    assert same([[1.0], None, [1.0]]) is None  # a rank's average has not come
+    d = {"shape": [9], "norm": 3.0, "digest": "ab12"}
+    assert same([d, dict(d), dict(d)]) is True
+    assert same([d, dict(d), {**d, "digest": "ab13"}]) is False
+    assert same([d, {**d, "norm": 4.0}, dict(d)]) is True  # the digest says, not the norm
+    assert same([{"norm": 3.0}, {"norm": 3.0}]) is False  # no digest: not known equal
+    assert same([d, [1.0, 2.0]]) is False and same([[1.0, 2.0], d]) is False
+    assert same([[5.0]]) is True
+
+
+def test_without_a_history_the_stragglers_are_counted_from_the_steps() -> None:
+    rec = rec_of(UNEVEN)
+    with_history = {upto: steps.stragglers_with_waits(rec, upto, 1) for upto in range(7)}
+    rec.parts.pop("watched")
+    fw: dict[int, dict[int, float]] = {}
+    for (s, r), d in timings(UNEVEN).items():
+        launched = [b["launched"] for b in d["buckets"] if b["launched"] is not None]
+        if launched:
+            fw.setdefault(s, {})[r] = min(launched)
+    for upto in range(7):
+        waits: dict[int, list[float]] = {}
+        for s in range(1, upto + 1):
+            got = fw.get(s, {})
+            if len(got) == 3:
+                last = max(got, key=lambda r: (got[r], r))
+                waits.setdefault(last, []).append(got[last] - min(got.values()))
+        want = sorted(
+            ((r, len(w), sum(w) / len(w)) for r, w in waits.items()), key=lambda x: (-x[1], x[0])
+        )
+        found = steps.stragglers_with_waits(rec, upto, 1)
+        assert [(x.rank, x.count) for x in found] == [(r, n) for r, n, _ in want], upto
+        assert [x.mean_wait_s for x in found] == pytest.approx([m for _, _, m in want])
+        assert found == with_history[upto]
+    assert steps.stragglers_with_waits(rec, 6, 0)[0].count >= 1
