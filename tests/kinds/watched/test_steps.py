@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -351,3 +352,32 @@ def test_without_a_history_the_stragglers_are_counted_from_the_steps() -> None:
         assert [x.mean_wait_s for x in found] == pytest.approx([m for _, _, m in want])
         assert found == with_history[upto]
     assert steps.stragglers_with_waits(rec, 6, 0)[0].count >= 1
+
+
+def test_a_tensor_a_rank_did_not_send_is_nan_and_the_average_is_rank_0s() -> None:
+    events = load_recording(UNEVEN)
+    for e in events:
+        if e.kind == "local_grad" and e.step == 1 and e.rank == 2:
+            e.grads.pop("2.bias")
+        if e.kind == "averaged_grad" and e.step == 1 and e.rank == 1:
+            e.grads["0.bias"] = [v * 2 for v in e.grads["0.bias"]]
+    rec = record(events)
+    lines = raw(UNEVEN, "local_grad") + raw(UNEVEN, "averaged_grad")
+    local = {d["rank"]: d["grads"] for d in lines if d["event"] == "local_grad" and d["step"] == 1}
+    avg0 = next(d["grads"] for d in lines if d["event"] == "averaged_grad" and d["step"] == 1
+                and d["rank"] == 0)  # fmt: skip
+    rows = {r.name: r for r in steps.tensor_rows(rec, rec.steps[1])}
+    bias = rows["2.bias"]
+    assert math.isnan(bias.local[2])
+    want = [norm(local[r]["2.bias"]) for r in (0, 1)]
+    assert bias.spread == pytest.approx(max(want) - min(want))
+    # the "averaged" column is rank 0's average, whichever rank's differs
+    assert rows["0.bias"].averaged == pytest.approx(norm(avg0["0.bias"]))
+    assert rows["0.bias"].identical is False
+
+
+def test_forwards_without_a_finished_all_reduce_have_no_training_span() -> None:
+    events = [replace(e, buckets=[]) if e.kind == "timing" else e for e in load_recording(UNEVEN)]
+    rec = record(events)
+    assert steps.training_span(rec) is None
+    assert steps.watched_elapsed(rec) == f" in {rec.elapsed_s:.3f} s (the whole command)"
