@@ -110,3 +110,24 @@ def test_a_long_run_is_thinned_to_a_point_every_stride_steps_keeping_the_step_sh
     xs = sorted({round(p[0], 6) for s in lines if s.points[0][0] >= left for p in s.points})
     want = [s for s in range(step + 1) if s % stride == 0 or s == step]
     assert xs == [round(left + (right - left) * s / (steps - 1), 6) for s in want]
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "titles"),
+    [
+        (1280, 720, ["loss, mean of 10 steps (log)", "bytes a rank sent a step (log)"]),
+        (400, 400, ["loss (log)", "bytes a step (log)"]),
+        (300, 300, ["loss (log)", "bytes (log)"]),
+    ],
+)
+def test_each_charts_title_in_the_longest_words_that_fit(w, h, titles) -> None:
+    f = _frame(load_recording(NAME), 13, w=w, h=h)
+    said = [f.text_with_key(f"chart.{x}") for x in ("loss", "bytes")]
+    assert [t.text for t in said] == titles
+    assert all(t.font.bold and t.box.right <= w for t in said)
+
+
+def test_a_narrow_stage_heads_the_bytes_column_from_the_first_phase() -> None:
+    for phase in range(4):
+        f = _frame(load_recording(NAME), 13, phase=phase, w=400, h=900)
+        assert [t.text for t in f.texts if t.text == "bytes"] == ["bytes"], phase

@@ -188,8 +188,8 @@ def test_the_charts_points_are_the_recorded_values_up_to_the_step_shown(which, s
     ]
 
 
-def test_powersgds_factors_cell_by_cell_beside_the_table() -> None:
-    step = STEPS - 1
+@pytest.mark.parametrize("step", [STEPS - 2, STEPS - 1])  # step 13's P·Qᵀ outgrows its exact
+def test_powersgds_factors_cell_by_cell_beside_the_table(step) -> None:
     low = LOW[("powersgd-r1", step)]
     n, m = low["shape"]
     r, c = low["rank_r"], len(low["exact"])
