@@ -69,6 +69,7 @@ def test_a_rank_that_reported_no_rows_and_no_loss_takes_no_place() -> None:
     rec.steps[0].ranks[1].rows, rec.steps[0].ranks[1].loss = [], None
     (share,) = epochs(rec)
     assert 1 not in share.takers and 4 not in share.takers
+    assert share.takers[2] == [(2, 0)] and share.takers[5] == [(2, 0)]  # the ranks after it
     # a rank with a loss and no rows (an empty batch) still makes the step part of its epoch
     rec = run([{0: (0, [])}, {0: (1, [])}])
     assert [(e.epoch, e.steps, e.takers) for e in epochs(rec)] == [(0, [0], {}), (1, [1], {})]
