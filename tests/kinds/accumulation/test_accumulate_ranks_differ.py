@@ -88,3 +88,24 @@ def test_the_one_process_line_counts_its_steps() -> None:
     assert "one process, one batch a step, after 1 step:" in text
     text = " ".join(frame(load_recording(FOUR), 1, 3).all_text().split())
     assert "one process, one batch a step, after 2 steps:" in text
+
+
+EIGHT = "accumulate-8-ranks.jsonl"
+
+
+def test_ranks_that_do_not_fit_are_counted_in_words() -> None:
+    events = load_recording(EIGHT)
+    for h, hidden in ((880, 0), (800, 1), (720, 2), (480, 3)):
+        f = frame(events, 0, 2, h=h)
+        shown = {k.split(".")[0] for k in f.numbers() if k.startswith("rank")}
+        assert len(shown) == 8 - hidden
+        assert shown == {f"rank{r}" for r in range(8 - hidden)}  # the first ranks, in order
+        line = f.text_with_key("more_ranks")
+        if not hidden:
+            assert line is None
+            continue
+        words = f"+ {hidden} more rank{'s' if hidden > 1 else ''}"
+        assert line.text == f"{words} (all in ddp-viz run's report)" and line.value == hidden
+        assert line.color == THEME.muted
+    narrow = frame(events, 0, 2, w=340, h=480).text_with_key("more_ranks")
+    assert narrow.text == "+ 3 more ranks"  # no room for where the rest are
