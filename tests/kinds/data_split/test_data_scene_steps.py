@@ -73,3 +73,20 @@ def test_the_title_names_the_step_its_epoch_and_the_samplers_settings(step) -> N
         f"DistributedSampler: shuffle {on('shuffle')}, drop_last {on('drop_last')}, "
         f"set_epoch {on('set_epoch')}"
     ) in text
+
+
+RED = "red: a row two ranks trained on in the same epoch (the sampler's padding)"
+CROSS = "×: a row no rank got in that epoch (drop_last)"
+
+
+def test_the_notes_under_the_grid_say_what_its_marks_mean() -> None:
+    text = " ".join(frame(2, 3).all_text().split())
+    assert RED in text and CROSS not in text  # padded: every epoch repeats rows
+    rec = record(load_recording("who-splits-drop-last.jsonl"))
+    lesson = load_lesson("who-splits-the-data")
+    ctx = SceneContext(1280, 720, THEME, lesson.phase_text, estimate_width)
+    f = stage_frame(rec, Cursor(0, 0), 1.0, ctx, "data_split")
+    text = " ".join(f.all_text().split())
+    assert CROSS in text and RED not in text  # drop_last: a row left out, none repeated
+    notes = [t for t in f.texts if t.text.startswith("×:")]
+    assert notes and all(t.color == THEME.muted for t in notes)
