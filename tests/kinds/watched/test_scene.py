@@ -202,3 +202,25 @@ def test_an_average_that_differs_on_the_last_rank_is_a_red_row_and_a_cross() -> 
     assert {t.text: t.color for t in names} == {
         "0.bias": THEME.bad, "0.weight": THEME.text, "2.bias": THEME.text, "2.weight": THEME.text
     }  # fmt: skip
+
+
+def test_a_narrower_stage_drops_host_and_pid_then_the_mean_then_the_step_time() -> None:
+    allowed = [
+        {"host", "pid", "step_time", "mean_step", "reached_all-reduce"},
+        {"step_time", "mean_step", "reached_all-reduce"},
+        {"step_time", "reached_all-reduce"},
+        {"reached_all-reduce"},
+    ]
+    seen = []
+    for w in range(1280, 150, -10):
+        f = frame(3, w=w, h=900)
+        cols = [{t.key.split(".", 1)[1] for t in f.texts if t.key.startswith(f"rank{r}.")
+                 and "local" not in t.key} for r in range(3)]  # fmt: skip
+        assert cols[0] == cols[1] == cols[2], w
+        assert cols[0] in allowed, (w, cols[0])
+        seen.append(allowed.index(cols[0]))
+        # the numbers stay the recorded ones whatever is left out
+        got = arrived(3)
+        want = f"+{ms(got[2] - min(got.values()))}"
+        assert said(f, "rank2.reached_all-reduce") == want
+    assert seen == sorted(seen) and set(seen) == {0, 1, 2, 3}
