@@ -109,3 +109,24 @@ def test_ranks_that_do_not_fit_are_counted_in_words() -> None:
         assert line.color == THEME.muted
     narrow = frame(events, 0, 2, w=340, h=480).text_with_key("more_ranks")
     assert narrow.text == "+ 3 more ranks"  # no room for where the rest are
+
+
+def test_the_current_micro_batch_is_lit_down_its_whole_column() -> None:
+    events = load_recording(FOUR)
+    for progress, j in ((0.0, 0), (0.4, 1), (0.99, 2)):
+        lesson = load_lesson("accumulate-with-no-sync")
+        ctx = SceneContext(1280, 720, THEME, lesson.phase_text, estimate_width)
+        f = stage_frame(record(events), Cursor(0, 1), progress, ctx, "accumulation")
+        (lit,) = [s for s in f.shapes if s.key.startswith("now.")]
+        assert lit.key == f"now.micro{j}" and lit.fill == THEME.highlight
+        head = next(t for t in f.texts if t.text == f"micro {j + 1}")
+        assert lit.box.x <= head.box.cx <= lit.box.right and lit.box.y <= head.box.y
+        for r in range(4):  # every rank's cells of that micro-batch, top to bottom
+            for key in (f"rank{r}.micro{j}.grad.weight", f"rank{r}.micro{j}.allreduced"):
+                cell = f.text_with_key(key).box
+                assert lit.box.x <= cell.cx <= lit.box.right, key
+                assert lit.box.y <= cell.y and cell.bottom <= lit.box.bottom + 0.5, key
+        for other in range(3):
+            if other != j:
+                cell = f.text_with_key(f"rank0.micro{other}.grad.weight")
+                assert cell is None or not (lit.box.x <= cell.box.cx <= lit.box.right)
