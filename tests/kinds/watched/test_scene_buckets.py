@@ -178,3 +178,27 @@ def test_a_narrow_stage_drops_the_tensor_count_then_the_size_and_then_the_bars()
     # the numbers keep their column's key and their recorded text
     for c in (0, 1, 3, 4):
         assert narrow.text_with_key(f"bucket5.{c}").text == wide.text_with_key(f"bucket5.{c}").text
+
+
+def test_the_table_reads_as_columns_with_the_chart_between() -> None:
+    from ddp_viz.model.frame import Align
+
+    f = frame(2)
+    axis = next(s for s in f.shapes if s.key == "buckets.axis").box
+    cols = {c: [f.text_with_key(f"bucket{i}.{c}") for i in range(7)] for c in range(5)}
+    heads = {c: f.text_with_key(f"buckets.head.{c}") for c in range(5)}
+    # the bucket's name on the left edge, every number on its column's right edge
+    assert len({round(t.box.x, 3) for t in cols[0] + [heads[0]]}) == 1
+    assert all(t.align == Align.LEFT for t in cols[0])
+    for c in range(1, 5):
+        assert len({round(t.box.right, 3) for t in cols[c] + [heads[c]]}) == 1, c
+        assert all(t.align == Align.RIGHT for t in cols[c])
+    right = lambda c: cols[c][0].box.right  # noqa: E731
+    # left to right: bucket, size, tensors, the chart, the all-reduce, the wait
+    assert cols[0][0].box.right < right(1) < right(2) < axis.x
+    assert axis.right < cols[3][0].box.x and right(3) < cols[4][0].box.x
+    assert right(4) <= 1280
+    # every bar inside the chart's span
+    for s in f.shapes:
+        if s.key.startswith("bucket."):
+            assert axis.x - 0.01 <= s.box.x and s.box.right <= axis.right + 1.6, s.key
