@@ -224,3 +224,23 @@ def test_a_narrower_stage_drops_host_and_pid_then_the_mean_then_the_step_time() 
         want = f"+{ms(got[2] - min(got.values()))}"
         assert said(f, "rank2.reached_all-reduce") == want
     assert seen == sorted(seen) and set(seen) == {0, 1, 2, 3}
+
+
+def test_the_ranks_table_is_one_row_a_rank_under_its_heads() -> None:
+    f = frame(3)
+    names = ["host", "pid", "step_time", "mean_step", "reached_all-reduce"]
+    heads = ["rank", "host", "pid", "step time", "mean step", "reached all-reduce"]
+    head = [next(t for t in f.texts if t.text == h and t.color == THEME.muted) for h in heads]
+    assert len({t.box.y for t in head}) == 1 and [t.box.x for t in head] == sorted(
+        t.box.x for t in head
+    )
+    tops = []
+    for r in range(3):
+        label = next(t for t in f.texts if t.text == f"rank {r}" and not t.key)
+        cells = [f.text_with_key(f"rank{r}.{n}") for n in names]
+        assert {t.box.y for t in cells} == {label.box.y}  # one line a rank
+        assert all(t.color == THEME.text for t in cells)
+        # each cell under its head, on the head's left edge
+        assert [t.box.x for t in [label, *cells]] == [t.box.x for t in head]
+        tops.append(label.box.y)
+    assert head[0].box.y < tops[0] < tops[1] < tops[2]  # rank 0 first
