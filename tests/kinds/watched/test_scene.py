@@ -244,3 +244,26 @@ def test_the_ranks_table_is_one_row_a_rank_under_its_heads() -> None:
         assert [t.box.x for t in [label, *cells]] == [t.box.x for t in head]
         tops.append(label.box.y)
     assert head[0].box.y < tops[0] < tops[1] < tops[2]  # rank 0 first
+
+
+def test_the_gradient_table_puts_each_number_under_its_head() -> None:
+    from ddp_viz.model.frame import Align
+
+    f = frame(3)
+    names = ["2.weight", "2.bias", "0.weight", "0.bias"]
+    heads = ["rank 0", "rank 1", "rank 2", "averaged", "spread"]
+    head = {h: [t for t in f.texts if t.text == h and t.color == THEME.muted][-1] for h in heads}
+    assert len({t.box.y for t in head.values()}) == 1
+    rights = [head[h].box.right for h in heads]
+    assert rights == sorted(rights) and len(set(rights)) == 5
+    title = next(t for t in f.texts if t.text == "‖gradient‖")
+    assert title.box.y == head["rank 0"].box.y and title.box.right < rights[0]
+    for n in names:
+        label = next(t for t in f.texts if t.text == n and not t.key)
+        keys = [f"rank0.local.{n}", f"rank1.local.{n}", f"rank2.local.{n}", f"averaged.{n}",
+                f"spread.{n}"]  # fmt: skip
+        cells = [f.text_with_key(k) for k in keys]
+        assert {t.box.y for t in cells} == {label.box.y} and label.box.y > title.box.y
+        assert [t.box.right for t in cells] == pytest.approx(rights)
+        assert all(t.align == Align.RIGHT and t.color == THEME.text for t in cells)
+        assert label.box.x == title.box.x and label.box.right < cells[0].box.x
