@@ -267,3 +267,31 @@ def test_the_gradient_table_puts_each_number_under_its_head() -> None:
         assert [t.box.right for t in cells] == pytest.approx(rights)
         assert all(t.align == Align.RIGHT and t.color == THEME.text for t in cells)
         assert label.box.x == title.box.x and label.box.right < cells[0].box.x
+
+
+def test_five_ranks_each_last_name_three_and_count_the_other_two() -> None:
+    from ddp_viz.model import protocol
+
+    events: list = [protocol.RunStarted(1, 5, 0, {"watched": True}, params=[
+        {"name": "w", "shape": [2]}
+    ])]  # fmt: skip
+    # step 1 is left out of the count; then rank 4 last 3 times, 1 and 3 twice, 0 and 2 once
+    lasts = [0, 4, 4, 4, 1, 1, 3, 3, 0, 2]
+    waits = {0: 0.004, 1: 0.002, 2: 0.001, 3: 0.003, 4: 0.005}
+    for step, last in enumerate(lasts):
+        for r in range(5):
+            t = float(step)
+            late = waits[last] if r == last else 0.0
+            bucket = {"index": 0, "params": ["w"], "bytes": 8}
+            bucket.update(launched=t + 0.25 + late, finished=t + 0.5)
+            spans = {"forward": [[t, t + 0.125]], "allreduce": [[t + 0.25 + late, t + 0.5]]}
+            events.append(protocol.Timing(1, step, r, spans, buckets=[bucket]))
+    f = frame(len(lasts) - 1, w=1900, h=1200, events=events)
+    line = f.text_with_key("stragglers")
+    assert line.text == (
+        f"last to the all-reduce in steps 2–10 (9): rank 4 × 3, mean wait {ms(0.005)}; "
+        f"rank 1 × 2, mean wait {ms(0.002)}; rank 3 × 2, mean wait {ms(0.003)}; "
+        "2 other ranks fewer times"
+    )
+    assert line.value == pytest.approx(0.005, abs=1e-9)
+    assert f.text_with_key("straggler").text.startswith(f"this step the others waited {ms(0.001)}")
