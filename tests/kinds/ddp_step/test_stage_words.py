@@ -5,6 +5,8 @@ colours as the step plays, a failure's reason at the run's last step only, and t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ddp_viz.model.course import load_lesson
@@ -122,3 +124,29 @@ def test_average_unequal_to_the_full_batch_lists_the_raw_numbers() -> None:
     text = " ".join(frame_at(record(ok), 0, 3).all_text().split())
     assert f"full-batch reference (one process, float64): {listing(ref.full_batch_grads)}" in text
     assert text_of(frame_at(record(ok), 0, 3), "✓ average = full batch").color == THEME.ok
+
+
+@pytest.mark.parametrize(
+    ("w", "h", "theme", "one_line"),
+    [(1800, 1000, "light", True), (560, 480, "projector", False), (400, 600, "projector", False)],
+)
+def test_the_two_checks_share_a_line_while_it_holds_them_each_in_its_colour(
+    w, h, theme, one_line
+) -> None:
+    ctx = SceneContext(w, h, load_theme(theme), load_lesson().phase_text, estimate_width)
+    frame = stage_frame(record(load_recording(FOUR)), Cursor(1, 2), 1.0, ctx)
+    eq = text_of(frame, "○ all ranks equal")
+    avg = text_of(frame, "✓ average = full batch")
+    assert (eq.box.y == avg.box.y) == one_line
+    assert eq.box.x < avg.box.x if one_line else avg.box.y > eq.box.y
+    assert eq.color == load_theme(theme).muted and avg.color == load_theme(theme).ok
+
+
+def test_a_caption_cut_for_room_says_it_was_cut() -> None:
+    ctx = SceneContext(560, 480, load_theme("projector"), load_lesson().phase_text, estimate_width)
+    frame = stage_frame(record(load_recording(FOUR)), Cursor(1, 2), 1.0, ctx)
+    cut = [t for t in frame.texts if t.text.endswith(" …")]
+    assert len(cut) == 1 and cut[0].text.startswith("Inside loss.backward()")
+    wide = replace(ctx, width=1800, height=1000)
+    whole = stage_frame(record(load_recording(FOUR)), Cursor(1, 2), 1.0, wide)
+    assert not [t for t in whole.texts if t.text.endswith(" …")]
