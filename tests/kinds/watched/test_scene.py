@@ -295,3 +295,18 @@ def test_five_ranks_each_last_name_three_and_count_the_other_two() -> None:
     )
     assert line.value == pytest.approx(0.005, abs=1e-9)
     assert f.text_with_key("straggler").text.startswith(f"this step the others waited {ms(0.001)}")
+
+
+def test_the_title_names_the_hosts_the_ranks_run_on() -> None:
+    from dataclasses import replace
+
+    hosts = {0: "node-b", 1: "node-a", 2: "node-b"}
+    events = [
+        replace(e, host=hosts[e.rank]) if e.kind == "watched_rank" else e
+        for e in load_recording(UNEVEN)
+    ]
+    f = frame(2, events=events)
+    assert f.texts[0].text == f"Your run · step 3 of {STEPS} reported"
+    right = f.texts[1]
+    assert right.text == "3 ranks on node-a, node-b"  # a laptop's stage has room for it
+    assert [said(f, f"rank{r}.host") for r in range(3)] == ["node-b", "node-a", "node-b"]
