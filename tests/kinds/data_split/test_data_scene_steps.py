@@ -90,3 +90,36 @@ def test_the_notes_under_the_grid_say_what_its_marks_mean() -> None:
     assert CROSS in text and RED not in text  # drop_last: a row left out, none repeated
     notes = [t for t in f.texts if t.text.startswith("×:")]
     assert notes and all(t.color == THEME.muted for t in notes)
+
+
+DROPPED = "who-splits-drop-last.jsonl"  # drop_last: no repeats, DDP's average is one process's
+
+
+@pytest.mark.parametrize("step", range(3))
+def test_ddps_average_against_one_process_and_the_parameters_after(step) -> None:
+    lines = [json.loads(ln) for ln in (DATA / DROPPED).read_text().splitlines() if ln.strip()]
+    avg = next(d for d in lines if d["event"] == "averaged_grad" and d["step"] == step
+               and d["rank"] == 0)["grads"]  # fmt: skip
+    ref = next(d for d in lines if d["event"] == "reference" and d["step"] == step)
+    params = next(d for d in lines if d["event"] == "params" and d["step"] == step
+                  and d["rank"] == 0)["params"]  # fmt: skip
+    rec = record(load_recording(DROPPED))
+    lesson = load_lesson("who-splits-the-data")
+    ctx = SceneContext(1280, 720, THEME, lesson.phase_text, estimate_width)
+
+    def text(phase: int, progress: float = 1.0) -> str:
+        f = stage_frame(rec, Cursor(step, phase), progress, ctx, "data_split")
+        return " ".join(f.all_text().split())
+
+    def values(g: dict) -> str:
+        return "  ".join(f"{n} {fmt(g[n][0])}" for n in ("weight", "bias"))
+
+    said = text(2)
+    assert f"DDP's average: {' '.join(values(avg).split())}" in said
+    one = " ".join(values(ref["full_batch_grads"]).split())
+    assert f"one process, this step's rows once each: {one}" in said
+    assert "✓ equal" in said and "after optimizer.step()" not in said
+    said = text(3)
+    assert f"after optimizer.step(): {' '.join(values(params).split())} · ✓ all ranks equal" in said
+    assert "after optimizer.step()" not in text(3, 0.5)  # not before the step has happened
+    assert "DDP's average" not in text(1)
