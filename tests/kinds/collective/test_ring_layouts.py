@@ -8,7 +8,12 @@ from __future__ import annotations
 import pytest
 
 from ddp_viz.kinds.collective.model import contributions
+from ddp_viz.model.course import load_lesson
+from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, record
+from tests.conftest import load_recording
 from tests.frames import assert_inside_and_apart
 from tests.kinds.collective.test_ring_scene import EIGHT, FOUR, frame
 
@@ -97,3 +102,37 @@ def test_a_cell_is_filled_by_how_many_ranks_it_sums_and_its_ink_stays_readable(n
                 assert fill.fill_alpha == alpha
                 ink = f.text_with_key(key).color
                 assert ink == (theme.panel if alpha > 150 else theme.text), (step, key)
+
+
+@pytest.mark.parametrize(
+    ("w", "title"),
+    [
+        (800, "Ring step 4 of 6 · all-gather · 1 · each rank picks a chunk"),
+        (600, "Ring step 4 of 6 · all-gather · picks"),
+        (400, "Ring step 4 of 6 · all-gather"),
+        (300, "Step 4/6 · all-gather"),
+    ],
+)
+def test_the_title_keeps_the_step_and_its_half_as_the_stage_narrows(w: int, title: str) -> None:
+    _, f = frame(FOUR, 3, 0, w=w, h=600)
+    assert [t.text for t in f.texts if t.text.startswith(("Ring step", "Step "))] == [title]
+
+
+def test_the_charts_wait_for_the_results_and_the_ring_stays_until_then() -> None:
+    events = [e for e in load_recording(FOUR) if e.kind != "collective_result"]
+    rec = record(events)
+    lesson = load_lesson("all-reduce")
+    ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
+    f = stage_frame(rec, Cursor(5, 3), 1.0, ctx, "ring")
+    assert "After the ring: what each algorithm cost" not in f.all_text()
+    assert f.text_with_key("rank3.chunk3") is not None
+    assert not [t for t in f.texts if t.key == "verdict"]  # no results: no verdict yet
+    assert not [s for s in f.shapes if s.key.startswith(("bar.", "time."))]
+
+
+def test_a_run_of_another_kind_on_the_ring_stage_says_what_to_do() -> None:
+    rec = record(load_recording("default-run.jsonl"))
+    lesson = load_lesson("all-reduce")
+    ctx = SceneContext(1280, 720, load_theme("light"), lesson.phase_text, estimate_width)
+    f = stage_frame(rec, Cursor(0, 0), 1.0, ctx, "ring")
+    assert [t.text for t in f.texts] == ["This lesson shows a collective run: press Run."]
