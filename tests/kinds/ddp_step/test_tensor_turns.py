@@ -78,3 +78,13 @@ def test_a_stage_with_room_shows_every_tensor_and_no_turns() -> None:
     assert f.text_with_key("turns") is None and rec.world_size == 8
     keys = {t.key for t in f.texts if t.value is not None and ".averaged." in t.key}
     assert keys == {f"rank{r}.averaged.{n}" for r in range(8) for n, _ in raw_params(name)}
+
+
+def test_the_narrowest_stage_says_the_tensor_and_its_count_at_projector_type() -> None:
+    name = "every-parameter-8-ranks.jsonl"
+    params = raw_params(name)
+    for page in range(len(params)):
+        _, f = frame_at(name, 300, 400, "projector", page)
+        said = f.text_with_key("turns")
+        assert said.text == f"{params[page][1]} ({page + 1}/{len(params)}) · T"
+        assert said.font.px >= 24
