@@ -347,6 +347,10 @@ def table(recorded: dict[str, dict], fresh: dict[str, Score]) -> None:
 
 
 def record_scores(scores: list[Score], recorded: dict[str, dict]) -> None:
+    # onto the file as it is now, not as this run found it: another run that recorded other
+    # modules while this one ran (in the same checkout) keeps its figures
+    recorded.clear()
+    recorded.update(load_scores())
     for s in scores:
         tests = covering_tests(s.module)
         recorded[s.module] = {
