@@ -32,3 +32,21 @@ def test_a_frame_in_torch_is_named_from_torch(flavour, home) -> None:
 )
 def test_ours_from_src_and_anything_else_by_its_name(path: str, expected: str) -> None:
     assert short(path) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        # a checkout under ~/src/: named from its own src/, not from the home's
+        ("/home/zoë/src/ddp-viz/src/ddp_viz/engine/rank.py", "ddp_viz/engine/rank.py"),
+        (r"C:\src\work\ddp-viz\src\ddp_viz\engine\rank.py", "ddp_viz/engine/rank.py"),
+        # a venv kept inside another package's site-packages: the innermost one names it
+        (
+            "/opt/site-packages/app/.venv/lib/site-packages/torch/distributed/c10d_logger.py",
+            "torch/distributed/c10d_logger.py",
+        ),
+        ("train.py", "train.py"),  # no folder at all
+    ],
+)
+def test_the_last_marker_names_the_package(path: str, expected: str) -> None:
+    assert short(path) == expected

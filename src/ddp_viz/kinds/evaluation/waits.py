@@ -43,8 +43,8 @@ def short(path: str) -> str:
     with ``/`` between names on every system (Windows' frames spell ``\\``)."""
     path = path.replace("\\", "/")
     for marker in ("site-packages/", "/src/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
+        if marker in path:  # the last: a checkout under ~/src/ has its own src/ after it
+            return path.rsplit(marker, 1)[1]
     return path.rsplit("/", 1)[-1]
 
 
