@@ -188,6 +188,17 @@ def test_a_heartbeat_says_where_the_rank_waits_inside_torch(quick) -> None:
     assert nows == sorted(nows) and len(set(nows)) == 3
 
 
+def test_a_beat_stops_at_the_frame_in_the_stop_file(quick) -> None:
+    lock = threading.Lock()
+    lock.acquire()
+    outbox = Outbox(lambda: lock.release())
+    with Heartbeat(1, 3, "wrapper", LockedOutbox(outbox), stop="test_waits.py"):
+        barrier(lock)
+    (event,) = outbox.calls[1][1]
+    assert len(event.where) == 2  # torch's barrier, then this test's frame: no further
+    assert event.where[1].startswith("test_a_beat_stops_at_the_frame_in_the_stop_file (")
+
+
 def test_no_beat_while_the_rank_is_outside_torch(quick, monkeypatch) -> None:
     """The main thread blocked in the script's own code: the beats look and send nothing."""
     lock = threading.Lock()
@@ -227,6 +238,7 @@ def test_gloos_words_without_the_python_stack_and_characters_no_font_draws() -> 
     assert clean_error(RuntimeError("é ü ☃ ok")) == "é ü ☃ ok"  # within the BMP: kept
     assert clean_error(RuntimeError("x" * 700)) == "x" * 600
     assert clean_error(RuntimeError("edge \uffff")) == "edge \uffff"  # the plane's last one
+    assert clean_error(RuntimeError("past \U00010000 it")) == "past  it"  # the next: left out
 
 
 def test_an_attempt_is_timed_and_its_runtime_error_handed_on() -> None:
