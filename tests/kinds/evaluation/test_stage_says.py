@@ -328,3 +328,45 @@ def test_each_ranks_mask_drawn_in_its_colour_a_cell_per_unit_kept() -> None:
 def test_before_the_masks_the_stage_waits_for_them() -> None:
     events = [e for e in load_recording(FOUR) if e.kind != "dropout_mask"]
     assert "Waiting for the first step's masks…" in frame(events, 3).all_text()
+
+
+def test_each_mask_is_drawn_unit_by_unit_in_its_ranks_block_and_band() -> None:
+    """Each rank's block outlined, side by side in rank order, the "same" band above the
+    "seed + rank" one; a unit kept filled at its own row and column of the block."""
+    events = load_recording(FOUR)
+    masks = {(e.seeding, e.rank): e.mask for e in of(events, "dropout_mask")}
+    f = frame(events, 3)
+    outlines = [s for s in f.shapes if s.kind == "rect" and s.stroke == THEME.muted]
+    assert len(outlines) == 8 and all(o.width == 1 for o in outlines)
+    bands = sorted({round(o.box.y, 3) for o in outlines})
+    assert len(bands) == 2
+    for band, seeding in zip(bands, ("same", "seed_plus_rank"), strict=True):
+        blocks = sorted((o for o in outlines if round(o.box.y, 3) == band), key=lambda o: o.box.x)
+        for r, block in enumerate(blocks):
+            if r:
+                assert block.box.x > blocks[r - 1].box.right  # apart, in rank order
+            mask = masks[(seeding, r)]
+            cell = block.box.w / len(mask[0])
+            assert block.box.h == pytest.approx(cell * len(mask))
+            cells = [
+                s
+                for s in f.shapes
+                if s.kind == "rect" and s.fill == THEME.ranks[r] and block.box.contains(s.box, 0.5)
+            ]
+            assert all(c.box.w == pytest.approx(cell) == c.box.h for c in cells)
+            at = {
+                (round((c.box.y - block.box.y) / cell), round((c.box.x - block.box.x) / cell))
+                for c in cells
+            }
+            want = {(i, j) for i, row in enumerate(mask) for j, kept in enumerate(row) if kept}
+            assert at == want, (seeding, r)
+            label = next(
+                t
+                for t in f.texts
+                if t.text == f"rank {r}"
+                and t.box.bottom <= band + 1
+                and t.box.y > band - 3 * t.box.h
+            )
+            assert abs(label.box.x - block.box.x) < 1 and label.color == THEME.ranks[r]
+    head = key(f, "agree.seed_plus_rank")
+    assert bands[0] < head.box.y < bands[1]
