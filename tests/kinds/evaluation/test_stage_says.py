@@ -370,3 +370,30 @@ def test_each_mask_is_drawn_unit_by_unit_in_its_ranks_block_and_band() -> None:
             assert abs(label.box.x - block.box.x) < 1 and label.color == THEME.ranks[r]
     head = key(f, "agree.seed_plus_rank")
     assert bands[0] < head.box.y < bands[1]
+
+
+def test_on_a_short_stage_each_mask_shows_its_first_rows_in_visible_cells() -> None:
+    events = load_recording(FOUR)
+    masks = {(e.seeding, e.rank): e.mask for e in of(events, "dropout_mask")}
+    f = frame(events, 3, 560, 240)
+    outlines = [s for s in f.shapes if s.kind == "rect" and s.stroke == THEME.muted]
+    assert len(outlines) == 8
+    shown = {round(o.box.h / 6.0, 6) for o in outlines}
+    assert all(o.box.w == pytest.approx(16 * 6.0) for o in outlines)  # 6 px a unit, 16 units
+    (k,) = shown
+    assert 1 <= k < 8 and k == int(k)
+    bands = sorted({round(o.box.y, 3) for o in outlines})
+    for band, seeding in zip(bands, ("same", "seed_plus_rank"), strict=True):
+        blocks = sorted((o for o in outlines if round(o.box.y, 3) == band), key=lambda o: o.box.x)
+        for r, block in enumerate(blocks):
+            cells = [
+                s
+                for s in f.shapes
+                if s.kind == "rect" and s.fill == THEME.ranks[r] and block.box.contains(s.box, 0.5)
+            ]
+            at = {
+                (round((c.box.y - block.box.y) / 6), round((c.box.x - block.box.x) / 6))
+                for c in cells
+            }
+            rows = masks[(seeding, r)][: int(k)]
+            assert at == {(i, j) for i, row in enumerate(rows) for j, v in enumerate(row) if v}
