@@ -161,12 +161,13 @@ class Builder(FrameBuilder):
     def why(self, key: str) -> str:
         p = self.part
         mine = p.shares[0]
-        twice = ", ".join(str(i) for i in repeated(p)) or "no row"
+        rows = list(repeated(p))
+        twice = ("rows " if len(rows) > 1 else "row ") + ", ".join(map(str, rows))
         return WHY[key].format(
             mine=len(mine.indices),
             places=sum(len(s.indices) for s in p.shares.values()),
             sizes=", ".join(map(str, kept_sizes(p))),
-            twice=("rows " if len(repeated(p)) > 1 else "row ") + twice,
+            twice=twice if rows else "no row",
             rows=self.spec.eval_rows,
         )
 

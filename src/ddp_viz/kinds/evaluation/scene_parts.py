@@ -114,7 +114,8 @@ def module_line(b: Builder) -> tuple[str, str, str, Any]:
         return ("…", b.t.muted, "", None)
     o = p.outcomes[("module", 0)]
     # the check both ways: a line that only falls silent when it fails reads as a pass
-    same = close(o.accuracy, reference_accuracy(p) or -1, EQUAL)
+    ref = reference_accuracy(p)  # 0.0 when no row was right: still a reference
+    same = ref is not None and close(o.accuracy, ref, EQUAL)
     said = "= one process" if same else "≠ one process"
     text = (
         f"completed: rank 0 took {o.seconds:.3f} s, accuracy {o.accuracy:.4f} on every row {said}"
