@@ -116,3 +116,17 @@ def test_the_torchrun_phases_need_only_torchruns_outcome() -> None:
         f = frame(events, phase)
         assert "Waiting for the ranks…" not in f.all_text()
         assert all(f.text_with_key(f"end.{attempt}.{r}") is not None for r in range(4))
+
+
+def test_gloos_connect_failure_in_a_few_words() -> None:
+    from ddp_viz.kinds.resuming.scene_lanes import gist, short_error
+
+    error = (
+        "[../c10d/ProcessGroupGloo.cpp:42] Gloo connectFullMesh failed with "
+        "[../gloo/transport/tcp/pair.cc:152] Connection refused: 127.0.0.1:29500"
+    )
+    assert gist(error) == "connectFullMesh … Connection refused"
+    assert gist("Gloo connectFullMesh failed") == "connectFullMesh …"
+    assert gist("[../gloo/pair.cc:1] Read error. More words") == "Read error"
+    assert short_error("[../gloo/pair.cc:1] Read error. More. Words") == "Read error"
+    assert short_error("no source here. then more") == "no source here"

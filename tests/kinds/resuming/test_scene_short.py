@@ -91,6 +91,9 @@ def test_eight_ranks_on_a_projector_keep_a_lane_each_and_their_numbers() -> None
     assert files.text.endswith("…") and files.value == reshards[7].bytes
     assert save.text_with_key("zero") is None  # the last line gives way
     assert all(save.text_with_key(f"load.{r}") is not None for r in range(8))
+    resume = frame(events, 1, 889, 495, "projector")
+    assert "vs never stopped" in resume.all_text().split("\n")
+    assert key(resume, "variant.everything").text == "✓ bit for bit"
     dies = frame(events, 2, 889, 495, "projector")
     assert "attempt 0 · checkpoint every 3 · rank 7 killed after 5" in dies.all_text()
     assert [key(dies, f"end.0.{r}").text for r in range(8)] == ["failed after 5"] + [
