@@ -82,3 +82,19 @@ def test_a_model_that_answered_no_row_right_still_has_a_reference() -> None:
     line = frame(events, 2).text_with_key("module.accuracy")
     assert line is not None and line.color == THEME.ok
     assert "accuracy 0.0000 on every row = one process" in line.text
+
+
+def test_a_module_accuracy_a_hair_off_the_reference_is_a_cross() -> None:
+    """Accuracies are ratios of whole numbers: equal ones divide the same two, so even 1e-9
+    apart is another number."""
+    events = load_recording(FOUR)
+    ref = next(e for e in events if e.kind == "eval_reference")
+    off = sum(ref.correct) / ref.rows + 1e-9
+    events = [
+        dataclasses.replace(e, accuracy=off)
+        if e.kind == "eval_outcome" and (e.attempt, e.rank) == ("module", 0)
+        else e
+        for e in events
+    ]
+    line = frame(events, 2).text_with_key("module.accuracy")
+    assert line is not None and line.color == THEME.bad and line.text.endswith("≠ one process")

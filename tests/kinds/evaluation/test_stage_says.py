@@ -254,7 +254,8 @@ def test_the_module_attempt_waits_for_every_rank() -> None:
     last = max(i for i, e in enumerate(events) if e.kind == "eval_outcome")
     f = frame(events[:last], 2)  # rank 3's barrier not in yet
     assert f.text_with_key("module.accuracy") is None
-    assert "…" in f.all_text()
+    dots = [t for t in f.texts if t.text == "…"]
+    assert len(dots) == 1 and (dots[0].key, dots[0].color) == ("", THEME.muted)
 
 
 def test_a_run_without_the_hang_says_it_skipped_it() -> None:
@@ -327,7 +328,9 @@ def test_each_ranks_mask_drawn_in_its_colour_a_cell_per_unit_kept() -> None:
 
 def test_before_the_masks_the_stage_waits_for_them() -> None:
     events = [e for e in load_recording(FOUR) if e.kind != "dropout_mask"]
-    assert "Waiting for the first step's masks…" in frame(events, 3).all_text()
+    f = frame(events, 3)
+    t = next(t for t in f.texts if t.text == "Waiting for the first step's masks…")
+    assert t.color == THEME.muted and t.box.y > f.texts[0].box.bottom
 
 
 def test_each_mask_is_drawn_unit_by_unit_in_its_ranks_block_and_band() -> None:

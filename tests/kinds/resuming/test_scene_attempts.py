@@ -130,3 +130,11 @@ def test_gloos_connect_failure_in_a_few_words() -> None:
     assert gist("[../gloo/pair.cc:1] Read error. More words") == "Read error"
     assert short_error("[../gloo/pair.cc:1] Read error. More. Words") == "Read error"
     assert short_error("no source here. then more") == "no source here"
+
+
+def test_an_outcome_without_its_attempts_names_attempt_0() -> None:
+    events = [e for e in load_recording(FOUR) if e.kind != "restart_attempt"]
+    f = frame(events, 3)
+    assert "attempt 0 (TORCHELASTIC_RESTART_COUNT=0): every rank resumed from step 3" in (
+        f.all_text()
+    )
