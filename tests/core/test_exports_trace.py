@@ -12,7 +12,7 @@ import pytest
 
 from ddp_viz.model import protocol
 from ddp_viz.model.exports import chrome_trace, chrome_trace_json, events_jsonl, traceable
-from ddp_viz.model.timeline import record
+from ddp_viz.model.timeline import RunRecord, record
 from tests.conftest import DATA
 
 PHASES = ("forward", "backward", "allreduce", "step")
@@ -223,3 +223,40 @@ def test_the_events_export_is_the_header_and_every_event_one_line_each() -> None
     head = json.loads(lines[0])
     assert head["event"] == "recording" and head["lesson"] == "watched"
     assert [protocol.decode(line) for line in lines[1:-1]] == rec.events
+
+
+def test_spans_starting_together_are_ordered_by_phase_and_only_an_allreduce_is_a_bucket() -> None:
+    rec = rec_of("mlp-buckets-2-ranks.jsonl")
+    rs = rec.steps[0].ranks[0]
+    start = rs.spans["forward"][0][0]
+    old = rs.spans["allreduce"][0][0]
+    bucket = next(b for b in rs.bucket_spans if b["launched"] == old)
+    bucket["launched"] = start  # the first bucket launched as the forward began
+    rs.spans["allreduce"][0] = [start, rs.spans["allreduce"][0][1]]
+    spans = [e for e in chrome_trace(rec)["traceEvents"] if e["ph"] == "X"]
+    step1 = [e for e in spans if e["tid"] == 0 and e["args"]["step"] == 1]
+    mine = [e for e in step1 if e["ts"] == min(x["ts"] for x in step1)]
+    assert [e["cat"] for e in mine] == ["allreduce", "forward"]  # by phase name at one instant
+    assert [e["name"] for e in mine] == [f"bucket {bucket['index']} all-reduce", "forward"]
+    assert "bucket" not in mine[1]["args"]
+
+
+def test_times_are_kept_to_the_nanosecond() -> None:
+    rec = rec_of("default-run.jsonl")
+    spans = rec.steps[0].ranks[0].spans
+    t0 = min(
+        s[0] for st in rec.steps for r in st.ranks.values() for p in r.spans.values() for s in p
+    )
+    spans["step"] = [[t0 + 1.2345678e-6, t0 + 3.4567891e-6]]
+    step = next(
+        e
+        for e in chrome_trace(rec)["traceEvents"]
+        if e["ph"] == "X" and e["cat"] == "step" and e["tid"] == 0 and e["args"]["step"] == 1
+    )
+    assert step["ts"] == 1.235 and step["dur"] == 2.222
+
+
+def test_a_run_without_timings_says_so_in_so_many_words() -> None:
+    with pytest.raises(ValueError) as caught:
+        chrome_trace(RunRecord())
+    assert str(caught.value) == "the run has no timing events to trace"

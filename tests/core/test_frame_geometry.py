@@ -219,3 +219,14 @@ def test_a_word_too_long_is_cut_as_many_characters_as_fit_at_a_time() -> None:
     assert cut_to_fit("", fits) == []
     assert cut_to_fit("abc", lambda s: len(s) <= 1) == ["a", "b", "c"]
     assert cut_to_fit("abcde", lambda s: len(s) <= 2) == ["ab", "cd", "e"]
+
+
+def test_a_text_one_pixel_wide_or_tall_still_clashes() -> None:
+    wide = _text("wide", Rect(0, 0, 20, 20))
+    thin = _text("|", Rect(5, 5, 1, 10))  # 1 px shared across: more than the slack
+    flat = _text("_", Rect(5, 15, 10, 1))
+    frame = StageFrame(100, 100, "#fff", texts=[wide, thin, flat])
+    assert [(a.text, b.text) for a, b in frame.overlapping_texts()] == [
+        ("wide", "|"),
+        ("wide", "_"),
+    ]
