@@ -71,3 +71,20 @@ def test_a_field_without_a_knob_reads_as_an_empty_knob() -> None:
     assert Bare().fixed_steps(4) is None
     assert Bare().check_scenario(None) is None  # type: ignore[arg-type]
     assert Bare.trains is True
+
+
+def test_a_knob_gives_its_field_the_default_and_the_knob_declared() -> None:
+    # declared here, inside the test, so that the declaration itself runs under test
+    @dataclass(frozen=True)
+    class Made(PlainTable):
+        n: int = knob(4, low=1, high=9, label="N", tip="how many")
+        x: float = knob(0.5)
+        TABLE: ClassVar[str] = "made"
+
+    from dataclasses import fields
+
+    n, x = fields(Made)
+    assert (n.default, x.default) == (4, 0.5) and Made() == Made(4, 0.5)
+    assert knob_of(n) == Knob(low=1, high=9, label="N", tip="how many")
+    assert knob_of(x) == Knob()
+    assert Made.from_mapping({"n": 9}).n == 9 and Made.field_names() == {"made.n": "N"}
