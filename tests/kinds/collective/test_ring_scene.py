@@ -98,7 +98,15 @@ def test_the_last_step_ends_on_the_run_s_bytes_and_times() -> None:
 
 @pytest.mark.parametrize(
     ("w", "h", "theme"),
-    [(1280, 720, "light"), (560, 480, "light"), (560, 480, "projector"), (1341, 700, "projector")],
+    [
+        (1280, 720, "light"),
+        (560, 480, "light"),
+        (560, 480, "projector"),
+        (1341, 700, "projector"),
+        # a 1920×1080 projector's stage: the time chart's legend ran past its right edge
+        (1344, 778, "projector"),
+        (1024, 600, "projector"),
+    ],
 )
 def test_nothing_overlaps_or_leaves_the_stage(w, h, theme) -> None:
     from tests.frames import assert_inside_and_apart

@@ -140,7 +140,11 @@ def _times(b: _Builder, area: Rect) -> None:
         return
     slowest = max(s for series in by.values() for s in series.values()) * 1000 or 1.0
     axis_w = b.width(fmt(slowest, 3), f) + f.px * 0.5
-    plot = Rect(area.x + axis_w, top, area.w - axis_w - f.px, area.bottom - top - lh * 2.7)
+    legend = _legend_rows(b, f, area.w)
+    # under the plot: the lengths' line, then the legend's rows
+    plot = Rect(
+        area.x + axis_w, top, area.w - axis_w - f.px, area.bottom - top - lh * (1.7 + len(legend))
+    )
     if plot.h < lh * 2 or plot.w < f.px * 6:
         return
     b.shape(
@@ -187,9 +191,25 @@ def _times(b: _Builder, area: Rect) -> None:
                 fill=_color(b, algo),
                 key=f"time.{algo}.{n}",
             )
-    y = area.bottom - lh
-    x = area.x
+    y = area.bottom - lh * len(legend)
+    for row in legend:
+        x = area.x
+        for algo, label in row:
+            b.text(x, y, label, f, _color(b, algo))
+            x += b.width(label + "   ", f)
+        y += lh
+
+
+def _legend_rows(b: _Builder, f: Font, width: float) -> list[list[tuple[str, str]]]:
+    """The time chart's legend, (algorithm, label) as many to a row as fit ``width``: on a
+    projector's stage the three in one row ran "— dist.all_reduce" past the stage's edge."""
+    rows: list[list[tuple[str, str]]] = [[]]
+    x = 0.0
     for algo in ("naive", "ring", "all_reduce"):
         label = f"— {ALGO_LABEL[algo]}"
-        b.text(x, y, label, f, _color(b, algo))
+        if rows[-1] and x + b.width(label, f) > width:
+            rows.append([])
+            x = 0.0
+        rows[-1].append((algo, label))
         x += b.width(label + "   ", f)
+    return rows
