@@ -101,12 +101,28 @@ def function_name(mangled: str) -> str:
 
 
 def _function_sources(text: str) -> dict[str, str]:
+    """Each mutant's source, as ``ast.get_source_segment`` gives it. That splits the whole
+    file into lines on every call: a scene's mutated copy holds about a thousand functions,
+    and scoring it took a minute; the lines are split once here."""
     tree = ast.parse(text)
-    return {
-        node.name: ast.get_source_segment(text, node) or ""
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name
-    }
+    lines = text.splitlines(keepends=True)
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name:
+            out[node.name] = _segment(lines, node)
+    return out
+
+
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    """``ast.get_source_segment(text, node)`` from the text's lines (offsets are in UTF-8
+    bytes within their line)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    start, end = node.col_offset, node.end_col_offset or 0
+    if first == last:
+        return lines[first].encode()[start:end].decode()
+    head = lines[first].encode()[start:].decode()
+    tail = lines[last].encode()[:end].decode()
+    return head + "".join(lines[first + 1 : last]) + tail
 
 
 def _changed_lines(orig: str, mutant: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
