@@ -4,25 +4,17 @@ out (pure)."""
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 
 import pytest
 
 from ddp_viz.kinds.evaluation.spec import EvalSpec, padded_total
-from ddp_viz.model.scenario import Scenario, ScenarioError
+from ddp_viz.model.scenario import ScenarioError
+from tests.kinds.spec_cases import table_refused, table_scenario
 
-
-def scenario(world: int, steps: int | None = None, **table: object) -> Scenario:
-    data: dict = {"world_size": world, "evaluation": table}
-    if steps is not None:
-        data["steps"] = steps
-    return Scenario.from_mapping(data)
-
-
-def refused(world: int, steps: int | None = None, **table: object) -> ScenarioError:
-    with pytest.raises(ScenarioError) as err:
-        scenario(world, steps, **table)
-    return err.value
+scenario = functools.partial(table_scenario, "evaluation")
+refused = functools.partial(table_refused, "evaluation")
 
 
 @pytest.mark.parametrize("world", [2, 5, 8])

@@ -4,25 +4,17 @@ world size where an epoch is more than one step (pure)."""
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 
 import pytest
 
 from ddp_viz.kinds.resuming.spec import RestartSpec
-from ddp_viz.model.scenario import Scenario, ScenarioError
+from ddp_viz.model.scenario import ScenarioError
+from tests.kinds.spec_cases import table_refused, table_scenario
 
-
-def scenario(world: int, steps: int | None = None, **table: object) -> Scenario:
-    data: dict = {"world_size": world, "resuming": table}
-    if steps is not None:
-        data["steps"] = steps
-    return Scenario.from_mapping(data)
-
-
-def refused(world: int, steps: int | None = None, **table: object) -> ScenarioError:
-    with pytest.raises(ScenarioError) as err:
-        scenario(world, steps, **table)
-    return err.value
+scenario = functools.partial(table_scenario, "resuming")
+refused = functools.partial(table_refused, "resuming")
 
 
 @pytest.mark.parametrize("world", [2, 8])
