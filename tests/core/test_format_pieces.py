@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
@@ -124,6 +125,9 @@ def test_a_docstrings_first_sentence_on_one_line() -> None:
     assert first_sentence(doc("A prediction's number: how many. Then.")) == "How many."
     assert first_sentence(doc("no end")) == "No end"
     assert first_sentence(doc("e.g.x then. b")) == "E.g.x then."
+    assert (
+        first_sentence(doc("one. two. three.")) == "One."
+    )  # the first sentence, not all but the last
 
 
 def test_the_kinds_list_says_each_core_quantity_and_each_kind_with_its_scenes() -> None:
@@ -149,3 +153,43 @@ def test_the_kinds_list_says_each_core_quantity_and_each_kind_with_its_scenes() 
     said = first_sentence(q.read)
     assert f"  - quantity `allreduces` ({q.unit}): {said} Shown in phase `{q.phase}`." in lines
     assert "(undocumented)" not in kinds_markdown()
+
+
+def test_a_scene_or_quantity_without_a_docstring_is_listed_as_undocumented(monkeypatch) -> None:
+    def bare():
+        pass
+
+    def said():
+        """the bytes. More."""
+
+    quantities = {
+        "plain": SimpleNamespace(unit="", read=bare, phase="local"),
+        "sized": SimpleNamespace(unit="bytes", read=said, phase="averaged"),
+    }
+    kind = SimpleNamespace(
+        id="toy", table="toy", default=False, every_run=False, scenes={"s": bare},
+        quantities=quantities,
+    )  # fmt: skip
+    monkeypatch.setattr(registry, "kinds", lambda: [kind])
+    lines = kinds_markdown().splitlines()
+    assert lines[-4:] == [
+        "- **`toy`**: a run whose scenario has `[toy]`.",
+        "  - scene `s`: (undocumented)",
+        "  - quantity `plain`: (undocumented) Shown in phase `local`.",
+        "  - quantity `sized` (bytes): The bytes. Shown in phase `averaged`.",
+    ]
+
+
+def test_with_orjson_installed_the_standard_library_reads_only_what_orjson_refuses(
+    monkeypatch,
+) -> None:
+    # orjson read the window's lines about seven times faster (json_text's docstring): a line
+    # it reads must not go to json.loads
+    pytest.importorskip("orjson")
+    asked = []
+    real = json.loads
+    monkeypatch.setattr(json, "loads", lambda text: asked.append(text) or real(text))
+    assert json_text.loads('{"a": [1, 2.5]}') == {"a": [1, 2.5]}
+    assert asked == []
+    assert math.isnan(json_text.loads('{"a": NaN}')["a"])  # orjson refuses the literal
+    assert asked == ['{"a": NaN}']
