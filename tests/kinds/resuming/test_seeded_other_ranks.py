@@ -86,3 +86,19 @@ def test_a_resume_s_largest_difference_is_the_largest_over_the_ranks(events, var
     assert f"largest |Δ| {first.max_diff:.1e}" not in line
     said = frame(changed, 1).text_with_key(f"variant.{variant}").text
     assert said.startswith("✗") and f"{bigger:.1e}" in said, said
+
+
+@pytest.mark.parametrize("rank", [0, 1, LAST])
+def test_every_rank_s_load_counts_rank_0_s_own_too(events, rank) -> None:
+    """Rank 0 saved the checkpoint and loads it back like the others: its load read another
+    file (another CRC-32) turns the check ✗ as any rank's does."""
+    saved = next(e for e in events if e.kind == "checkpoint_saved")
+    loads = [e for e in events if e.kind == "checkpoint_loaded"]
+    assert sorted(e.rank for e in loads) == [0, 1, 2, 3]
+    assert all(e.weights == saved.weights for e in loads)
+    other = moved(events, "checkpoint_loaded", rank, weights="00000000")
+    line = next(x for x in run_report(record(other)).splitlines() if "every rank loaded" in x)
+    assert line.startswith("✗ every rank loaded rank 0's weights"), line
+    assert f"rank {rank} 00000000" in line
+    said = frame(other, 0).text_with_key("loads").text
+    assert said.startswith("✗ every rank loaded"), said
