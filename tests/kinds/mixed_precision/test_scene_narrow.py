@@ -19,6 +19,7 @@ DTYPES = [("activations", "activation"), ("params", "param"), (".grad", "grad")]
 DTYPES += [("bucket", "bucket"), ("on the wire", "wire")]
 ARMS = ("fp32", "bf16", "fp16", "wire_fp16", "wire_bf16")
 LESSON = lesson_of("mixed_precision")
+EVENTS = load_recording("mixed-precision-3-ranks.jsonl")
 
 
 def frame(step: int, phase: int, w: int, h: int, theme: str = "light") -> StageFrame:
@@ -89,6 +90,19 @@ def test_a_long_note_keeps_its_key_on_its_first_line_and_two_lines_at_most() -> 
     after = [t for t in f.texts if t.box.y > refused[0].box.y]
     assert len(after) == 1 and after[0].key == "" and after[0].value is None
     assert after[0].box.x == refused[0].box.x
+    # torch's message runs past two lines at this width: the second says it was cut
+    said = " ".join([refused[0].text, after[0].text])
+    assert after[0].text.endswith(" …") and not refused[0].text.endswith("…")
+    message = next(e for e in EVENTS if e.kind == "precision_refused").message
+    whole = f"bf16_compress_hook by its own name: {message}"
+    assert whole.startswith(said.removesuffix(" …")) and len(said) - 2 < len(whole)
+
+
+def test_a_note_that_fits_has_no_ellipsis() -> None:
+    f = frame(4, 3, 2400, 900)
+    refused = [t for t in f.texts if t.key == "refused"]
+    message = next(e for e in EVENTS if e.kind == "precision_refused").message
+    assert [t.text for t in refused] == [f"bf16_compress_hook by its own name: {message}"]
 
 
 def test_every_ranks_count_of_values_sent_as_0_in_its_colour_on_a_line() -> None:

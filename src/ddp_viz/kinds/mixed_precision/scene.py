@@ -22,7 +22,7 @@ from ddp_viz.kinds.mixed_precision.model import (
 )
 from ddp_viz.kinds.mixed_precision.report import skip_line
 from ddp_viz.model.frame import Font, Rect, StageFrame, fmt, wrap_lines
-from ddp_viz.model.scenes.base import LINE, FrameBuilder
+from ddp_viz.model.scenes.base import LINE, FrameBuilder, Line
 from ddp_viz.model.scenes.context import SceneContext
 from ddp_viz.model.timeline import Cursor, RunRecord
 
@@ -98,10 +98,19 @@ class _Builder(FrameBuilder):
         return y + self.lh
 
     def note(self, y: float, text: str, color: str, key: str = "", most: int = 2) -> float:
+        """``text`` wrapped, at most ``most`` lines and as many as the stage has room for; a
+        note that loses lines ends its last one in "…" (a cut sentence otherwise reads as
+        whole: gloo's or torch's error stops mid-clause)."""
         f = self.small
-        for line in wrap_lines(text, f, self.ctx.width - 2 * self.pad, self.width)[:most]:
-            if y + self.lh > self.ctx.height - self.pad * 0.5:
+        lines = wrap_lines(text, f, self.ctx.width - 2 * self.pad, self.width)
+        kept = []
+        for line in lines[:most]:
+            if y + self.lh * (len(kept) + 1) > self.ctx.height - self.pad * 0.5:
                 break
+            kept.append(line)
+        for i, line in enumerate(kept):
+            if i == len(kept) - 1 and len(kept) < len(lines):
+                line = self.cut_short(Line(line, f, color)).text
             self.text(self.pad, y, line, f, color, key=key)
             y += self.lh
             key = ""
