@@ -47,7 +47,7 @@ def test_a_small_stage_keeps_every_number_in_the_short_forms(four) -> None:
     o = of(four, "restart_outcome")[0]
     save = frame(four, 0, 560, 480)
     assert "rank 0 saves → barrier → every rank loads" in save.all_text()
-    assert key(save, "reshard").text == "✓ DCP: saved at 4 ranks, loaded at 3, parameters ="
+    assert key(save, "reshard").text == "✓ DCP: parameters loaded at 3 ranks = saved at 4"
     assert key(save, "zero").text == "✓ ZeRO: consolidated on rank 0 = plain Adam's"
     held = ", ".join(f"{zeros[r].state_bytes:,}" for r in range(4))
     assert key(save, "zero.bytes").text == f"state: {held} B"

@@ -188,7 +188,7 @@ class Builder(FrameBuilder):
         said = [
             f"{mark} FSDP2 sharded over {n} ranks, saved with DCP, loaded over {m}: "
             f"parameters {eq} saved",
-            f"{mark} DCP: saved at {n} ranks, loaded at {m}, parameters {eq}",
+            f"{mark} DCP: parameters loaded at {m} ranks {eq} saved at {n}",
         ]
         files = ", ".join(f"{e.bytes:,}" for _, e in sorted(events.items()))
         sizes = [f"each rank's file of it, bytes: {files}", f"files: {files} B"]
