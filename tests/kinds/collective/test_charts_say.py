@@ -137,3 +137,12 @@ def test_the_chip_and_outline_mark_what_each_rank_sends_until_it_arrives() -> No
     got = {s.key: s for s in f.shapes if s.key.startswith("got.")}
     for r, m in moves.items():
         assert got[f"got.{r}"].box == cells[f"rank{r}.chunk{m.received}"].box
+
+
+def test_the_left_out_line_names_one_rank_or_a_range() -> None:
+    from ddp_viz.kinds.collective.scene_charts import left_out
+
+    # eight ranks: 0–5 and 7 drawn leaves rank 6 alone; 0–2 and 7 leaves 3 to 6
+    assert left_out([0, 1, 2, 3, 4, 5, 7], 8) == "rank 6 not drawn: like ranks 1 and 7"
+    assert left_out([0, 1, 2, 7], 8) == "ranks 3–6 not drawn: like ranks 1 and 7"
+    assert left_out([0, 1, 4], 5) == "ranks 2–3 not drawn: like ranks 1 and 4"

@@ -96,9 +96,7 @@ def _bytes(b: _Builder, area: Rect) -> None:
         f"naive: rank 0 sends (N − 1) × {whole:,} B = {(world - 1) * whole:,} B",
     ]
     if len(ranks) < world:  # the ranks left out send what their neighbours send
-        lines.insert(
-            0, f"ranks {ranks[-2] + 1}–{world - 2} not drawn: like ranks 1 and {world - 1}"
-        )
+        lines.insert(0, left_out(ranks, world))
     y += lh * 1.2
     for text in lines:
         for line in wrap_lines(text, f, area.w, b.width):
@@ -213,3 +211,11 @@ def _legend_rows(b: _Builder, f: Font, width: float) -> list[list[tuple[str, str
         rows[-1].append((algo, label))
         x += b.width(label + "   ", f)
     return rows
+
+
+def left_out(ranks: list[int], world: int) -> str:
+    """The line that names the ranks the bytes chart leaves out: those between the first
+    ones drawn and the last (``ranks``: the ones drawn)."""
+    first, last = ranks[-2] + 1, world - 2
+    which = f"rank {first}" if first == last else f"ranks {first}–{last}"
+    return f"{which} not drawn: like ranks 1 and {world - 1}"
