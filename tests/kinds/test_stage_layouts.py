@@ -6,9 +6,9 @@ shape's kind, box, points, stroke, fill and layer, and every text's and link's b
 one line each, to a tenth of a pixel. A bar drawn from the wrong end, a tick that is lost or
 drawn twice, a label moved onto its neighbour's place, a colour swapped between two shapes:
 each changes a line. Each kind's first recording: the middle step's four phases half-way
-through and the last step's end, on the laptop stage and on the 1920×1080 projector's. After
-a change meant to move things, write the copies again and look at what moved (a screenshot of
-the lesson) before committing them::
+through and the last step's end, on the laptop stage, the 1920×1080 projector's and a small
+window's. After a change meant to move things, write the copies again and look at what moved
+(a screenshot of the lesson) before committing them::
 
     DDP_VIZ_WRITE_LAYOUTS=1 .venv/bin/python -m pytest tests/kinds/test_stage_layouts.py
     git diff --stat tests/data/layouts
@@ -30,7 +30,13 @@ from tests.conftest import DATA
 from tests.kinds.test_conformance import STAGES, _records, kind_ids, lesson_of
 
 KEPT = DATA / "layouts"
-SIZES = ("laptop 1280×800", "projector 1920×1080")
+# the conformance suite's laptop and 1920×1080 projector stages, and a small window's stage
+# (a 1024×600 netbook with the lesson column shown), where panels drop rows and shorten labels
+SIZES = {
+    "laptop 1280×800": STAGES["laptop 1280×800"],
+    "projector 1920×1080": STAGES["projector 1920×1080"],
+    "small window": ("light", 560, 480),
+}
 
 
 def _n(v: float) -> str:
@@ -69,8 +75,7 @@ def frames_of(kind_id: str) -> list[tuple[str, StageFrame]]:
     cursors = list(walk(n))
     picked = [(c, 0.5) for c in cursors if c.step == n // 2] + [(cursors[-1], 1.0)]
     out = []
-    for size in SIZES:
-        theme, width, height = STAGES[size]
+    for size, (theme, width, height) in SIZES.items():
         ctx = SceneContext(width, height, load_theme(theme), lesson.phase_text, estimate_width)
         for cursor, progress in picked:
             head = f"{name}, {size}, step {cursor.step} {cursor.phase_name} at {progress}"
