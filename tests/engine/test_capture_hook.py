@@ -14,40 +14,7 @@ import torch
 
 from ddp_viz.engine import capture as capture_module
 from ddp_viz.engine.capture import Capture, _allreduce, _hook
-
-
-class _Bucket:
-    """What the hook asks of DDP's GradBucket: its index, parameters and flat buffer."""
-
-    def __init__(self, index: int, params: list[torch.Tensor]) -> None:
-        self._index, self._params = index, params
-        self._buffer = torch.cat([p.grad.flatten() for p in params])
-
-    def index(self) -> int:
-        return self._index
-
-    def parameters(self) -> list[torch.Tensor]:
-        return self._params
-
-    def buffer(self) -> torch.Tensor:
-        return self._buffer
-
-
-class _Group:
-    def __init__(self, size: int) -> None:
-        self._size = size
-
-    def size(self) -> int:
-        return self._size
-
-
-class _Work:
-    def __init__(self, result: torch.Tensor) -> None:
-        self.fut: torch.futures.Future = torch.futures.Future()
-        self.fut.set_result([result])
-
-    def get_future(self) -> torch.futures.Future:
-        return self.fut
+from tests.engine.hook_standins import Bucket, Group, Work
 
 
 class _Observer:
@@ -74,7 +41,7 @@ def three_ranks(monkeypatch):  # type: ignore[no-untyped-def]
         seen.append({"group": group, "async_op": async_op, "sent": buffer.clone()})
         for other in OTHERS:
             buffer.add_(other[: buffer.numel()] / 3)
-        return _Work(buffer)
+        return Work(buffer)
 
     monkeypatch.setattr(capture_module.dist, "all_reduce", all_reduce)
     return seen
@@ -89,19 +56,19 @@ def _params(dtype: torch.dtype = torch.float64) -> dict[str, torch.Tensor]:
 
 
 def _capture(params: dict[str, torch.Tensor], **kw) -> Capture:  # type: ignore[no-untyped-def]
-    return Capture(names={id(p): n for n, p in params.items()}, process_group=_Group(3), **kw)
+    return Capture(names={id(p): n for n, p in params.items()}, process_group=Group(3), **kw)
 
 
 def test_the_hook_divides_by_the_world_size_then_sums_and_reads_the_average(three_ranks) -> None:
     params = _params()
     cap = _capture(params)
-    bucket = _Bucket(0, [params["0.bias"], params["0.weight"]])  # DDP's order, not the model's
+    bucket = Bucket(0, [params["0.bias"], params["0.weight"]])  # DDP's order, not the model's
     out = _hook(cap, bucket).wait()
     # this rank's 9, 3, 6 divided by 3, plus the others' thirds
     want = [9 / 3 + (0.5 + 1.5) / 3, 3 / 3 + (-1.0 + 4.0) / 3, 6 / 3 + (2.0 - 5.0) / 3]
     assert out.tolist() == pytest.approx(want)
     (call,) = three_ranks
-    assert call["async_op"] is True and isinstance(call["group"], _Group)
+    assert call["async_op"] is True and isinstance(call["group"], Group)
     assert call["sent"].tolist() == pytest.approx([3.0, 1.0, 2.0])  # divided before it went
     # named by identity, each split to its own shape
     assert cap.local["0.bias"].tolist() == [9.0]
@@ -119,8 +86,8 @@ def test_a_buckets_span_says_its_names_bytes_and_when_it_went_and_came_back(
     params = _params(dtype)
     seen = _Observer()
     cap = _capture(params, observer=seen)
-    _hook(cap, _Bucket(1, [params["0.weight"]])).wait()
-    _hook(cap, _Bucket(0, [params["0.bias"]])).wait()
+    _hook(cap, Bucket(1, [params["0.weight"]])).wait()
+    _hook(cap, Bucket(0, [params["0.bias"]])).wait()
     assert list(cap.bucket_spans) == [1, 0] and cap.fired == [1, 0]
     first, second = cap.bucket_spans[1], cap.bucket_spans[0]
     assert first["index"] == 1 and first["params"] == ["0.weight"]
@@ -142,7 +109,7 @@ def test_a_buckets_span_says_its_names_bytes_and_when_it_went_and_came_back(
 def test_a_step_without_values_copies_nothing_but_still_times_its_buckets(three_ranks) -> None:
     params = _params()
     cap = _capture(params, values=False)
-    out = _hook(cap, _Bucket(0, [params["0.weight"], params["0.bias"]])).wait()
+    out = _hook(cap, Bucket(0, [params["0.weight"], params["0.bias"]])).wait()
     want = [3 / 3 + (0.5 + 1.5) / 3, 6 / 3 + (-1 + 4) / 3, 9 / 3 + (2 - 5) / 3]
     assert out.tolist() == pytest.approx(want)
     assert cap.local == {} and cap.averaged == {}
@@ -154,7 +121,7 @@ def test_the_copies_are_the_values_sent_not_the_buffer_the_all_reduce_changed(
 ) -> None:
     params = _params()
     cap = _capture(params)
-    bucket = _Bucket(0, [params["0.weight"], params["0.bias"]])
+    bucket = Bucket(0, [params["0.weight"], params["0.bias"]])
     _hook(cap, bucket).wait()
     # the buffer itself now holds the average; the local copy kept what this rank had
     assert cap.local["0.weight"].flatten().tolist() == [3.0, 6.0]
@@ -162,7 +129,7 @@ def test_the_copies_are_the_values_sent_not_the_buffer_the_all_reduce_changed(
     # a later step reuses the buffers: the new values, not the old ones
     cap.reset()
     params["0.weight"].grad = torch.tensor([[30.0], [60.0]], dtype=torch.float64)
-    _hook(cap, _Bucket(0, [params["0.weight"], params["0.bias"]])).wait()
+    _hook(cap, Bucket(0, [params["0.weight"], params["0.bias"]])).wait()
     assert cap.local["0.weight"].flatten().tolist() == [30.0, 60.0]
     assert cap.local["0.bias"].tolist() == [9.0]
 
@@ -171,7 +138,7 @@ def test_reset_forgets_the_step_and_keeps_the_fired_list_the_loop_holds(three_ra
     params = _params()
     cap = _capture(params)
     fired = cap.fired
-    _hook(cap, _Bucket(0, [params["0.weight"]])).wait()
+    _hook(cap, Bucket(0, [params["0.weight"]])).wait()
     cap.on_grad_ready("0.weight")
     cap.reset()
     assert fired is cap.fired and fired == []
@@ -191,8 +158,8 @@ def test_ready_lists_each_gradient_in_the_order_it_was_accumulated() -> None:
 def test_copies_pair_each_fired_bucket_with_what_it_sent_and_got_back(three_ranks) -> None:
     params = _params()
     cap = _capture(params)
-    _hook(cap, _Bucket(1, [params["0.bias"]])).wait()
-    _hook(cap, _Bucket(0, [params["0.weight"]])).wait()
+    _hook(cap, Bucket(1, [params["0.bias"]])).wait()
+    _hook(cap, Bucket(0, [params["0.weight"]])).wait()
     (i1, sent1, got1), (i0, sent0, got0) = cap.copies()
     assert (i1, i0) == (1, 0)
     assert sent1["0.bias"].tolist() == [9.0]
@@ -213,7 +180,7 @@ def test_a_bucket_whose_average_never_came_back_pairs_with_nothing(monkeypatch) 
             return pending
 
     monkeypatch.setattr(capture_module.dist, "all_reduce", lambda *a, **k: _Never())
-    _hook(cap, _Bucket(0, [params["0.weight"]]))
+    _hook(cap, Bucket(0, [params["0.weight"]]))
     ((index, sent, got),) = cap.copies()
     assert index == 0 and sent["0.weight"].flatten().tolist() == [3.0, 6.0] and got == {}
     assert cap.bucket_spans[0]["finished"] is None and cap.allreduce_spans == []
@@ -224,10 +191,10 @@ def test_the_world_group_is_used_when_the_hook_was_given_none(monkeypatch) -> No
 
     def all_reduce(buffer, group=None, async_op=False):  # type: ignore[no-untyped-def]
         used.append(group)
-        return _Work(buffer)
+        return Work(buffer)
 
     monkeypatch.setattr(capture_module.dist, "all_reduce", all_reduce)
-    world = _Group(4)
+    world = Group(4)
     monkeypatch.setattr(capture_module.dist, "group", type("G", (), {"WORLD": world}))
     buffer = torch.tensor([8.0, -4.0])
     out = _allreduce(None, buffer).wait()

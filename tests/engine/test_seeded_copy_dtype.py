@@ -11,35 +11,7 @@ import torch
 
 from ddp_viz.engine import capture as capture_module
 from ddp_viz.engine.capture import Capture, _hook
-
-
-class _Bucket:
-    def __init__(self, index: int, params: list[torch.Tensor]) -> None:
-        self._index, self._params = index, params
-        self._buffer = torch.cat([p.grad.flatten() for p in params])
-
-    def index(self) -> int:
-        return self._index
-
-    def parameters(self) -> list[torch.Tensor]:
-        return self._params
-
-    def buffer(self) -> torch.Tensor:
-        return self._buffer
-
-
-class _Group:
-    def size(self) -> int:
-        return 1
-
-
-class _Work:
-    def __init__(self, result: torch.Tensor) -> None:
-        self.fut: torch.futures.Future = torch.futures.Future()
-        self.fut.set_result([result])
-
-    def get_future(self) -> torch.futures.Future:
-        return self.fut
+from tests.engine.hook_standins import Bucket, Group, Work
 
 
 def _param(dtype: torch.dtype, grad: list[float]) -> torch.Tensor:
@@ -52,15 +24,15 @@ def test_a_float64_bucket_after_a_float32_one_in_the_same_place_keeps_its_digits
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
-        capture_module.dist, "all_reduce", lambda buffer, group=None, async_op=False: _Work(buffer)
+        capture_module.dist, "all_reduce", lambda buffer, group=None, async_op=False: Work(buffer)
     )
     narrow = _param(torch.float32, [1.0, 2.0, 3.0])
     wide = _param(torch.float64, [1 + 1e-12, 2 - 1e-12, 1 / 3])
-    cap = Capture(names={id(narrow): "a.weight", id(wide): "b.weight"}, process_group=_Group())
-    _hook(cap, _Bucket(0, [narrow])).wait()
+    cap = Capture(names={id(narrow): "a.weight", id(wide): "b.weight"}, process_group=Group(1))
+    _hook(cap, Bucket(0, [narrow])).wait()
     assert cap.local["a.weight"].dtype == torch.float32
     cap.reset()  # the next step: the float64 bucket runs first, in the float32 one's place
-    _hook(cap, _Bucket(1, [wide])).wait()
+    _hook(cap, Bucket(1, [wide])).wait()
     for got in (cap.local["b.weight"], cap.averaged["b.weight"]):
         assert got.dtype == torch.float64
         assert got.tolist() == [1 + 1e-12, 2 - 1e-12, 1 / 3]
