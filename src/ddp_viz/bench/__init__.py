@@ -216,9 +216,7 @@ def _pipeline(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
     # state, and one burst of other work on the machine moved a round's ratio by up to 0.6;
     # every other case steadies for over a second in 500 steps
     steps = {2: 2000, 4: 500, 8: 500}
-    cases = [
-        (f"pipeline_ratio_{n}", "Linear", scenario_for(n, steps=steps[n])) for n in (2, 4, 8)
-    ]
+    cases = [(f"pipeline_ratio_{n}", "Linear", scenario_for(n, steps=steps[n])) for n in (2, 4, 8)]
     cases += [(f"mlp_ratio_{n}", "buckets MLP", _lesson_mlp(n, 500)) for n in (2, 4)]
     for key, what, scenario in cases:
         c = compare(scenario, reps)
