@@ -11,7 +11,16 @@ from typing import Any, Literal, TypedDict
 
 import pytest
 
+from ddp_viz.model import fieldcheck
 from ddp_viz.model.fieldcheck import ProtocolError, checked_fields
+
+
+@pytest.fixture(autouse=True)
+def compiled_afresh(monkeypatch):
+    """Each test compiles its class's checks itself: the compiled checks are cached per class
+    for the life of the process, so a test run after another that used the class would
+    otherwise test the first one's compilation, not this code's."""
+    monkeypatch.setattr(fieldcheck, "_COMPILED", {})
 
 
 class _Keys(TypedDict):
