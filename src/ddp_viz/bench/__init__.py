@@ -213,7 +213,7 @@ def _pipeline(fig: dict[str, Any], row: Callable[..., None], reps: int) -> None:
     from ddp_viz.bench.pipeline import compare
 
     # Linear at 2 ranks steps in under a millisecond, so 500 steps were half a second of steady
-    # state, and one burst of other work on the machine moved a round's ratio by up to 0.6;
+    # state, and one burst of other work on the machine moved a round's ratio by up to 0.4;
     # every other case steadies for over a second in 500 steps
     steps = {2: 2000, 4: 500, 8: 500}
     cases = [(f"pipeline_ratio_{n}", "Linear", scenario_for(n, steps=steps[n])) for n in (2, 4, 8)]
