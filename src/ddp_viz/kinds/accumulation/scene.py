@@ -69,10 +69,13 @@ class _Builder(StepFrameBuilder):
     # --- plan --------------------------------------------------------------------------------
     def build(self) -> StageFrame:
         title = self.plan_title()
-        if self.step is not None and not any(self.micro(r) for r in self.step.ranks):
-            self.place([*title, Line(NO_MICRO, Font(self.base), self.t.muted)])
+        ranks = self.step.ranks if self.step is not None else {}
+        if ranks and not any(self.micro(r) for r in ranks):  # a run without micro-batches
+            font = Font(self.base)
+            words = wrap_lines(NO_MICRO, font, self.ctx.width - 2 * self.pad, self.width)
+            self.place([*title, *(Line(line, font, self.t.muted) for line in words)])
             return self.frame
-        if self.step is None:
+        if not ranks:  # the step, or every rank's part of it, has not arrived yet
             self.place(title + self.caption(PHASES[self.phase], True, 2))
             return self.frame
         room = self.ctx.height - MIN_BELOW * self.small.px * LINE
@@ -125,10 +128,8 @@ class _Builder(StepFrameBuilder):
             left = f"Step {n}/{total} · {SHORT[phase]}"
         scale = f"loss ÷ {self.k}" if self.scaled else "loss not scaled"
         where = PLACEMENT.get(self.placement, self.placement)
-        rights = [
-            f"{self.k} micro-batches · {where} · {scale}",
-            f"{self.k} micro-batches · {where}",
-        ]
+        batches = f"{self.k} micro-batch" if self.k == 1 else f"{self.k} micro-batches"
+        rights = [f"{batches} · {where} · {scale}", f"{batches} · {where}"]
         return self.title(left, rights, self.t.muted)
 
     # --- the table ---------------------------------------------------------------------------
