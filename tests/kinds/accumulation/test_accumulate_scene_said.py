@@ -66,6 +66,14 @@ def test_the_title_says_the_recorded_placement_and_scale(name, right) -> None:
     assert text.text == right and text.color == THEME.muted
 
 
+def test_a_placement_this_version_does_not_name_is_shown_as_recorded() -> None:
+    events = load_recording(DEFAULT)
+    train = {**events[0].scenario["train"], "no_sync": "every_other"}
+    events = [replace(events[0], scenario={**events[0].scenario, "train": train}), *events[1:]]
+    f = frame(events, 0, 2, w=1800, h=900)
+    assert title_right(f).text == "3 micro-batches · every_other · loss ÷ 3"
+
+
 def test_a_run_recorded_without_a_train_table_reads_its_defaults() -> None:
     """A plain DDP recording (no ``[train]`` recorded) on the accumulation stage: one
     micro-batch a step, no no_sync(), the loss divided by 1, as TrainSpec's defaults ran it,
