@@ -128,3 +128,29 @@ def test_a_cell_of_counts_is_no_wider_than_twice_the_count(w, binds) -> None:
     (step,) = steps
     assert step <= 2 * widest + 1e-3
     assert (step == pytest.approx(2 * widest, abs=1e-2)) is binds
+
+
+@pytest.mark.parametrize("world", [4, 8])
+def test_the_buffers_type_grows_as_far_as_the_rows_fit_above_the_verdict(world) -> None:
+    # a stage wide enough that only its height limits the type: the largest of 1.6, 1.4 and
+    # 1.2 times the small type whose rows (a head and a row a rank, 1.25 lines each) fit
+    # between the heads' top and the verdict's line (1.5 lines of the small type)
+    for h in range(280, 690, 10):
+        ctx = SceneContext(1900, h, load_theme("light"), LESSON.phase_text, estimate_width)
+        small = max(ctx.min_px, max(ctx.base_px, ctx.min_px) * 0.9)
+        f = stage_frame(RECORDINGS[world], Cursor(1, 2), 1.0, ctx, "ring")
+        top = next(t for t in f.texts if t.text in ("chunk 0", "c0")).box.y
+        below = h - top - small * 1.3 * 1.5
+        rows = (world + 1) * 1.3 * 1.25
+        scale = next((s for s in (1.6, 1.4, 1.2) if rows * small * s <= below), 1.0)
+        assert f.text_with_key("rank0.chunk0").font.px == pytest.approx(small * scale), h
+    assert scale == 1.6  # the tallest of them has room for the largest
+
+
+@pytest.mark.parametrize("h", [240, 260, 280, 300])
+def test_a_short_stage_leaves_out_the_last_rows_rather_than_draw_past_its_bottom(h) -> None:
+    f = frame(4, 1, 2, 520, h, "projector")
+    drawn = [r for r in range(4) if f.text_with_key(f"rank{r}.chunk3") is not None]
+    assert drawn == list(range(len(drawn))) and 1 <= len(drawn) < 4, drawn
+    assert all(t.box.bottom <= h + 0.5 for t in f.texts), h
+    assert all(s.box.bottom <= h + 0.5 for s in f.shapes if s.key.startswith("rank")), h
