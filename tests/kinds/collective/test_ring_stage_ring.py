@@ -113,3 +113,51 @@ def test_a_ring_is_drawn_only_with_room_for_its_nodes_and_two_chips_apart(theme,
         assert side >= 9 * em - 1e-6, (w, h, side / em)
         assert chord >= 3.6 * 1.9 * em - 1e-6, (w, h, chord / em)
     assert drawn >= (1 if (world, theme) == (8, "projector") else 10), drawn
+
+
+@pytest.mark.parametrize(("world", "w", "h"), [(4, 400, 400), (4, 400, 900), (2, 360, 700)])
+def test_on_a_narrow_stage_the_ring_fills_the_room_under_the_buffers_centred(world, w, h):
+    # the buffers across the top (a head and a row a rank, 1.25 lines of the small type
+    # each), the ring's square 0.3 margins under them, as wide as the stage less its margins
+    # or as tall as the room left above the verdict's line and a margin; the verdict 0.3
+    # margins under the ring
+    last = 2 * world - 3
+    ctx = SceneContext(w, h, load_theme("light"), LESSON.phase_text, estimate_width)
+    base = max(ctx.base_px, ctx.min_px)
+    pad, em = base * 0.6, max(ctx.min_px, base * 0.9)
+    rec = record(load_recording(f"ring-{world}-ranks.jsonl"))
+    f = stage_frame(rec, Cursor(last, 2), 1.0, ctx, "ring")
+    top = next(t for t in f.texts if t.text in ("chunk 0", "c0")).box.y
+    assert f.text_with_key(f"rank{world - 1}.chunk0").box.y > top  # the buffers on top
+    rows_end = top + (world + 1) * em * 1.3 * 1.25
+    below = h - top - em * 1.3 * 1.5
+    side = min(below - (rows_end - top) - pad, w - 2 * pad)
+    at = centres(f)
+    cx = sum(x for x, _ in at.values()) / world
+    assert cx == pytest.approx(w / 2)
+    radius = side / 2 - 1.6 * base
+    box_y = rows_end + pad * 0.3
+    assert at[0] == pytest.approx((w / 2, box_y + side / 2 - radius))  # rank 0 on top
+    verdict = f.text_with_key("verdict")
+    assert verdict.box.y == pytest.approx(box_y + side + 0.3 * pad)
+
+
+def test_the_buffers_go_across_the_top_once_the_stage_is_tall_enough_for_them_and_a_ring():
+    # a stage too narrow for the ring beside the buffers: they go across the top (their type
+    # not grown) once the room above the verdict's line holds the buffers' rows (a head and
+    # a row a rank, 1.25 lines each) and 8 times the stage's base size more; below that the
+    # buffers alone, their type grown into the room
+    rec = record(load_recording("ring-2-ranks.jsonl"))
+    narrow = 0
+    for h in range(250, 292, 2):
+        ctx = SceneContext(360, h, load_theme("light"), LESSON.phase_text, estimate_width)
+        base = max(ctx.base_px, ctx.min_px)
+        em = max(ctx.min_px, base * 0.9)
+        f = stage_frame(rec, Cursor(1, 2), 1.0, ctx, "ring")
+        top = next(t for t in f.texts if t.text in ("chunk 0", "c0")).box.y
+        below = h - top - em * 1.3 * 1.5
+        across = below - 3 * em * 1.3 * 1.25 > base * 8
+        narrow += across
+        px = f.text_with_key("rank0.chunk0").font.px
+        assert (px == pytest.approx(em)) is across, h
+    assert 0 < narrow < 21  # heights on either side
