@@ -88,3 +88,24 @@ def test_before_the_ranks_report_each_phase_says_it_waits_under_its_caption(phas
     lowest = max(x.box.bottom for x in others)
     assert lowest <= t.box.y <= lowest + t.font.px
     assert t.box.x == min(x.box.x for x in others)
+
+
+def test_on_a_320_px_projector_gif_a_line_too_long_even_short_is_cut_where_it_must_be() -> None:
+    # none of a line's forms fits: its last, shortest form, cut to the longest start that
+    # still fits with its "…"
+    events = load_recording(FOUR)
+    saved = next(e for e in events if e.kind == "checkpoint_saved")
+    lesson = lesson_of("resuming")
+    ctx = SceneContext(320, 1000, load_theme("projector"), lesson.phase_text, estimate_width)
+    f = stage_frame(record(events), Cursor(0, 0), 1.0, ctx, lesson.scene)
+    room = 320 - 2 * max(ctx.base_px, ctx.min_px) * 0.6
+    shortest = {
+        "": "rank 0 saves → barrier → every rank loads",
+        "saved.bytes": f"step {saved.step}: {saved.bytes:,} bytes",
+        "loads": "✓ every rank loaded rank 0's weights",
+    }
+    for key, whole in shortest.items():
+        (t,) = [t for t in f.texts if t.key == key and t.text[:8] == whole[:8]]
+        assert estimate_width(whole, t.font) > room
+        n = max(n for n in range(2, len(whole)) if estimate_width(whole[:n] + "…", t.font) <= room)
+        assert t.text == whole[:n] + "…", key
