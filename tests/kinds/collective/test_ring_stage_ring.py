@@ -146,7 +146,7 @@ def test_the_buffers_go_across_the_top_once_the_stage_is_tall_enough_for_them_an
     # a stage too narrow for the ring beside the buffers: they go across the top (their type
     # not grown) once the room above the verdict's line holds the buffers' rows (a head and
     # a row a rank, 1.25 lines each) and 8 times the stage's base size more; below that the
-    # buffers alone, their type grown into the room
+    # buffers alone from the left margin, their type grown into the room
     rec = record(load_recording("ring-2-ranks.jsonl"))
     narrow = 0
     for h in range(250, 292, 2):
@@ -160,4 +160,8 @@ def test_the_buffers_go_across_the_top_once_the_stage_is_tall_enough_for_them_an
         narrow += across
         px = f.text_with_key("rank0.chunk0").font.px
         assert (px == pytest.approx(em)) is across, h
+        if not across:  # no room for a ring beside them: the buffers from the left margin
+            assert not any(s.kind == "ellipse" for s in f.shapes)
+            label = next(t for t in f.texts if t.text == "rank 0")
+            assert label.box.x == pytest.approx(base * 0.6), h
     assert 0 < narrow < 21  # heights on either side
