@@ -198,3 +198,20 @@ def test_an_eight_rank_verdict_is_said_only_where_its_line_fits(h) -> None:
     else:
         assert verdict.text == SHORT_OK
         assert lowest <= verdict.box.y and verdict.box.bottom <= h
+
+
+@pytest.mark.parametrize("world", [2, 4, 8])
+def test_a_step_not_arrived_yet_is_titled_with_the_half_it_belongs_to(world) -> None:
+    """While the cursor waits on a ring step no rank has reported, the title names the half
+    that step is in: the half the recording's own ring_step lines of that step say."""
+    events = load_recording(f"ring-{world}-ranks.jsonl")
+    halves = {e.step: e.phase for e in events if e.kind == "ring_step"}
+    assert set(halves.values()) == {"reduce_scatter", "all_gather"}
+    for step, half in sorted(halves.items()):
+        first = next(i for i, e in enumerate(events) if e.kind == "ring_step" and e.step == step)
+        f = frame(events[:first], step, 1)
+        assert WAITING in " ".join(texts(f)), step  # step not in yet
+        title = texts(f)[0]
+        assert title.startswith(f"Ring step {step + 1} of {len(halves)} · "), title
+        assert title.split(" · ")[1] == half.replace("_", "-"), (step, title)
+        assert f.section == ""  # the code view lights no loop while it waits

@@ -52,7 +52,10 @@ class _Builder(FrameBuilder):
     def build(self) -> StageFrame:
         step = self.cursor.step
         moves = self.col.steps.get(step, {})
-        phase = next(iter(moves.values())).phase if moves else ""
+        # a step not arrived yet is still in one half or the other: the schedule says which
+        # (the first world - 1 steps reduce-scatter, the rest all-gather)
+        waiting = ALL_GATHER if step >= self.world - 1 else ""
+        phase = next(iter(moves.values())).phase if moves else waiting
         half = "reduce-scatter" if phase != ALL_GATHER else "all-gather"
         self.frame.section = half if moves else ""  # the code view lights that loop only
         left = f"Ring step {step + 1} of {ring_steps(self.world)} · {half}"
