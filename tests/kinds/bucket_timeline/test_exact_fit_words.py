@@ -49,9 +49,7 @@ def test_the_norms_heading_is_the_long_one_while_it_fits_exactly(over, shown) ->
     assert head.text == shown
 
 
-@pytest.mark.parametrize(
-    ("over", "shown"), [(0.0, REBUILT), (-0.5, REBUILT), (0.5, REBUILT_SHORT)]
-)
+@pytest.mark.parametrize(("over", "shown"), [(0.0, REBUILT), (-0.5, REBUILT), (0.5, REBUILT_SHORT)])
 def test_the_rebuilt_layouts_heading_is_the_long_one_and_whole_while_it_fits(over, shown) -> None:
     p = pad()
     col_w = (W - 2 * p - p) / 2

@@ -190,7 +190,7 @@ def test_the_edges_are_inside_the_stage_sizes_the_window_allows() -> None:
     assert 420 < values_edge() < 760 and 420 < columns_edge() < 760
 
 
-@pytest.mark.parametrize("side", [-0.5, 0.5])
+@pytest.mark.parametrize("side", [-0.5, 0.0, 0.5])
 def test_the_averages_values_are_written_from_the_width_that_holds_them(side: float) -> None:
     rec = record(load_recording(TWO))
     names = [p.name for p in rec.params]
@@ -201,7 +201,7 @@ def test_the_averages_values_are_written_from_the_width_that_holds_them(side: fl
     xs = sorted({round(b[f"avgnorm.{n}"].x, 6) for n in names})
     assert len(xs) == 2  # two columns
     values = [t for t in frame.texts if t.key.startswith("avgnorm.")]
-    assert len(values) == (len(names) if side > 0 else 0)
+    assert len(values) == (len(names) if side >= 0 else 0)
     assert not [t for t in frame.texts if t.text.startswith("… ")]
     # without values each row's longest bar ends a quarter pad inside its column
     col_w = (w - 2 * PAD - PAD * 0.5) / 2
@@ -218,7 +218,7 @@ def test_the_averages_values_are_written_from_the_width_that_holds_them(side: fl
     assert_inside_and_apart(frame)
 
 
-@pytest.mark.parametrize("side", [-0.5, 0.5])
+@pytest.mark.parametrize("side", [-0.5, 0.0, 0.5])
 def test_below_the_columns_width_one_tensor_shows_and_the_rest_are_counted(side: float) -> None:
     rec = record(load_recording(TWO))
     names = [p.name for p in rec.params]
@@ -228,7 +228,7 @@ def test_below_the_columns_width_one_tensor_shows_and_the_rest_are_counted(side:
     b = bars(frame)
     more = [t for t in frame.texts if t.text.startswith("… ")]
     head = frame.text_with_key("grads.head")
-    if side > 0:  # every tensor, 4 columns, no values
+    if side >= 0:  # every tensor, 4 columns, no values
         assert {k for k in b if k.startswith("avgnorm.")} == {f"avgnorm.{n}" for n in names}
         assert len({round(b[f"avgnorm.{n}"].x, 6) for n in names}) == 4
         assert not more and not [t for t in frame.texts if t.key.startswith("avgnorm.")]
