@@ -135,6 +135,8 @@ def test_what_the_stage_keeps_of_the_phases_calls(where, caption, sizes, table, 
         form, words = table
         want |= _table(n, phase, words, joined=form == "joined")
     assert _said(f) == want, where
+    if sizes is not None:
+        assert f.text_with_key("calls.others").color == load_theme(theme).muted
     heads = [t for t in f.texts if t.key == "calls.head"]
     busy = [LABELS[x] for x in WAYS if _calls(n, x, phase)]
     assert [t.text for t in heads] == (busy if table else []), where
@@ -147,6 +149,9 @@ def test_what_the_stage_keeps_of_the_phases_calls(where, caption, sizes, table, 
         pad = FrameBuilder(ctx).pad
         left = min(t.box.x for t in f.texts if not t.key and t.text in ("inp", "hidden", "out"))
         assert left > w / 2 and heads[0].box.x > left
+        px = next(t.font.px for t in f.texts if not t.key and t.text == "inp")
+        right = max(t.box.right for t in f.texts if t.key.startswith("call."))
+        assert right == pytest.approx(w - pad - px * 0.5, abs=0.5), where  # flush right
         lanes = [s for s in f.shapes if s.key.startswith("lane.")]
         assert lanes and max(s.box.right for s in lanes) <= left - 1.5 * pad + 0.01
 
