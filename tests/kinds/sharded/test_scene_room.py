@@ -78,6 +78,15 @@ def _others(n: int, phase: int, sizes: bool) -> str:
     return "; ".join(parts + ([f"no collective: {', '.join(idle)}"] if idle else []))
 
 
+def _worst(n: int, way: str, step: int = 1) -> float:
+    lines = (DATA / f"sharded-{n}-ranks.jsonl").read_text().splitlines()
+    return max(
+        max(d["param_diff"], d["grad_diff"])
+        for d in map(json.loads, filter(None, lines))
+        if d["event"] == "sharded_step" and (d["way"], d["step"]) == (way, step)
+    )
+
+
 def _frame(n: int, theme: str, w: float, h: float, phase: int, progress: float = 1.0):
     ctx = SceneContext(w, h, load_theme(theme), LESSON.phase_text, estimate_width)
     return build(_rec(n), Cursor(1, phase), progress, ctx), ctx
@@ -141,6 +150,14 @@ def test_what_the_stage_keeps_of_the_phases_calls(where, caption, sizes, table, 
     busy = [LABELS[x] for x in WAYS if _calls(n, x, phase)]
     assert [t.text for t in heads] == (busy if table else []), where
     assert sorted(t.key for t in f.texts if t.key.startswith("check.")) == sorted(checks), where
+    both = f.text_with_key("check.both")
+    if both is not None:  # the worst difference of either way on any rank, at this step
+        most = max(_worst(n, w) for w in ("zero", "fsdp"))
+        said = f"within {most:.0e}" if most else "exactly equal"
+        assert both.text in (
+            f"✓ ZeRO-1 and FSDP2 train DDP's weights ({said})",
+            f"✓ ZeRO-1, FSDP2 = DDP ({said})",
+        ), (where, both.text)
     ranks = {t.text for t in f.texts if t.text in {f"r{r}" for r in range(n)}}
     assert ranks == {f"r{r}" for r in range(n)}, where  # every lane keeps its label
     title = f.text_with_key("lanes.title")
@@ -197,3 +214,21 @@ def test_a_head_keeps_the_stage_type_only_with_half_a_type_to_spare(w, shrunk) -
     for a, b in itertools.pairwise(heads):
         assert b.box.x - a.box.right >= px * 0.5 - 0.01, (w, a.text)
     assert (heads[1].font.px < px) == shrunk, w
+
+
+@pytest.mark.parametrize("theme", ["light", "projector"])
+@pytest.mark.parametrize("w", [600, 700, 800, 889, 1100, 1341, 1920])
+def test_the_idle_ways_note_keeps_a_type_clear_of_the_heads_or_goes(theme, w) -> None:
+    """The forward phase: FSDP2's column alone, DDP and ZeRO-1 named in a note on the
+    table's right only where it stays a type's width clear of the heads."""
+    f, _ = _frame(2, theme, w, 900, 1)
+    heads = [t for t in f.texts if t.key == "calls.head"]
+    assert [t.text for t in heads] == ["FSDP2"]
+    note = f.text_with_key("calls.idle")
+    px = next(t.font.px for t in f.texts if not t.key and t.text == "inp")
+    # on a projector the note would come within a type of the head below 800 px
+    assert (note is None) == (theme == "projector" and w < 800), (theme, w)
+    if note is None:
+        return
+    assert note.text == "no collective: DDP, DDP + ZeRO-1"
+    assert note.box.x >= heads[-1].box.right + px - 0.01, (theme, w)
