@@ -171,6 +171,11 @@ def test_what_the_stage_keeps_of_the_phases_calls(where, caption, sizes, table, 
         assert right == pytest.approx(w - pad - px * 0.5, abs=0.5), where  # flush right
         lanes = [s for s in f.shapes if s.key.startswith("lane.")]
         assert lanes and max(s.box.right for s in lanes) <= left - 1.5 * pad + 0.01
+        # the lanes' lines end half a "8888" short of the lanes' right, 1.5 pads left of it
+        rules = [s for s in f.shapes if s.kind == "line" and s.points[0][1] == s.points[1][1]]
+        ends = [s.points[1][0] for s in rules if s.points[1][0] < left]
+        room = estimate_width("8888", heads[0].font) / 2
+        assert max(ends) == pytest.approx(left - 1.5 * pad - room, abs=0.01), where
 
 
 def test_the_caption_and_the_idle_ways_come_back_once_there_is_room() -> None:
