@@ -129,6 +129,8 @@ CASES = [
     ((4, "projector", 1100, 696, 2), True, None, ("lines", SHORT), []),
     ((8, "projector", 1920, 550, 1), True, None, ("joined", LONG), []),
     ((4, "light", 889, 495, 2), True, None, ("joined", SHORT), []),
+    # the smallest stage: the forward keeps its caption (no check line to make room for)
+    ((2, "projector", 420, 300, 1), True, None, None, []),
 ]
 
 
