@@ -131,6 +131,9 @@ CASES = [
     ((4, "light", 889, 495, 2), True, None, ("joined", SHORT), []),
     # the smallest stage: the forward keeps its caption (no check line to make room for)
     ((2, "projector", 420, 300, 1), True, None, None, []),
+    # the backward's caption gives way a pixel short of the lanes' need (4 ranks)
+    ((4, "projector", 420, 323, 2), False, None, None, []),
+    ((4, "projector", 420, 324, 2), True, None, None, []),
 ]
 
 
