@@ -21,9 +21,9 @@ from ddp_viz.model.scenes import SceneContext
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import DATA, load_recording
+from tests.kinds.sharded.words import SHORT
 
 NAME = "sharded-4-ranks.jsonl"
-SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
 
 
 def test_ten_thousand_bytes_are_said_in_kilobytes() -> None:

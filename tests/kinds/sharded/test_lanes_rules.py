@@ -27,6 +27,7 @@ from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import DATA, load_recording
+from tests.kinds.sharded.words import SHORT
 
 
 @pytest.mark.parametrize(
@@ -155,9 +156,6 @@ def test_at_8_ranks_a_merged_lane_says_how_many_broadcasts_and_their_numbers(pro
         right = max(s.box.right for s in bars)
         left = min(s.box.x for s in bars)
         assert t.box.x >= right or t.box.right <= left  # after its last bar or before its first
-
-
-SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
 
 
 def _size(n: int) -> str:

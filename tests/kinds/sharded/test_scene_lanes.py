@@ -18,9 +18,9 @@ from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import DATA, load_recording
+from tests.kinds.sharded.words import PHASES, SHORT
 
 INK = {"all_gather": "accent", "reduce_scatter": "bad", "all_reduce": "ok", "broadcast": "text"}
-PHASES = ("holds", "forward", "backward", "step")
 
 
 def _frame(name, theme, w, h, phase, step=1, progress=1.0):
@@ -195,9 +195,6 @@ def test_no_verdict_before_the_step(phase) -> None:
     for name, theme, w, h, *_ in PLANS:
         f = _frame(name, theme, w, h, phase)
         assert not [t for t in f.texts if t.key.startswith("check.")], (name, w, h)
-
-
-SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
 
 
 @pytest.mark.parametrize(("theme", "w"), [("light", 600), ("projector", 520)])

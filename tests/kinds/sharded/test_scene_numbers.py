@@ -20,17 +20,10 @@ from ddp_viz.model.scenes import SceneContext
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import DATA, load_recording
+from tests.kinds.sharded.words import LABELS, LONG, PHASES, SHORT, WAYS
 
 NAME = "sharded-4-ranks.jsonl"
-WAYS = ("ddp", "zero", "fsdp")
-LABELS = {"ddp": "DDP", "zero": "DDP + ZeRO-1", "fsdp": "FSDP2"}
 WHAT = ("params", "grads", "state")
-PHASES = ("holds", "forward", "backward", "step")
-SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
-LONG = {"all_reduce": "all-reduce", "all_gather": "all-gather"} | {
-    "broadcast": "broadcast",
-    "reduce_scatter": "reduce-scatter",
-}
 LIGHT = load_theme("light")
 
 

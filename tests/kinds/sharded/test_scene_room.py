@@ -20,16 +20,9 @@ from ddp_viz.model.scenes.base import FrameBuilder
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import DATA, load_recording
+from tests.kinds.sharded.words import LABELS, LONG, PHASES, SHORT, WAYS
 
-WAYS = ("ddp", "zero", "fsdp")
-LABELS = {"ddp": "DDP", "zero": "DDP + ZeRO-1", "fsdp": "FSDP2"}
-PHASES = ("holds", "forward", "backward", "step")
 KEYS = ("shards", "local", "allreduce", "step")
-SHORT = {"all_reduce": "AR", "broadcast": "bcast", "all_gather": "AG", "reduce_scatter": "RS"}
-LONG = {"all_reduce": "all-reduce", "broadcast": "broadcast"} | {
-    "all_gather": "all-gather",
-    "reduce_scatter": "reduce-scatter",
-}
 LESSON = load_lesson("sharded")
 _RECS: dict[int, object] = {}
 
