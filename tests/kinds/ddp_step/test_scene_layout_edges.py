@@ -1,0 +1,105 @@
+"""The DDP step stage's lanes at the edges of their layout rules, against reviewed copies.
+
+``tests/kinds/test_stage_layouts.py`` holds three stage sizes; the lanes' rules (the data
+table down the left or folded or laid across the top, a header row over four columns or six
+columns, the labels shrinking before the numbers, one row a lane when the tensors take turns)
+flip between sizes it does not reach. Here each of several recordings (two to eight ranks, one
+to many tensors) is drawn on narrow and wide, short and tall stages either side of those
+thresholds, in the light and the projector theme, and every shape's and text's box is held
+(to a tenth of a pixel) against ``tests/data/layouts/ddp_step_edges/``. A column that loses
+its pad, a chip measured on the wrong words, a table folded one size too early: each moves a
+line. After a change meant to move things, write the copies again and look at what moved::
+
+    DDP_VIZ_WRITE_LAYOUTS=1 .venv/bin/python -m pytest \
+        tests/kinds/ddp_step/test_scene_layout_edges.py
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import replace
+
+import pytest
+
+from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.scenes import SceneContext, stage_frame
+from ddp_viz.model.theme import load_theme
+from ddp_viz.model.timeline import Cursor, record
+from tests.conftest import DATA, load_recording
+from tests.kinds.test_conformance import lesson_of
+from tests.kinds.test_stage_layouts import layout_lines
+
+KEPT = DATA / "layouts" / "ddp_step_edges"
+RECORDINGS = [
+    "four-ranks-3-steps.jsonl",
+    "uneven-3-ranks.jsonl",
+    "mlp-2-ranks-3-steps.jsonl",
+    "every-parameter-8-ranks.jsonl",
+]
+# narrow and wide, short and tall: the table folds, runs across the top or down the left;
+# a header row wins on a narrow tall stage, six columns on a wide short one
+SIZES = [
+    ("light", 420, 700),
+    ("light", 640, 900),
+    ("light", 760, 360),
+    ("light", 1000, 520),
+    ("light", 1500, 640),
+    ("light", 2200, 420),
+    ("light", 1800, 300),
+    ("light", 2400, 240),
+    ("light", 1300, 260),
+    ("light", 3000, 330),
+    ("light", 600, 260),
+    ("light", 900, 230),
+    ("projector", 889, 700),
+    ("projector", 1280, 800),
+    ("projector", 1280, 720),
+    ("projector", 1100, 560),
+    ("projector", 1920, 1080),
+    ("projector", 2560, 900),
+]
+
+
+def render(name: str) -> str:
+    rec = record(load_recording(name))
+    lesson = lesson_of("ddp_step")
+    parts = []
+    for theme, w, h in SIZES:
+        ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
+        for page in (0, 1) if theme == "projector" else (0,):
+            for phase in (2, 3):
+                paged = replace(ctx, page=page)
+                frame = stage_frame(rec, Cursor(1, phase), 0.5, paged, lesson.scene)
+                head = f"# {name}, {theme} {w}x{h}, step 1 phase {phase}, page {page}"
+                # the texts' boxes (where each word and number sits) say where the columns are
+                lines = [t for t in layout_lines(frame) if not t.startswith("S ")]
+                parts.append(head + "\n" + "\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def _frames(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for block in text.split("\n\n"):
+        head, _, body = block.partition("\n")
+        out[head] = body.splitlines()
+    return out
+
+
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_the_lanes_are_drawn_where_they_were_reviewed_at_each_edge(name: str) -> None:
+    path = KEPT / f"{name.removesuffix('.jsonl')}.txt"
+    got = render(name)
+    if os.environ.get("DDP_VIZ_WRITE_LAYOUTS"):
+        KEPT.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+    assert path.exists(), f"no reviewed layout for {name}: DDP_VIZ_WRITE_LAYOUTS=1"
+    want = _frames(path.read_text(encoding="utf-8"))
+    have = _frames(got)
+    assert list(have) == list(want), "the frames drawn are not the frames reviewed"
+    for head, lines in have.items():
+        if lines != want[head]:
+            diff = difflib.unified_diff(
+                want[head], lines, "reviewed", "drawn now", n=1, lineterm=""
+            )
+            pytest.fail(f"{head}\n" + "\n".join(list(diff)[:40]))
