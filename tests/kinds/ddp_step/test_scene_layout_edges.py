@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import pytest
 
-from ddp_viz.model.frame import estimate_width
+from ddp_viz.model.frame import Font, estimate_width
 from ddp_viz.model.scenes import SceneContext, stage_frame
 from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
@@ -61,17 +61,31 @@ SIZES = [
 ]
 
 
+def shaped_width(text: str, font: Font) -> float:
+    """A measure nearer the window's fonts than ``estimate_width``: capitals wider than small
+    letters, mono digits alike, bold wider; words measured in the wrong case or font then
+    move the columns, as they would in the window."""
+    if font.mono:
+        per = [0.6] * len(text)
+    else:
+        per = [0.72 if c.isupper() else 0.3 if c in " ,.:()" else 0.55 for c in text]
+    return sum(per) * font.px * (1.08 if font.bold else 1.0)
+
+
 def render(name: str) -> str:
     rec = record(load_recording(name))
     lesson = lesson_of("ddp_step")
     parts = []
-    for theme, w, h in SIZES:
-        ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, estimate_width)
+    for (theme, w, h), measure in [(s, estimate_width) for s in SIZES] + [
+        (s, shaped_width) for s in SIZES[::2]
+    ]:
+        ctx = SceneContext(w, h, load_theme(theme), lesson.phase_text, measure)
         for page in (0, 1) if theme == "projector" else (0,):
             for phase in (2, 3):
                 paged = replace(ctx, page=page)
                 frame = stage_frame(rec, Cursor(1, phase), 0.5, paged, lesson.scene)
-                head = f"# {name}, {theme} {w}x{h}, step 1 phase {phase}, page {page}"
+                where = f"{theme} {w}x{h} {measure.__name__}"
+                head = f"# {name}, {where}, step 1 phase {phase}, page {page}"
                 # the texts' boxes (where each word and number sits) say where the columns are
                 lines = [t for t in layout_lines(frame) if not t.startswith("S ")]
                 parts.append(head + "\n" + "\n".join(lines) + "\n")
