@@ -117,3 +117,36 @@ def test_the_lanes_are_drawn_where_they_were_reviewed_at_each_edge(name: str) ->
                 want[head], lines, "reviewed", "drawn now", n=1, lineterm=""
             )
             pytest.fail(f"{head}\n" + "\n".join(list(diff)[:40]))
+
+
+def _strip_lines(name: str) -> str:
+    """Where the data rows and rank 0's label sit as the stage narrows: the rows run across
+    the top in one line, then two, then fold away, at widths a step apart."""
+    rec = record(load_recording(name))
+    lesson = lesson_of("ddp_step")
+    out = []
+    for measure in (estimate_width, shaped_width):
+        for w in range(200, 820, 12):
+            for h in (420, 900):
+                ctx = SceneContext(w, h, load_theme("light"), lesson.phase_text, measure)
+                frame = stage_frame(rec, Cursor(1, 2), 0.5, ctx, lesson.scene)
+                boxes = [
+                    f"{t.text.split(':')[0]}@{t.box.x:.1f},{t.box.y:.1f}"
+                    for t in frame.texts
+                    if t.text == "data (x, y)"
+                    or t.text.split(":")[0].isdigit()
+                    or t.text == "rank 0"
+                ]
+                out.append(f"{measure.__name__} {w}x{h}: " + " ".join(boxes))
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("name", ["four-ranks-3-steps.jsonl", "mlp-2-ranks-3-steps.jsonl"])
+def test_the_data_rows_fold_into_lines_at_the_widths_reviewed(name: str) -> None:
+    path = KEPT / f"strip-{name.removesuffix('.jsonl')}.txt"
+    got = _strip_lines(name)
+    if os.environ.get("DDP_VIZ_WRITE_LAYOUTS"):
+        path.write_text(got, encoding="utf-8")
+    want = path.read_text(encoding="utf-8").splitlines()
+    for a, b in zip(want, got.splitlines(), strict=True):
+        assert a == b
