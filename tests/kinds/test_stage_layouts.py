@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -98,14 +99,13 @@ def _frames(text: str) -> dict[str, list[str]]:
     return out
 
 
-@pytest.mark.parametrize("kind_id", kind_ids())
-def test_each_kinds_stage_is_drawn_where_it_was_reviewed(kind_id: str) -> None:
-    path = KEPT / f"{kind_id}.txt"
-    got = render(kind_id)
+def assert_as_reviewed(path: Path, got: str, what: str) -> None:
+    """``got`` frame by frame against the reviewed copy at ``path`` (written afresh with
+    ``DDP_VIZ_WRITE_LAYOUTS=1``); a difference fails with the frame and its lines."""
     if os.environ.get("DDP_VIZ_WRITE_LAYOUTS"):
-        KEPT.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(got, encoding="utf-8")
-    assert path.exists(), f"no reviewed layout for {kind_id}: DDP_VIZ_WRITE_LAYOUTS=1"
+    assert path.exists(), f"no reviewed layout for {what}: DDP_VIZ_WRITE_LAYOUTS=1"
     want = _frames(path.read_text(encoding="utf-8"))
     have = _frames(got)
     assert list(have) == list(want), "the frames drawn are not the frames reviewed"
@@ -114,7 +114,12 @@ def test_each_kinds_stage_is_drawn_where_it_was_reviewed(kind_id: str) -> None:
             diff = difflib.unified_diff(
                 want[head], lines, "reviewed", "drawn now", n=1, lineterm=""
             )
-            pytest.fail(f"{kind_id}: {head}\n" + "\n".join(list(diff)[:40]))
+            pytest.fail(f"{what}: {head}\n" + "\n".join(list(diff)[:40]))
+
+
+@pytest.mark.parametrize("kind_id", kind_ids())
+def test_each_kinds_stage_is_drawn_where_it_was_reviewed(kind_id: str) -> None:
+    assert_as_reviewed(KEPT / f"{kind_id}.txt", render(kind_id), kind_id)
 
 
 def test_a_moved_box_or_a_lost_shape_is_a_different_layout() -> None:

@@ -16,7 +16,6 @@ line. After a change meant to move things, write the copies again and look at wh
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import replace
 
@@ -28,7 +27,7 @@ from ddp_viz.model.theme import load_theme
 from ddp_viz.model.timeline import Cursor, record
 from tests.conftest import DATA, load_recording
 from tests.kinds.test_conformance import lesson_of
-from tests.kinds.test_stage_layouts import layout_lines
+from tests.kinds.test_stage_layouts import assert_as_reviewed, layout_lines
 
 KEPT = DATA / "layouts" / "ddp_step_edges"
 RECORDINGS = [
@@ -92,31 +91,9 @@ def render(name: str) -> str:
     return "\n".join(parts)
 
 
-def _frames(text: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for block in text.split("\n\n"):
-        head, _, body = block.partition("\n")
-        out[head] = body.splitlines()
-    return out
-
-
 @pytest.mark.parametrize("name", RECORDINGS)
 def test_the_lanes_are_drawn_where_they_were_reviewed_at_each_edge(name: str) -> None:
-    path = KEPT / f"{name.removesuffix('.jsonl')}.txt"
-    got = render(name)
-    if os.environ.get("DDP_VIZ_WRITE_LAYOUTS"):
-        KEPT.mkdir(parents=True, exist_ok=True)
-        path.write_text(got, encoding="utf-8")
-    assert path.exists(), f"no reviewed layout for {name}: DDP_VIZ_WRITE_LAYOUTS=1"
-    want = _frames(path.read_text(encoding="utf-8"))
-    have = _frames(got)
-    assert list(have) == list(want), "the frames drawn are not the frames reviewed"
-    for head, lines in have.items():
-        if lines != want[head]:
-            diff = difflib.unified_diff(
-                want[head], lines, "reviewed", "drawn now", n=1, lineterm=""
-            )
-            pytest.fail(f"{head}\n" + "\n".join(list(diff)[:40]))
+    assert_as_reviewed(KEPT / f"{name.removesuffix('.jsonl')}.txt", render(name), name)
 
 
 def _strip_lines(name: str) -> str:
