@@ -52,7 +52,7 @@ class EngineClient:
 
     def __init__(self, stderr: Any = None, skim: frozenset[str] = frozenset()) -> None:
         """``skim``: kinds of event handed over as :class:`Skimmed` with their line, not
-        decoded (see :class:`LineDecoder`)."""
+        decoded, each run of them in a row as one (see :meth:`LineDecoder.batch`)."""
         self._skim = skim
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
@@ -79,8 +79,7 @@ class EngineClient:
         while chunk := self.proc.stdout.read1(1 << 16):
             decoder.feed(chunk)
             batch = []
-            while (pair := decoder.next_with_line()) is not None:
-                item, raw = pair
+            for item, raw in decoder.batch():  # skimmed lines in a row come as one
                 if isinstance(item, protocol.ProtocolError):
                     self.bad_lines.append(str(item))
                 else:

@@ -55,6 +55,25 @@ def test_run_json_is_the_event_stream() -> None:
     assert second["event"] == "engine_ready"
 
 
+@pytest.mark.gloo
+def test_run_json_passes_every_line_of_a_long_run_whole_and_in_order() -> None:
+    """The steps' lines go through in bursts (a run of them as one write): none lost, none
+    cut or joined, each rank's steps in order, the run's own events decoded in their place."""
+    res = cli("run", "--json", "--world-size", "3", "--steps", "150")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    events = [protocol.decode(line) for line in lines[1:]]  # after the header
+    steps: dict[int, list[int]] = {}
+    for e in events:
+        if isinstance(e, protocol.Timing):
+            steps.setdefault(e.rank, []).append(e.step)
+    assert steps == {rank: list(range(150)) for rank in range(3)}
+    assert isinstance(events[-1], protocol.RunFinished) and events[-1].steps_completed == 150
+    started = [i for i, e in enumerate(events) if isinstance(e, protocol.RunStarted)]
+    first_step = min(i for i, e in enumerate(events) if isinstance(e, protocol.Timing))
+    assert len(started) == 1 and started[0] < first_step
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [

@@ -80,3 +80,42 @@ def test_only_the_kinds_skimmed_pass_undecoded() -> None:
     other = LineDecoder(frozenset({"timing"}))
     other.feed(LINE + b"\n")
     assert other.next() == END
+
+
+def _line(kind: str, n: int) -> bytes:
+    """A line as encode writes it, for a kind the decoder skims (never decoded)."""
+    return b'{"event":"' + kind.encode() + b'","n":' + str(n).encode() + b"}"
+
+
+def test_a_batch_hands_over_each_run_of_skimmed_lines_as_one_in_its_place() -> None:
+    d = LineDecoder(frozenset({"timing", "params"}))
+    first, second, third = _line("params", 1), _line("timing", 2), _line("timing", 3)
+    fourth = _line("params", 4)
+    d.feed(first + b"\n" + second + b"\n\n" + third + b"\n" + LINE + b"\nnot json\n")
+    d.feed(fourth + b"\n" + _line("timing", 5))  # the last line has no end yet
+    (run, end, bad, last) = d.batch()
+    assert run == (Skimmed("params", 3), first + b"\n" + second + b"\n" + third)
+    assert end == (END, LINE)  # decoded, between the two runs, as before
+    assert isinstance(bad[0], ProtocolError) and bad[1] == b"not json"
+    assert last == (Skimmed("params", 1), fourth)
+    assert d.batch() == []
+    d.feed(b"\n")
+    assert d.batch() == [(Skimmed("timing", 1), _line("timing", 5))]
+
+
+def test_a_batch_of_a_decoder_that_skims_nothing_is_its_lines_one_by_one() -> None:
+    d = LineDecoder()
+    d.feed(LINE + b"\n" + LINE + b"\n")
+    assert d.batch() == [(END, LINE), (END, LINE)]
+    d.feed(LINE + b"\n" + b"y" * (MAX_BUFFER + 1))
+    (end, (error, raw)) = d.batch()
+    assert end == (END, LINE) and isinstance(error, ProtocolError) and raw == b""
+
+
+def test_a_batch_that_ends_in_a_run_of_one_kind_names_it() -> None:
+    d = LineDecoder(frozenset({"timing", "params"}))
+    d.feed(LINE + b"\n" + _line("timing", 1) + b"\n" + _line("params", 2) + b"\n")
+    assert d.batch() == [
+        (END, LINE),
+        (Skimmed("timing", 2), _line("timing", 1) + b"\n" + _line("params", 2)),
+    ]
