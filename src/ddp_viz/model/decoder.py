@@ -80,20 +80,20 @@ class LineDecoder:
         once: a write, a queue item and a check per line were most of its CPU, on the cores
         the ranks train on."""
         out: list[tuple[Item, bytes]] = []
-        run: list[bytes] = []
-        first = ""
-        while (pair := self.next_with_line()) is not None:
-            item, raw = pair
-            if isinstance(item, Skimmed):
-                first = first if run else item.kind
-                run.append(raw)
-                continue
+        run: list[tuple[str, bytes]] = []  # the skimmed lines in a row so far: kind, line
+
+        def end_run() -> None:
             if run:
-                out.append((Skimmed(first, len(run)), b"\n".join(run)))
-                run = []
+                out.append((Skimmed(run[0][0], len(run)), b"\n".join(raw for _, raw in run)))
+                run.clear()
+
+        while (pair := self.next_with_line()) is not None:
+            if isinstance(pair[0], Skimmed):
+                run.append((pair[0].kind, pair[1]))
+                continue
+            end_run()
             out.append(pair)
-        if run:
-            out.append((Skimmed(first, len(run)), b"\n".join(run)))
+        end_run()
         return out
 
     def drain(self) -> list[Item]:
