@@ -188,14 +188,22 @@ def test_world_size_and_settings_must_all_match() -> None:
 
 
 def test_the_conditions_read_as_words_in_the_prompt() -> None:
+    """In the form's words (its labels and its choices), so the learner knows what to set; a
+    setting the form does not show by its last key."""
     q = Quantity(
         world_size=4,
         bucket_cap_mb=0.25,
         when=(("train.no_sync", "backward_only"), ("train.find_unused", True), ("lr", 0.5)),
     )
     assert q.conditions() == (
-        ' with 4 ranks and bucket_cap_mb = 0.25 and no_sync = "backward_only"'
-        " and find_unused = true and lr = 0.5"
+        " with 4 ranks and Bucket (MiB) = 0.25 and no_sync() = backward only"
+        " and find_unused = true and Learning rate = 0.5"
+    )
+    placed = Quantity(when=(("train.no_sync", "forward_and_backward"), ("train.accumulate", 3)))
+    assert placed.conditions() == " with no_sync() = fwd + backward and Micro-batches = 3"
+    # a value with no word of its own is shown as the file has it
+    assert Quantity(when=(("train.no_sync", "never"),)).conditions() == (
+        ' with no_sync() = "never"'
     )
     assert Quantity(world_size=3).conditions() == " with 3 ranks"
     assert Quantity(when=(("ddp.static_graph", False),)).conditions() == (
@@ -206,10 +214,13 @@ def test_the_conditions_read_as_words_in_the_prompt() -> None:
 def test_the_mismatch_names_what_this_run_has_instead() -> None:
     q = Quantity(world_size=4, bucket_cap_mb=0.25, when=(("train.no_sync", "backward_only"),))
     assert q.mismatch(_run(3, ddp={"bucket_cap_mb": 25}, train={})) == (
-        "3 ranks and bucket_cap_mb = 25 and no no_sync"
+        "3 ranks and Bucket (MiB) = 25 and no no_sync()"
     )
     assert q.mismatch(_run(4, ddp={"bucket_cap_mb": 0.25}, train={"no_sync": "never"})) == (
-        'no_sync = "never"'
+        'no_sync() = "never"'
+    )
+    assert q.mismatch(_run(4, ddp={"bucket_cap_mb": 0.25}, train={"no_sync": "none"})) == (
+        "no_sync() = none"
     )
     both = _run(4, ddp={"bucket_cap_mb": 0.25}, train={"no_sync": "backward_only"})
     assert q.mismatch(both) == ""
@@ -234,7 +245,9 @@ def test_a_setting_compares_as_a_number_a_flag_or_a_word() -> None:
 
 def test_a_dotted_setting_under_a_value_that_is_not_a_table_is_missing() -> None:
     q = Quantity(when=(("train.no_sync", "never"),))
-    assert q.mismatch(_run(train="never")) == "no no_sync"
+    assert q.mismatch(_run(train="never")) == "no no_sync()"
+    unshown = Quantity(when=(("train.find_unused", True),))  # no label: its last key
+    assert unshown.mismatch(_run(train="x")) == "no find_unused"
 
 
 # --- which step reveals a quantity -------------------------------------------------------

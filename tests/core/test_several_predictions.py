@@ -48,7 +48,7 @@ def test_both_predictions_lock_and_each_is_graded_by_its_own_run() -> None:
     play(s, "uneven-join.jsonl")  # join = true: the join question's run, not the rank one's
     notes = v.called("show_prediction_note")
     assert [q.id for q, _ in notes] == [rank_q.id]  # only the guess this run is not about
-    assert "join = true" in notes[0][1] and "no debug" in notes[0][1]
+    assert "Join = true" in notes[0][1] and "no Find the hang" in notes[0][1]
     walk_all(s)
     # the join average from the raw events: rank 1's averaged weight gradient in step 4
     (avg,) = [

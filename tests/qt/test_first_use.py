@@ -226,9 +226,9 @@ def test_the_escape_after_enter_leaves_the_field_and_the_next_cancels(qtbot, win
 
 
 def test_an_error_names_a_field_as_its_label_does(window):
-    from PySide6.QtWidgets import QFormLayout
+    from PySide6.QtWidgets import QCheckBox, QFormLayout
 
-    from ddp_viz._qt.form_labels import NAMES
+    from ddp_viz.model.field_labels import NAMES, field_label
 
     checked = 0
     for layout in window.form.findChildren(QFormLayout):
@@ -237,4 +237,21 @@ def test_an_error_names_a_field_as_its_label_does(window):
             if label is not None and key in NAMES:
                 assert NAMES[key] == label.text(), key
                 checked += 1
+    # every field the form shows, a kind's too, by the words on screen (a check box by its own)
+    for lesson, key, words in [
+        ("accumulate-with-no-sync", "train.no_sync", "no_sync()"),
+        ("accumulate-with-no-sync", "train.scale_loss", "loss ÷ k"),
+    ]:
+        window.set_lesson(lesson)
+        widget = window.form._fields()[key]
+        shown = (
+            widget.text()
+            if isinstance(widget, QCheckBox)
+            else next(
+                lay.labelForField(widget).text()
+                for lay in window.form.findChildren(QFormLayout)
+                if lay.labelForField(widget) is not None
+            )
+        )
+        assert field_label(key) == shown == words, key
     assert checked >= 5  # World size, Steps, Learning rate, the initial values, Bucket…

@@ -18,19 +18,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
-from ddp_viz.model import registry
-
-NAMES = {
-    "world_size": "World size",
-    "steps": "Steps",
-    "lr": "Learning rate",
-    "init_weight": "Initial weight",
-    "init_bias": "Initial bias",
-    "ddp.bucket_cap_mb": "Bucket (MiB)",
-    "x": "x (data)",
-    "y": "y (data)",
-}
-
+from ddp_viz.model.field_labels import field_label
 
 HELP = "ddp_viz_help"  # a field's own tooltip, shown again once its error is fixed
 
@@ -53,8 +41,7 @@ def label(key: str) -> str:
     if "[" in key:
         col, idx = key.split("[")
         return f"{col} in row {int(idx.rstrip(']')) + 1}"
-    kinds = {k: v for kind in registry.kinds() for k, v in kind.field_names.items()}
-    return NAMES.get(key) or kinds.get(key, key)
+    return field_label(key)
 
 
 def float_or_text(text: str) -> float | str:

@@ -107,6 +107,12 @@ def with_run_epochs(values: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 PLACEMENTS = ("none", "forward_and_backward", "backward_only")
+# what the form calls each placement (short: the form's column is narrow)
+PLACEMENT_LABELS = {
+    "none": "none",
+    "forward_and_backward": "fwd + backward",
+    "backward_only": "backward only",
+}
 MAX_ACCUMULATE = 64
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ddp_viz.model import registry
+from ddp_viz.model.field_labels import choice_label, field_label
 from ddp_viz.model.tensors import close, tensor_sample
 from ddp_viz.model.timeline import RunRecord
 
@@ -75,6 +76,17 @@ def _shown(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
+def _name(key: str) -> str:
+    """A setting as the form labels it (its last key for one the form does not show)."""
+    return field_label(key, unnamed=key.split(".")[-1])
+
+
+def _said(key: str, value: Any) -> str:
+    """``Micro-batches = 3``, ``no_sync() = backward only``: what the learner sets, in the
+    form's words, not the scenario file's keys and values."""
+    return f"{_name(key)} = {choice_label(key, value) or _shown(value)}"
+
+
 @dataclass(frozen=True)
 class Quantity:
     """One recorded number: ``what`` of parameter ``param`` (element ``index``) at ``step``
@@ -102,11 +114,11 @@ class Quantity:
         return all(_same(_setting(record.scenario, k), v) for k, v in self.settings())
 
     def conditions(self) -> str:
-        """`` with 4 ranks``, `` with bucket_cap_mb = 0.25``, both, or nothing."""
+        """`` with 4 ranks``, `` with Bucket (MiB) = 0.25``, both, or nothing."""
         parts = []
         if self.world_size is not None:
             parts.append(f"{self.world_size} ranks")
-        parts += [f"{k.split('.')[-1]} = {_shown(v)}" for k, v in self.settings()]
+        parts += [_said(k, v) for k, v in self.settings()]
         return (" with " + " and ".join(parts)) if parts else ""
 
     def mismatch(self, record: RunRecord) -> str:
@@ -117,8 +129,7 @@ class Quantity:
         for key, wanted in self.settings():
             have = _setting(record.scenario, key)
             if not _same(have, wanted):
-                name = key.split(".")[-1]
-                out.append(f"{name} = {_shown(have)}" if have is not None else f"no {name}")
+                out.append(_said(key, have) if have is not None else f"no {_name(key)}")
         return " and ".join(out)
 
     @property

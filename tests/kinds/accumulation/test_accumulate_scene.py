@@ -172,8 +172,8 @@ def test_the_prediction_is_about_a_backward_only_run_and_reads_the_hook_s_count(
     assert q.what == "allreduces" and q.phase == "allreduce"
     default, wrong = record(load_recording(DEFAULT)), record(load_recording(BACKWARD_ONLY))
     assert not q.matches(default)
-    assert q.mismatch(default) == 'no_sync = "forward_and_backward"'
-    assert q.conditions() == ' with no_sync = "backward_only" and accumulate = 3'
+    assert q.mismatch(default) == "no_sync() = fwd + backward"  # the form's words
+    assert q.conditions() == " with no_sync() = backward only and Micro-batches = 3"
     assert q.matches(wrong) and q.read(wrong) == 3.0
     assert q.read(default) == 1.0  # what the question would read, were it asked of this run
     table = lesson.markdown.split("| placement")[1].split("\n\n")[0]

@@ -149,9 +149,9 @@ def test_the_bucket_count_question_reads_the_run_and_only_a_run_with_its_cap() -
     q = next(q for q in load_lesson("buckets").questions if q.kind == "predict").quantity
     rec = rec_of(TWO)  # the lesson's own cap, 0.001: four buckets from step 2
     assert q.read(rec) == 4.0 and q.phase == "shards"
-    assert not q.matches(rec) and "bucket_cap_mb = 0.001" in q.mismatch(rec)
+    assert not q.matches(rec) and "Bucket (MiB) = 0.001" in q.mismatch(rec)
     rec.scenario = {**rec.scenario, "ddp": {"bucket_cap_mb": 0.25}}
-    assert q.matches(rec) and q.conditions() == " with bucket_cap_mb = 0.25"
+    assert q.matches(rec) and q.conditions() == " with Bucket (MiB) = 0.25"
 
 
 def light_step(events: list, step: int) -> list:

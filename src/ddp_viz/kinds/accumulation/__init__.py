@@ -39,7 +39,11 @@ register(
         differs=differs,
         rank_lines=micro_lines,  # each rank's micro-batches under its rows in the report
         rows_of_step=rows_of_step,  # a step's micro-batches may span two epochs
-        field_names={"train.accumulate": "Micro-batches"},
+        field_names={
+            "train.accumulate": "Micro-batches",
+            "train.scale_loss": "loss ÷ k",
+            "train.no_sync": "no_sync()",
+        },
         # how many times DDP's comm hook ran in an optimizer step, shown as it all-reduces
         quantities={
             "allreduces": QuantitySource(

@@ -8,14 +8,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QSpinBox, QWidget
 
-from ddp_viz.model.dataspec import MAX_ACCUMULATE, PLACEMENTS, TrainSpec
+from ddp_viz.model.dataspec import MAX_ACCUMULATE, PLACEMENT_LABELS, PLACEMENTS, TrainSpec
 from ddp_viz.model.scenario import Scenario
-
-PLACEMENT_LABELS = {
-    "none": "none",
-    "forward_and_backward": "fwd + backward",  # short: the form's column is narrow
-    "backward_only": "backward only",
-}
 
 
 class AccumulationFields:

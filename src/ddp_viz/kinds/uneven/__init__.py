@@ -31,7 +31,7 @@ register(
         report_end=report_end,
         status=status_line,
         field_names={
-            "uneven.join": "Uneven",
+            "uneven.join": "Join",  # its check box says so (the row is "Uneven")
             "uneven.extra": "Extra batches",
             "uneven.timeout_s": "Timeout",
             "uneven.debug": "Find the hang",
