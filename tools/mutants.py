@@ -137,12 +137,20 @@ def _changed_lines(orig: str, mutant: str) -> tuple[tuple[str, ...], tuple[str, 
     return tuple(was), tuple(now)
 
 
+class CutShort(Exception):
+    """A module's results file that does not parse: mutmut rewrites it after each mutant, so a
+    run stopped at its budget can leave it half written."""
+
+
 def read_mutants(module: str) -> list[Mutant]:
     mutated = ROOT / "mutants" / module
     meta = Path(f"{mutated}.meta")
     if not meta.exists():
         return []
-    codes = json.loads(meta.read_text("utf-8"))["exit_code_by_key"]
+    try:
+        codes = json.loads(meta.read_text("utf-8"))["exit_code_by_key"]
+    except (json.JSONDecodeError, KeyError) as e:
+        raise CutShort(f"{meta.relative_to(ROOT)}: {e}") from e
     sources = _function_sources(mutated.read_text("utf-8"))
     out = []
     for name, code in sorted(codes.items()):
@@ -399,7 +407,13 @@ def main(argv: list[str] | None = None) -> int:
         in_time = run_mutmut(modules, args.jobs, args.budget)
         rules = load_exclusions()
         for module in modules:
-            s = score(module, rules)
+            try:
+                s = score(module, rules)
+            except CutShort as e:
+                if in_time:  # mutmut finished: its file should be whole
+                    sys.exit(f"mutmut's results do not parse: {e}")
+                print(f"  not rechecked in the budget: {module} (its results were cut short)")
+                continue
             unchecked = sum(m.status == "not checked" for m in s.survivors)
             if not in_time and unchecked:
                 print(f"  not rechecked in the budget: {module} ({unchecked} mutants left)")
