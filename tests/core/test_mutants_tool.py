@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# it loads tools/mutants.py from the checkout, which a mutation run's copy of tests/ lacks
+pytestmark = pytest.mark.source
+
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "mutants.py"
 MODULE = "src/ddp_viz/model/example.py"
 WHOLE = {"exit_code_by_key": {"ddp_viz.model.example.x_f__mutmut_1": 1}}
