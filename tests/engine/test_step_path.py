@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 import torch
 from torch import nn
 
@@ -96,6 +97,21 @@ def test_the_fast_lines_decode_to_the_same_events_as_protocol_encode() -> None:
         assert protocol.decode(line) == event
         assert json.loads(line) == json.loads(protocol.encode(event))
         assert protocol.line_kind(line.encode()) == event.kind  # read unparsed, as ever
+
+
+def test_a_plain_line_is_the_line_of_the_event_its_values_would_build() -> None:
+    """The two events of a step without values are written from their fields alone: the line
+    must decode to the event those fields build, every field present, the kind first."""
+    timing = _timing(9)
+    fields = [getattr(timing, n) for n in ("run", "step", "rank", "spans", "ready", "buckets")]
+    local = (4, 11, 3, 0.25, {}, [["b"], ["a", "c"]], [7, 2], 1, False)
+    for cls, values in ((protocol.Timing, fields), (protocol.LocalGrad, local)):
+        line = outbox.plain_line(cls, *values)
+        assert protocol.decode(line) == cls(*values)
+        assert json.loads(line) == json.loads(protocol.encode(cls(*values)))
+        assert line.startswith(f'{{"event":"{cls.kind}",')  # what a skimming reader reads
+    with pytest.raises(ValueError):  # a field left out would leave the line short of it
+        outbox.plain_line(protocol.LocalGrad, *local[:-1])
 
 
 def test_a_non_finite_loss_is_written_as_strict_json_words_not_null() -> None:

@@ -47,6 +47,18 @@ def encode(event: protocol.Event) -> str:
     return protocol.encode(event)
 
 
+def plain_line(cls: type[protocol.Event], *values: object) -> str:
+    """:func:`encode`'s line for ``cls(*values)`` (every field, in order), without building
+    the event: for the two events of a step without values, whose fields are clock readings,
+    names, row numbers and a loss the caller checked finite. Built only to be turned into a
+    dict, the two took about 4 µs of a step's 50 over the floor (a world of one, measured)."""
+    if orjson is None:  # pragma: no cover - a dependency
+        return protocol.encode(cls(*values))
+    line = {"event": cls.kind}  # first: a reader that skims reads the kind at the start
+    line.update(zip(protocol.field_names(cls), values, strict=True))
+    return orjson.dumps(line).decode()
+
+
 class Outbox:
     def __init__(self, send: Callable[[dict[str, Any]], None], interval_s: float = INTERVAL_S):
         self._send = send
@@ -56,7 +68,11 @@ class Outbox:
 
     def add(self, *events: protocol.Event, now: bool = False) -> None:
         """Queue ``events``; hand everything over if ``now`` or if the interval has passed."""
-        self._lines.extend(encode(e) for e in events)
+        self.add_lines([encode(e) for e in events], now=now)
+
+    def add_lines(self, lines: list[str], now: bool = False) -> None:
+        """:meth:`add` for events already encoded (:func:`plain_line`)."""
+        self._lines += lines
         if now or time.monotonic() - self._last >= self._interval:
             self.flush()
 

@@ -26,10 +26,11 @@ from ddp_viz.engine.capture import Capture, _hook
 from ddp_viz.engine.data import micro_rows, rank_batches, take
 from ddp_viz.engine.kind_parts import TrainingHooks
 from ddp_viz.engine.models import build_model, named_values, torch_dtype
-from ddp_viz.engine.outbox import Outbox
+from ddp_viz.engine.outbox import Outbox, plain_line
 from ddp_viz.engine.reference import Oracle
 from ddp_viz.engine.step_values import detached, finite_params, step_values
 from ddp_viz.model import protocol
+from ddp_viz.model.protocol import LocalGrad, Timing
 from ddp_viz.model.reference import reference_due, values_at_every_step, values_due
 from ddp_viz.model.scenario import Scenario
 
@@ -162,15 +163,22 @@ class Trainer:
         self.optimizer.step()
         # end listing
         t3 = time.monotonic()
+        spans["allreduce"], spans["step"] = self.capture.allreduce_spans, [[t2, t3]]
+        now = step == 0 or self.hooks.flush_every_step
         events: list[protocol.Event] = [] if ref is None else [ref]
         for own in self.each.step_events:
             events += own(self, step)
         events += micro_events
+        if not events and not self.capture.values and math.isfinite(loss):
+            # most steps of a long run: two lines, written without their events (plain_line)
+            lines = [plain_line(LocalGrad, *self._local(step, loss, epoch, {}, values=False))]
+            lines.append(plain_line(Timing, *self._timing(step, spans)))
+            self.outbox.add_lines(lines, now=now)
+            return finite_params(self.views), loss
         more, finite = self._step_events(step, loss, epoch, full)
         events += more
-        spans = {**spans, "allreduce": self.capture.allreduce_spans, "step": [[t2, t3]]}
-        events.append(self._timing(step, spans))
-        self.outbox.add(*events, now=step == 0 or self.hooks.flush_every_step)
+        events.append(Timing(*self._timing(step, spans)))
+        self.outbox.add(*events, now=now)
         return finite, loss
 
     def _reference(self, step: int, theirs: list) -> tuple[protocol.Reference | None, dict]:
@@ -213,20 +221,23 @@ class Trainer:
         whether every parameter is finite. Divergence is decided on what every rank holds
         alike (DDP's average, the parameters), so every rank stops at the same step."""
         c, run, rank = self.capture, self.run, self.rank
-        buckets = [c.buckets[i] for i in sorted(c.buckets)]
         if not c.values:  # the loss, the buckets and the timings alone (values_due)
-            local = protocol.LocalGrad(run, step, rank, loss, {}, buckets, self.rows, epoch, False)
+            local = LocalGrad(*self._local(step, loss, epoch, {}, values=False))
             return [local], finite_params(self.views)
         v = step_values(self.model, c, full)
         return [
-            protocol.LocalGrad(run, step, rank, loss, v.local, buckets, self.rows, epoch),
+            LocalGrad(*self._local(step, loss, epoch, v.local, values=True)),
             protocol.AveragedGrad(run, step, rank, v.averaged, v.vs_full),
             protocol.Params(run, step, rank, v.params),
         ], v.finite
 
-    def _timing(self, step: int, spans: dict) -> protocol.Timing:
+    def _local(self, step: int, loss: float, epoch: int, grads: dict, values: bool) -> tuple:
+        """The fields of the step's :class:`~protocol.LocalGrad`, in order."""
+        buckets = [self.capture.buckets[i] for i in sorted(self.capture.buckets)]
+        return self.run, step, self.rank, loss, grads, buckets, self.rows, epoch, values
+
+    def _timing(self, step: int, spans: dict) -> tuple:
+        """The fields of the step's :class:`~protocol.Timing`, in order."""
         c = self.capture
         bucket_spans = [c.bucket_spans[i] for i in sorted(c.bucket_spans)]
-        return protocol.Timing(
-            self.run, step, self.rank, spans, ready=c.ready, buckets=bucket_spans
-        )
+        return self.run, step, self.rank, spans, c.ready, bucket_spans
