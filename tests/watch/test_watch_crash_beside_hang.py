@@ -55,4 +55,9 @@ def test_a_rank_whose_barrier_timed_out_after_its_loop_did_finish() -> None:
         events.append(e)
     found = uneven_end(record(events))
     assert found is not None and (found.done_rank, found.done, found.entered) == (2, 4, 5)
-    assert verdict(record(events)).startswith("ddp-viz verdict: uneven inputs: rank ")
+    said = verdict(record(events))
+    assert said.startswith("ddp-viz verdict: uneven inputs, or a collective only rank 2 makes: ")
+    assert (
+        "rank 0 entered step 5 while rank 2, after 4 steps, waits in barrier #5 at raises.py"
+        in said
+    )

@@ -65,9 +65,12 @@ def test_when_an_uneven_end_is_the_diagnosis_no_rank_is_the_failed_one() -> None
     # rank 0 finished its 6 steps; rank 2 (last) entered step 7 and lost its peer there
     rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, GONE, step=7))
     assert rank_states(rec) == {2: "stopped"}
-    # the same failure in step 6: not past rank 0's loop, it is the crash's cause
+    # the same failure in step 6, not past rank 0's loop: rank 0 ended cleanly while rank 2
+    # still needed it, so rank 0 is the failed one and rank 2's lost peer follows from it
     rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, GONE, step=6))
-    assert rank_states(rec) == {2: "failed"}
+    assert rank_states(rec) == {0: "failed", 2: "stopped"}
+    # a lost peer with no rank that ended: the rank that lost it is all there is to name
+    assert rank_states(run(failure(2, 3.0, GONE, step=6))) == {2: "failed"}
 
 
 def hang(*places: tuple[int, str]) -> WatchHang:

@@ -161,7 +161,7 @@ def test_a_clean_runs_page_has_nothing_to_click(qtbot, make_window) -> None:
 def test_on_a_projector_the_uneven_diagnosis_and_its_lesson_fit(qtbot, make_window) -> None:
     """Looked at in projector type at 1280×800: the tab's lesson button, its title on one
     line, made the column 630 px wide, cutting the plots' titles; and on the narrowed stage
-    "DistributedSampler(drop_last=True)," ran past its right edge."""
+    "DistributedSampler(drop_last=True)," ran past its right edge (the fix's words, whole)."""
     from PySide6.QtWidgets import QApplication
 
     window = make_window((1280, 800))
@@ -175,4 +175,5 @@ def test_on_a_projector_the_uneven_diagnosis_and_its_lesson_fit(qtbot, make_wind
     frame = window.stage.frame()
     wide = [t.text for t in frame.texts if t.text and t.box.right > frame.width + 0.5]
     assert not wide, wide
-    assert "DistributedSampler(drop_last=" in frame.all_text()
+    said = " ".join(frame.all_text().split())
+    assert "a DistributedSampler, which pads or trims every rank's share" in said, said

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 
+from ddp_viz.kinds.watched import apart
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
 
@@ -339,30 +340,39 @@ def test_where_a_rank_that_left_no_word_was_by_the_step_the_others_waited_in() -
 
 UNEVEN_FIX = (
     "the ranks had different numbers of batches (lesson: uneven-inputs; fix: the same number "
-    "of batches per rank, e.g. DistributedSampler(drop_last=True), or DDP's join() context "
-    "manager)"
+    "of batches per rank, e.g. a DistributedSampler, which pads or trims every rank's share to "
+    "one length, or DDP's join() context manager)"
 )
 
 
 def test_an_uneven_end_names_the_rank_furthest_past_the_shortest_loop() -> None:
     # ranks 0 and 1 finished 6 steps (rank 0 named: the lower), rank 3 entered step 8, rank 2
     # step 7: rank 3 is the one furthest past
-    found = fail.uneven_end({1: 6, 0: 6}, {2: 7, 3: 8})
-    assert found == fail.Uneven(3, 8, 0, 6)
+    found = apart.uneven_end({1: 6, 0: 6}, {2: 7, 3: 8})
+    assert found == apart.Uneven(3, 8, 0, 6)
     assert (
         found.text()
         == f"✗ uneven inputs: rank 3 entered step 8 after rank 0 finished 6 steps: {UNEVEN_FIX}"
+        ", or rank 0 left its loop early (a break, a return, sys.exit)"
     )
+    # seen only in a barrier by a hang (no last word): the barrier may be inside its loop
+    c = {"seq": 7, "op": "barrier", "site": "t.py:30 in main"}
+    said = dataclasses.replace(found, barrier=c).text()
+    assert said.startswith(
+        "✗ uneven inputs, or a collective only one rank makes: rank 3 entered step 8 while "
+        "rank 0, after 6 steps, waits in barrier #7 at t.py:30 in main. If rank 0 makes that "
+        f"call after its loop, {UNEVEN_FIX}; if it makes it inside its loop, the others never do"
+    ), said
     # the shortest loop is the one that counts: rank 1 finished 5
-    assert fail.uneven_end({0: 6, 1: 5}, {2: 6}) == fail.Uneven(2, 6, 1, 5)
+    assert apart.uneven_end({0: 6, 1: 5}, {2: 6}) == apart.Uneven(2, 6, 1, 5)
     # of two as far, the lower rank
-    assert fail.uneven_end({0: 6}, {2: 7, 1: 7}) == fail.Uneven(1, 7, 0, 6)
+    assert apart.uneven_end({0: 6}, {2: 7, 1: 7}) == apart.Uneven(1, 7, 0, 6)
     # just inside: a rank in the step the other finished with is not past it
-    assert fail.uneven_end({0: 6}, {1: 6, 2: 6}) is None
-    assert fail.uneven_end({0: 6}, {1: 6, 2: 7}) == fail.Uneven(2, 7, 0, 6)
+    assert apart.uneven_end({0: 6}, {1: 6, 2: 6}) is None
+    assert apart.uneven_end({0: 6}, {1: 6, 2: 7}) == apart.Uneven(2, 7, 0, 6)
     # the finished rank itself, failing later, is no uneven end of its own
-    assert fail.uneven_end({0: 6}, {0: 9}) is None
-    assert fail.uneven_end({}, {1: 7}) is None and fail.uneven_end({0: 6}, {}) is None
+    assert apart.uneven_end({0: 6}, {0: 9}) is None
+    assert apart.uneven_end({}, {1: 7}) is None and apart.uneven_end({0: 6}, {}) is None
 
 
 def call(op: str, seq: int, sizes: list[list[int]], bucket: bool = False) -> dict:
@@ -377,7 +387,7 @@ def test_a_collective_one_rank_called_unlike_the_others_is_the_odd_one() -> None
         lost(1, 4, call("all_reduce", 4, [[2, 3]], bucket=True)),
         lost(2, 4, call("all_reduce", 4, [[2, 3]])),
     ]
-    assert fail.call_mismatch([], mine) == (
+    assert apart.call_mismatch([], mine) == (
         "✗ the ranks' collectives do not match: rank 0 DDP's gradient all_reduce #4 [2×3] at "
         "t.py:24 in main; rank 1 DDP's gradient all_reduce #4 [2×3] at t.py:24 in main; rank 2 "
         "all_reduce #4 [2×3] at t.py:24 in main",
@@ -385,14 +395,14 @@ def test_a_collective_one_rank_called_unlike_the_others_is_the_odd_one() -> None
     )
     # only the op differs: rank 2 broadcast, the others all_reduce
     ops = [lost(r, 4, call("all_reduce" if r < 2 else "broadcast", 4, [[3]])) for r in range(3)]
-    said, odd = fail.call_mismatch([], ops) or ("", None)
+    said, odd = apart.call_mismatch([], ops) or ("", None)
     assert odd == 2 and said.endswith("rank 2 broadcast #4 [3] at t.py:24 in main")
     # all alike: nothing to say
     alike = [lost(r, 4, call("all_reduce", 4, [[3]])) for r in range(3)]
-    assert fail.call_mismatch([], alike) is None
+    assert apart.call_mismatch([], alike) is None
     # three different: no rank alone against the same call on all the others
     three = [lost(r, 4, call("all_reduce", 4, [[r + 1]])) for r in range(3)]
-    said, odd = fail.call_mismatch([], three) or ("", -1)
+    said, odd = apart.call_mismatch([], three) or ("", -1)
     assert odd is None and said.startswith("✗ the ranks' collectives do not match: rank 0 ")
 
 
@@ -401,14 +411,14 @@ def test_of_two_ranks_the_scripts_own_call_is_the_odd_one() -> None:
         lost(0, 4, call("all_reduce", 4, [[3]], bucket=True)),
         lost(1, 4, call("barrier", 4, [])),
     ]
-    assert fail.call_mismatch([], two) == (
+    assert apart.call_mismatch([], two) == (
         "✗ the ranks' collectives do not match: rank 0 DDP's gradient all_reduce #4 [3] at "
         "t.py:24 in main; rank 1 barrier #4 at t.py:24 in main",
         1,
     )
     # both the script's own: neither is the odd one
     both = [lost(0, 4, call("all_reduce", 4, [[3]])), lost(1, 4, call("all_reduce", 4, [[4]]))]
-    found = fail.call_mismatch([], both)
+    found = apart.call_mismatch([], both)
     assert found is not None and found[1] is None
 
 
@@ -422,7 +432,7 @@ def test_the_calls_compared_are_where_each_rank_was_the_earliest_sequence_first(
         lost(1, 4, last=call("all_reduce", 4, [[3]])),
         lost(2, 4, last=call("all_reduce", 4, [[5]])),
     ]
-    said, odd = fail.call_mismatch(failures, gone) or ("", None)
+    said, odd = apart.call_mismatch(failures, gone) or ("", None)
     assert odd == 2 and "rank 1 all_reduce #4 [3]" in said and "rank 2 all_reduce #4 [5]" in said
     # ranks 0 and 1 at #3 disagree, as do ranks 2 and 3 at #5: #3 is said
     split = [
@@ -431,7 +441,7 @@ def test_the_calls_compared_are_where_each_rank_was_the_earliest_sequence_first(
         lost(1, 4, call("all_reduce", 3, [[3]], bucket=True)),
         lost(0, 4, call("broadcast", 3, [[3]])),
     ]
-    said, odd = fail.call_mismatch([], split) or ("", None)
+    said, odd = apart.call_mismatch([], split) or ("", None)
     assert said == (
         "✗ the ranks' collectives do not match: rank 0 broadcast #3 [3] at t.py:23 in main; "
         "rank 1 DDP's gradient all_reduce #3 [3] at t.py:23 in main"
@@ -439,18 +449,18 @@ def test_the_calls_compared_are_where_each_rank_was_the_earliest_sequence_first(
     assert odd == 0
     # ranks that agree at #3 leave #5's mismatch to be said
     split[3] = lost(0, 4, call("all_reduce", 3, [[3]], bucket=True))
-    said, odd = fail.call_mismatch([], split) or ("", None)
+    said, odd = apart.call_mismatch([], split) or ("", None)
     assert said.startswith("✗ the ranks' collectives do not match: rank 2 all_reduce #5 [2]")
     assert odd is None
-    assert fail.call_mismatch([], [lost(0, 4), lost(1, 4)]) is None
+    assert apart.call_mismatch([], [lost(0, 4), lost(1, 4)]) is None
 
 
 def test_a_call_in_words_with_each_tensors_shape() -> None:
     c = call("all_gather", 6, [[2, 3], [4]], bucket=True)
     assert (
-        fail.call_words(1, c) == "rank 1 DDP's gradient all_gather #6 [2×3] [4] at t.py:26 in main"
+        apart.call_words(1, c) == "rank 1 DDP's gradient all_gather #6 [2×3] [4] at t.py:26 in main"
     )
-    assert fail.call_words(2, call("barrier", 2, [])) == "rank 2 barrier #2 at t.py:22 in main"
+    assert apart.call_words(2, call("barrier", 2, [])) == "rank 2 barrier #2 at t.py:22 in main"
 
 
 SIZES = (
@@ -598,7 +608,7 @@ def test_three_different_calls_name_no_odd_one_whoever_is_the_scripts() -> None:
         lost(1, 4, call("all_reduce", 4, [[4]], bucket=True)),
         lost(2, 4, call("all_reduce", 4, [[5]])),
     ]
-    found = fail.call_mismatch([], three)
+    found = apart.call_mismatch([], three)
     assert found is not None and found[1] is None
 
 
@@ -608,7 +618,7 @@ def test_calls_that_carry_no_sizes_are_compared_and_said_without_them() -> None:
         lost(1, 4, {"seq": 4, "op": "barrier", "site": "t.py:24 in main"}),
         lost(2, 4, {"seq": 4, "op": "all_reduce", "site": "t.py:25 in main"}),
     ]
-    assert fail.call_mismatch([], bare) == (
+    assert apart.call_mismatch([], bare) == (
         "✗ the ranks' collectives do not match: rank 0 barrier #4 at t.py:24 in main; rank 1 "
         "barrier #4 at t.py:24 in main; rank 2 all_reduce #4 at t.py:25 in main",
         2,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -33,11 +34,15 @@ def line_of(script: str, code: str) -> int:
     return found[0]
 
 
-def watch(script: str, ranks: int, *args: str) -> tuple[int, str, list]:
+def watch(script: str, ranks: int, *args: str, launch: list[str] | None = None):
+    """``ddp-viz watch`` on the script under torchrun (or under ``launch``, a command of its
+    own): its exit status, what it printed from its report on, and the recorded events."""
     rec = Path(os.environ.get("TMPDIR", "/tmp")) / f"ddp-viz-fault-{script}-{os.getpid()}.jsonl"
     cmd = [str(BIN / "ddp-viz"), "watch", "--record", str(rec), "--no-window", "--budget", "1"]
-    cmd += ["--hang-after", "2", "--", str(BIN / "torchrun"), "--standalone"]
-    cmd += ["--nproc-per-node", str(ranks), str(FAULTS / f"{script}.py"), *args]
+    cmd += ["--hang-after", "2", "--"]
+    if launch is None:
+        launch = [str(BIN / "torchrun"), "--standalone", "--nproc-per-node", str(ranks)]
+    cmd += [*launch, str(FAULTS / f"{script}.py"), *args]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     try:
@@ -184,3 +189,56 @@ def test_a_rank_that_fails_before_ddp_is_built_is_still_the_cause() -> None:
         f"before_ddp.py:{at} in load_data"
     ) in said
     assert verdict_of(said).startswith("ddp-viz verdict: rank 2 is the root cause")
+
+
+def test_one_ranks_own_keyboard_interrupt_is_named_not_the_peers_it_left() -> None:
+    code, said, _ = watch("interrupted", 3)
+    assert code == 1
+    at = line_of("interrupted.py", "raise KeyboardInterrupt")
+    assert verdict_of(said) == (
+        f"ddp-viz verdict: rank 2 is the root cause: KeyboardInterrupt at interrupted.py:{at} "
+        "in main, in its step 4 (loop index 3) or after it, before step 5's forward"
+    )
+
+
+def test_a_rank_one_all_reduce_short_is_named_when_it_ends_and_leaves_the_others() -> None:
+    code, said, _ = watch("skipped_backward", 3)
+    assert code == 1
+    assert verdict_of(said) == (
+        "ddp-viz verdict: rank 2 is the root cause: it ended its training cleanly (its last "
+        "word, after beginning 8 step(s)) while the others still waited for it in step 8's "
+        "all-reduce"
+    )
+    assert "because rank 2 had left" in said
+
+
+def test_uneven_inputs_under_join_are_no_fault() -> None:
+    """join()'s zero all-reduces on a rank out of data are not that rank's last step: read as
+    it, they made its last average differ from the others' (a false "✗ averages differ")."""
+    code, said, events = watch("join_clean", 3)
+    assert code == 0
+    assert "✗" not in said, said
+    assert verdict_of(said).startswith("ddp-viz verdict: ✓")
+    assert complete_count(record(events)) == 5  # the steps every rank trained
+
+
+def test_a_rank_whose_exception_mp_spawn_caught_is_never_a_clean_bill() -> None:
+    with socket.socket() as s:  # a port free a moment ago, for the ranks' rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    code, said, _ = watch("spawned", 3, port, launch=[sys.executable])
+    assert code == 1
+    assert "✗ the command exited with status 1, yet no rank reported an error" in said
+    assert "✓ no hang, no crash" not in said
+    assert verdict_of(said).startswith("ddp-viz verdict: the command exited with status 1")
+
+
+def test_a_data_loader_workers_error_is_named_at_the_datasets_line() -> None:
+    code, said, _ = watch("loader_worker", 3)
+    assert code == 1
+    at = line_of("loader_worker.py", 'raise ValueError(f"corrupt record')
+    assert verdict_of(said).startswith(
+        f"ddp-viz verdict: rank 2 is the root cause: ValueError at loader_worker.py:{at} in "
+        "__getitem__ in DataLoader worker process 0, "
+    ), said
+    assert "raised ValueError: corrupt record 9 in shard 2" in said

@@ -7,11 +7,13 @@ watched page say the same words (:func:`findings`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ddp_viz.kinds.watched import apart
 from ddp_viz.kinds.watched import failures as fail
-from ddp_viz.kinds.watched.doctor import hang_lines, missing
+from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
 from ddp_viz.kinds.watched.events import (
+    CommCall,
     StuckRank,
     WatchDigests,
     WatchDropped,
@@ -80,6 +82,14 @@ class Doctoring:
     exit_code: int | None = None
     resumed: bool = False  # a step came after the latest hang: the ranks moved again
     stopped: bool = False  # the user stopped the command (Ctrl-C, or the window closed)
+
+    @property
+    def raised(self) -> list[WatchFailure]:
+        """The ranks' own reports, less the KeyboardInterrupts of a run the user stopped (each
+        rank gets the Ctrl-C): one rank's KeyboardInterrupt alone is its failure like any."""
+        if not self.stopped:
+            return self.failures
+        return [f for f in self.failures if f.type != "KeyboardInterrupt"]
 
     def apply(self, e: Event) -> None:
         if isinstance(e, Timing):
@@ -212,9 +222,28 @@ def straggler_text(rec: RunRecord) -> str | None:
 
 
 def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
-    """The ranks that did not end cleanly, the cause first."""
+    """The ranks that did not end cleanly, the cause first. A rank that left its peers
+    waiting is no cause of an uneven end, which says why it left; an error every rank raised
+    alike at one line is the script's, and said so."""
     d = doctoring(rec)
-    return fail.rank_ends(d.failures, d.lost, d.exits, d.exit_code, d.finished)
+    ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished)
+    if uneven_end(rec) is not None:
+        ends = [r for r in ends if r.end is not fail.End.LEFT]
+    first = ends[0] if ends else None
+    world = rec.world_size or d.world
+    if first is not None and first.failure is not None and not first.peer_gone and world > 1:
+        same = [r for r in ends if r.failure is not None and _alike(r.failure, first.failure)]
+        if len({r.rank for r in same}) == world and not first.model_odd:
+            ends[0] = replace(first, everyone=world)
+    return ends
+
+
+def _alike(a: WatchFailure, b: WatchFailure) -> bool:
+    return (a.type, fail.first_line(a.message), a.site) == (
+        b.type,
+        fail.first_line(b.message),
+        b.site,
+    )
 
 
 def uneven(rec: RunRecord) -> str | None:
@@ -223,18 +252,18 @@ def uneven(rec: RunRecord) -> str | None:
     return None if found is None else found.text()
 
 
-def uneven_end(rec: RunRecord) -> fail.Uneven | None:
+def uneven_end(rec: RunRecord) -> apart.Uneven | None:
     """A rank that began a step after another finished its loop (see failures.uneven_end):
     finished are the ranks that sent their last word without failing, and ranks a hang found
     at a barrier or ended; entered, the ranks that failed, vanished, or hung inside DDP's
     gradient all-reduce."""
     d = doctoring(rec)
-    failed = {f.rank for f in d.failures} | {e.rank for e in d.exits if e.exitcode != 0}
+    failed = {f.rank for f in d.raised} | {e.rank for e in d.exits if e.exitcode != 0}
     # a rank that raised an error of its own did not finish its loop, though a hang saw it
     # end: under load the hang is named while its failure is on its way, and counted finished
     # it made its peers' next all-reduce an "uneven end" instead of the crash it was. (A rank
     # whose closing barrier timed out did finish: that error is the hang's, a peer's doing.)
-    raised = {f.rank for f in d.failures if not fail.peer_gone(f.message)}
+    raised = {f.rank for f in d.raised if not fail.peer_gone(f.message)}
     finished = {r: n for r, n in d.finished.items() if r not in failed}
     # A rank the hang saw running its own code (in no collective, not ended) was still in its
     # loop, as far as anyone can tell: once the user stopped the run, its last word came from
@@ -244,8 +273,9 @@ def uneven_end(rec: RunRecord) -> fail.Uneven | None:
             for s in h.ranks:
                 if s["state"] == "outside":
                     finished.pop(s["rank"], None)
+    at_barrier: dict[int, CommCall] = {}  # ranks counted done only because a hang saw a barrier
     entered: dict[int, int] = {}
-    for f in d.failures:
+    for f in d.raised:
         entered[f.rank] = max(entered.get(f.rank, 0), f.step)
     for e in d.lost:
         if e.rank not in finished:
@@ -258,8 +288,13 @@ def uneven_end(rec: RunRecord) -> fail.Uneven | None:
             elif s["rank"] not in raised and (
                 s["state"] == "ended" or (call is not None and "barrier" in call["op"])
             ):
+                if s["rank"] not in finished and s["state"] != "ended" and call is not None:
+                    at_barrier[s["rank"]] = call
                 finished.setdefault(s["rank"], step)
-    return fail.uneven_end(finished, entered)
+    found = apart.uneven_end(finished, entered)
+    if found is not None and found.done_rank in at_barrier:
+        found = replace(found, barrier=at_barrier[found.done_rank])
+    return found
 
 
 def _crash(rec: RunRecord, hung: bool) -> list[str]:
@@ -272,7 +307,7 @@ def _crash(rec: RunRecord, hung: bool) -> list[str]:
         # the uneven end is the diagnosis, these follow from it
         return ["after that:"] + [line for r in ends for line in fail.failure_text(r, None)]
     d = doctoring(rec)
-    odd = fail.call_mismatch(d.failures, d.lost)
+    odd = apart.call_mismatch(d.raised, d.lost)
     return fail.crash_lines(ends) + (["  " + odd[0]] if odd is not None else [])
 
 
@@ -296,18 +331,39 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
         out.append(("non_finite", [non_finite_text(first)]))
     if d.desync is not None:
         out.append(("desync", [desync_text(d.desync)]))
+    said = unexplained_exit(rec)
+    if said is not None and not (crash or d.hangs or late):
+        out.append(("exit", [said]))
     return out
+
+
+def unexplained_exit(rec: RunRecord) -> str | None:
+    """A command that failed with no rank's failure seen: never a clean bill of health. A
+    launcher other than torchrun can catch a rank's exception itself (``mp.spawn`` writes it
+    to its parent and exits the rank with status 1), and a script can fail outside its ranks."""
+    code = doctoring(rec).exit_code
+    if code is None or code == 0:
+        return None
+    return (
+        f"✗ the command exited with status {code}, yet no rank reported an error, a signal or "
+        "a lost connection: what started the ranks may have caught a rank's exception itself "
+        "(torch.multiprocessing.spawn does, and exits the rank with status 1), or the command "
+        "failed outside its ranks; its own output above says what"
+    )
 
 
 def verdict(rec: RunRecord) -> str:
     """One line, printed last: the diagnosis and its root-cause rank, or none found."""
     d = doctoring(rec)
-    late = uneven(rec)
+    late = uneven_end(rec)
     if late is not None:
-        return "ddp-viz verdict: " + late.removeprefix("✗ ").split(": the ranks had")[0]
+        what = "uneven inputs"
+        if late.barrier is not None:
+            what += f", or a collective only rank {late.done_rank} makes"
+        return f"ddp-viz verdict: {what}: {late.headline()}"
     ends = rank_ends(rec)
     first = fail.cause(ends)
-    odd = fail.call_mismatch(d.failures, d.lost) if first is not None else None
+    odd = apart.call_mismatch(d.raised, d.lost) if first is not None else None
     if odd is not None and odd[1] is not None and (first.peer_gone or first.signal):
         # gloo aborts whichever rank met the mismatch: the odd call is the cause
         calls = odd[0].split(": ", 1)[1]
@@ -325,6 +381,13 @@ def verdict(rec: RunRecord) -> str:
         return (
             f"ddp-viz verdict: desync: rank(s) {who} differ from rank 0 entering step "
             f"{d.desync.step + 1}"
+        )
+    said = unexplained_exit(rec)
+    if said is not None:
+        return (
+            "ddp-viz verdict: "
+            + said.removeprefix("✗ ").split(", yet")[0]
+            + (" with no rank's failure seen (see the command's own output)")
         )
     said = straggler_text(rec)
     if said is not None and said.startswith("✗"):
@@ -352,8 +415,8 @@ def _doing(s: StuckRank) -> str:
     if s["state"] == "inside":
         c = s["inside"]
         return f"; rank {s['rank']} is inside {c['op']} #{c['seq']} at {c['site']}"
-    stack = s.get("stack") or []
-    return f"; rank {s['rank']} is running {stack[-1]}" if stack else ""
+    frame = running_frame(s)
+    return f"; rank {s['rank']} is running {frame}" if frame else ""
 
 
 def fail_ranks(ranks: list[int]) -> str:

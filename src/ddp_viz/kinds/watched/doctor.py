@@ -173,9 +173,22 @@ def stuck_text(s: StuckRank, who: str | None = None, held: str | None = None) ->
     if s["state"] in where:
         return f"{who}: {where[s['state']]}{step}"
     last = f"; its last communication: {call_text(s['last'])}" if "last" in s else ""
-    stack = s.get("stack") or []
-    at = f"; running {stack[-1]}" if stack else ""
+    frame = running_frame(s)
+    at = f"; running {frame}" if frame else ""
     return f"{who}: in no communication{step}{at}{last}"
+
+
+def running_frame(s: StuckRank) -> str:
+    """The line a rank in no collective runs: its innermost frame in the script's own files
+    (the stack's outermost file, and where its collectives were issued), with the innermost
+    frame of all beside it. A thread's ``wait`` in threading.py names no line of the script."""
+    stack = s.get("stack") or []
+    if not stack or ".py:" not in stack[-1]:
+        return stack[-1] if stack else ""
+    calls = [c["site"] for c in (s.get("last"), s.get("inside")) if c is not None]
+    mine = {frame.split(":", 1)[0] for frame in (stack[0], *calls)}
+    own = next((f for f in reversed(stack) if f.split(":", 1)[0] in mine), stack[-1])
+    return own if own == stack[-1] else f"{own} (inside {stack[-1]})"
 
 
 def rank_list(ranks: list[int]) -> str:

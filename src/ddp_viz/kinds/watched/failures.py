@@ -15,9 +15,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from ddp_viz.kinds.watched.ddp_errors import ddp_error, model_culprit
-from ddp_viz.kinds.watched.events import CommCall, WatchExit, WatchFailure, WatchRankLost
+from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
 
-UNEVEN_LESSON = "uneven-inputs"  # the course's lesson on it (opened from the diagnosis)
 # what a rank raises when a peer is gone or silent: gloo's and the store's words
 _PEER_GONE = re.compile(
     r"connection closed by peer|connection reset|broken pipe|socket timeout|timed out|"
@@ -42,6 +41,7 @@ class End(Enum):
     VANISHED = "vanished"  # no last word and no launcher's word: killed or crashed
     STOPPED = "stopped"  # torchrun's SIGTERM after another rank failed
     EXITED = "exited"  # its last word said, then a status other than 0 (sys.exit(3))
+    LEFT = "left"  # its last word said, cleanly, while its peers still waited for it
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class RankEnd:
     waited: int = 0  # the step (from 1) whose all-reduce the others waited in for it, if any
     status: int = 0  # its exit status, when it exited with one other than 0 (EXITED)
     model_odd: bool = False  # the ranks' words as DDP was built name its model as the odd one
+    everyone: int = 0  # every one of this many ranks raised this same error at the same line
 
 
 def peer_gone(message: str) -> bool:
@@ -106,6 +107,14 @@ def rank_ends(
             by_rank[ex.rank] = RankEnd(ex.rank, end, ex.at or float("inf"), 0, signal=ex.signal)
             if not ex.signal:
                 by_rank[ex.rank] = replace(by_rank[ex.rank], end=End.VANISHED)
+    if by_rank and all(r.peer_gone or r.end is End.STOPPED for r in by_rank.values()):
+        # only lost peers and torchrun's stops: the peer they lost is one that said its last
+        # word cleanly while they still waited in a collective for it (it left its loop early,
+        # or made fewer all-reduces: a forward under no_grad, a skipped backward)
+        others = max(waits.values(), default=0)
+        for r, steps in (finished or {}).items():
+            if r not in by_rank and r not in signals:
+                by_rank[r] = RankEnd(r, End.LEFT, float("inf"), steps, waited=others)
     out = sorted(by_rank.values(), key=_order)
     odd = model_culprit(failures, _world(failures, lost))
     if odd is not None and odd in by_rank:  # every rank raised; the votes name the odd model
@@ -132,8 +141,7 @@ def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int,
 def _order(r: RankEnd) -> tuple:
     # own reports by time; a killed rank (the launcher's time is another clock) before a
     # peer-gone error, which it explains; torchrun's SIGTERMs last (they follow a failure)
-    rank_of = {End.RAISED: 1, End.KILLED: 0, End.VANISHED: 0, End.STOPPED: 2, End.EXITED: 0}
-    rank_of = rank_of[r.end]
+    rank_of = {End.RAISED: 1, End.STOPPED: 2}.get(r.end, 0)
     if r.end is End.RAISED and not r.peer_gone:
         rank_of = 0
     return (rank_of, r.at if r.end is End.RAISED else float("inf"), r.rank)
@@ -151,6 +159,26 @@ def step_phrase(step: int, sure: bool = True) -> str:
     if step < 1:
         return "before its first step" if sure else "before any step of its reached ddp-viz"
     return f"{'in' if sure else 'in or after'} its step {step} (loop index {step - 1})"
+
+
+_WORKER = re.compile(r"^Caught (\w+) in DataLoader worker process (\d+)\.")
+_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (\S+)$', re.MULTILINE)
+
+
+def worker_error(message: str) -> tuple[str, str, str] | None:
+    """A DataLoader worker's error, as the main process re-raised it ("Caught ValueError in
+    DataLoader worker process 0." and the worker's traceback as text): the original error's
+    line, its innermost frame outside the installed packages and the standard library, and
+    the worker. None for any other message."""
+    found = _WORKER.match(message)
+    if found is None or "Original Traceback" not in message:
+        return None
+    frames = _FRAME.findall(message)
+    mine = [f for f in frames if "site-packages" not in f[0] and "/lib/python3" not in f[0]]
+    path, line, func = (mine or frames or [("?", "0", "?")])[-1]
+    last = [ln for ln in message.strip().splitlines() if ln.strip()][-1].strip()
+    where = f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line} in {func}"
+    return last, where, found.group(2)
 
 
 def raised_phrase(f: WatchFailure) -> str:
@@ -176,22 +204,39 @@ def failure_text(
     if r.end is End.RAISED and r.failure is not None:
         f = r.failure
         where = f" inside {_call(f)}" if f.inside is not None else ""
-        head = f"rank {f.rank} raised {f.type}: {first_line(f.message)}"
+        said = first_line(f.message)  # a KeyboardInterrupt says nothing
+        head = f"rank {f.rank} raised {f.type}" + (f": {said}" if said else "")
         head += f" — at {f.site}, {raised_phrase(f)}{where}"
+        worker = worker_error(f.message)
+        if worker is not None:  # the worker's own error and line, not the loader's wrapper
+            line, at, n = worker
+            head = f"rank {f.rank} raised {line} — at {at} in DataLoader worker process {n} "
+            head += f"(its main process re-raised it at {f.site}), {raised_phrase(f)}"
         if is_cause:
             said = ddp_error(f, peers)
             if r.model_odd and not said:  # the others' words say it: its model is the odd one
                 said = next((x for p in peers or [] if (x := ddp_error(p, peers))), [])
             cause = "its model is the odd one" if r.model_odd else "the first failure"
+            if r.everyone:
+                head = head.replace(f"rank {f.rank} raised", "every rank raised", 1)
+                cause = f"the same error on all {r.everyone} ranks, so the script's own"
             return [f"✗ crash: {head} ({cause}: the cause)"] + ["  " + line for line in said]
         if first is not None and first.failure is not None and _same(f, first.failure):
             return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {raised_phrase(f)}"]
         if r.peer_gone:
             head = f"rank {f.rank} failed{where or ' at ' + f.site}, {step_phrase(f.step)}: "
             head += gone_words(f.message)
-        because = f", because rank {first.rank} had failed" if first is not None else ""
+        gone = "left" if first is not None and first.end is End.LEFT else "failed"
+        because = f", because rank {first.rank} had {gone}" if first is not None else ""
         return [f"  then {head}{because}"]
-    if r.end is End.EXITED:
+    if r.end is End.LEFT:
+        head = f"rank {r.rank} {left_words(r)}"
+        if is_cause:  # how a rank comes to leave its peers waiting
+            head += (
+                ": a rank that leaves its loop early, or makes fewer all-reduces than its "
+                "peers (a forward under no_grad, a skipped backward), leaves them waiting"
+            )
+    elif r.end is End.EXITED:
         head = f"rank {r.rank} exited with status {r.status} without raising (sys.exit?), "
         head += step_phrase(r.step, sure=False)
     elif r.end in (End.KILLED, End.STOPPED):
@@ -203,6 +248,15 @@ def failure_text(
     if is_cause:
         return [f"✗ crash: {head} (the first failure: the cause)"]
     return [f"  then {head}" + (f", after rank {first.rank} failed" if first else "")]
+
+
+def left_words(r: RankEnd) -> str:
+    """A rank that said its last word cleanly while its peers still waited for it."""
+    waited = f" in step {r.waited}'s all-reduce" if r.waited else " in a collective"
+    return (
+        f"ended its training cleanly (its last word, after beginning {r.step} step(s)) while "
+        f"the others still waited for it{waited}"
+    )
 
 
 def lost_step(r: RankEnd) -> str:
@@ -268,10 +322,18 @@ def verdict(first: RankEnd) -> str:
         )
     if first.failure is not None:
         f = first.failure
-        return (
-            f"ddp-viz verdict: rank {f.rank} is the root cause: {f.type} at {f.site}, "
-            f"{raised_phrase(f)}"
+        if first.everyone:
+            return (
+                f"ddp-viz verdict: every rank raised {f.type} at {f.site}, {raised_phrase(f)}: "
+                "the script's own error, not one rank's"
+            )
+        worker = worker_error(f.message)
+        at = f.site if worker is None else f"{worker[1]} in DataLoader worker process {worker[2]}"
+        return f"ddp-viz verdict: rank {f.rank} is the root cause: {f.type} at {at}, " + (
+            raised_phrase(f)
         )
+    if first.end is End.LEFT:
+        return f"ddp-viz verdict: rank {first.rank} is the root cause: it {left_words(first)}"
     how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
     if first.end is End.EXITED:
         how = f"exited with status {first.status}"
@@ -279,82 +341,3 @@ def verdict(first: RankEnd) -> str:
             first.step, sure=False
         )
     return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, {lost_step(first)}"
-
-
-# --- uneven ends ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Uneven:
-    """Rank ``rank`` entered step ``entered`` (from 1) after rank ``done_rank`` finished its
-    loop of ``done`` steps."""
-
-    rank: int
-    entered: int
-    done_rank: int
-    done: int
-
-    def text(self) -> str:
-        return (
-            f"✗ uneven inputs: rank {self.rank} entered step {self.entered} after rank "
-            f"{self.done_rank} finished {self.done} steps: the ranks had different numbers of "
-            f"batches (lesson: {UNEVEN_LESSON}; fix: the same number of batches per rank, e.g. "
-            "DistributedSampler(drop_last=True), or DDP's join() context manager)"
-        )
-
-
-def uneven_end(finished: dict[int, int], entered: dict[int, int]) -> Uneven | None:
-    """A rank that entered a step after another finished its loop with fewer steps:
-    ``finished`` rank -> steps it began in all (it ended); ``entered`` rank -> the step it
-    was in (steps begun) when it failed or hung inside DDP's all-reduce."""
-    if not finished or not entered:
-        return None
-    done_rank = min(finished, key=lambda r: (finished[r], r))
-    done = finished[done_rank]
-    late = [r for r, s in entered.items() if s > done and r != done_rank]
-    if not late:
-        return None
-    r = max(late, key=lambda x: (entered[x], -x))
-    return Uneven(r, entered[r], done_rank, done)
-
-
-# --- collectives that did not match, read from where the ranks were when they went -----------
-def _key(c: CommCall) -> tuple:
-    return c["op"], "bucket" in c, tuple(tuple(x) for x in c.get("sizes", []))
-
-
-def call_words(rank: int, c: CommCall) -> str:
-    sizes = " ".join("[" + "×".join(map(str, x)) + "]" for x in c.get("sizes", []))
-    ddp = "DDP's gradient " if "bucket" in c else ""
-    return f"rank {rank} {ddp}{c['op']} #{c['seq']} {sizes} at {c['site']}".replace("  ", " ")
-
-
-def call_mismatch(
-    failures: list[WatchFailure], lost: list[WatchRankLost]
-) -> tuple[str, int | None] | None:
-    """The ranks' collectives of one sequence number that differ (op, DDP's or the script's,
-    sizes) as the ranks failed or went, in words, and the odd rank out (one rank's call
-    against the same call on all the others; None when no rank is alone)."""
-    calls: dict[int, CommCall] = {}
-    for e in lost:
-        c = e.inside or e.last
-        if c is not None:
-            calls[e.rank] = c
-    for f in failures:
-        if f.inside is not None:
-            calls[f.rank] = f.inside
-    by_seq: dict[int, dict[int, CommCall]] = {}
-    for r, c in calls.items():
-        by_seq.setdefault(c["seq"], {})[r] = c
-    for _, group in sorted(by_seq.items()):
-        keys: dict[tuple, list[int]] = {}
-        for r, c in sorted(group.items()):
-            keys.setdefault(_key(c), []).append(r)
-        if len(keys) < 2:
-            continue
-        said = "; ".join(call_words(r, c) for r, c in sorted(group.items()))
-        alone = [rs[0] for rs in keys.values() if len(rs) == 1]
-        odd = alone[0] if len(alone) == 1 and len(group) > 2 else None
-        if odd is None and len(group) == 2:  # two ranks: the script's own call is the odd one
-            mine = [r for r, c in group.items() if "bucket" not in c]
-            odd = mine[0] if len(mine) == 1 else None
-        return f"✗ the ranks' collectives do not match: {said}", odd
-    return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ddp_viz.kinds.watched import apart
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, uneven_end
 from ddp_viz.kinds.watched.doctor import missing
@@ -79,7 +80,9 @@ def _uneven(rec: RunRecord, key: str, said: list[str]) -> Jump:
             (list(s.get("stack") or []) for s in h.ranks if s["rank"] == found.rank), []
         )
     why = "" if stack else f"rank {found.rank} sent no stack"
-    return Jump(key, said, _index(found.entered), found.rank, stack, why, lesson=fail.UNEVEN_LESSON)
+    return Jump(
+        key, said, _index(found.entered), found.rank, stack, why, lesson=apart.UNEVEN_LESSON
+    )
 
 
 def jumps(rec: RunRecord) -> dict[str, Jump]:

@@ -131,15 +131,19 @@ class Watch:
         params = list(bucket.parameters())
         names = [self.names.get(id(p), f"param{i}") for i, p in enumerate(params)]
         buffer = bucket.buffer()
-        full = self.full
-        if self.non_finite.wants_buckets(full):
+        index = bucket.index()
+        # a bucket this step already all-reduced: DDP's join() shadowing the others' steps on
+        # a rank out of data (zeros, no forward of its own); its values are not this step's
+        repeat = index in self.buckets
+        full = self.full and not repeat
+        if not repeat and self.non_finite.wants_buckets(full):
             self.non_finite.bucket(buffer, params, names)
         local = buffer.detach().clone() if full else None
-        index = bucket.index()
         call = CALLS.enter("all_reduce", [[buffer.numel()]], call_site(1), index)
         span = {"index": index, "params": names, "bytes": buffer.numel() * buffer.element_size()}
         span.update(launched=start, finished=None)
-        self.buckets[index] = span
+        if not repeat:
+            self.buckets[index] = span
         if full:
             self.spent += _now() - start
         fut = self._launch(user_state, user_hook, bucket)

@@ -17,6 +17,7 @@ Nothing here raises into the script.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -156,11 +157,10 @@ def install(now: Any) -> None:
         before(kind, exc, tb)  # the traceback first, as unwatched, then the report
         if OURS in str(exc):  # torch wrote our frames into its message: say what they are
             print(OURS_LINE, file=sys.stderr, flush=True)
-        try:
-            if not isinstance(exc, KeyboardInterrupt):
-                report(exc, tb, at)
-        except Exception:  # never into the script's own exit
-            pass
+        # a KeyboardInterrupt too (the doctor leaves out those of a run the user stopped);
+        # never an error of ours into the script's own exit
+        with contextlib.suppress(Exception):
+            report(exc, tb, at)
 
     sys.excepthook = excepthook
     threads_before = threading.excepthook

@@ -1,0 +1,163 @@
+"""Ends the fault catalogue did not have, read by the doctor (pure: events made here, no torch):
+a command that failed with no rank's word, one rank's own KeyboardInterrupt, a rank that said
+its last word while its peers still waited for it, and an error every rank raised alike.
+Each has its twin that must not be called so: a clean run, a user's stop, a clean end, an
+error one rank raised."""
+
+from __future__ import annotations
+
+from ddp_viz.kinds.watched.checks import findings, rank_ends, verdict
+from ddp_viz.kinds.watched.diagnosis import rank_states
+from ddp_viz.kinds.watched.doctor import running_frame
+from ddp_viz.kinds.watched.events import WatchDropped, WatchExit, WatchFailure, WatchSummary
+from tests.watch.made_runs import run
+
+GONE = "Connection closed by peer [127.0.0.1]:7566"
+HEALTHY = "ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found"
+ALL_REDUCE = {"seq": 8, "op": "all_reduce", "site": "t.py:20 in main", "bucket": 0, "step": 7}
+
+
+def raised(rank: int, at: float, kind: str, message: str, step: int = 4, **kw: object):
+    return WatchFailure(1, rank, step, at, kind, message, f"t.py:{30 + rank} in main", **kw)  # type: ignore[arg-type]
+
+
+def last_words(steps: dict[int, int]) -> list[WatchDropped]:
+    return [WatchDropped(1, r, 0, steps=n) for r, n in steps.items()]
+
+
+def said(rec) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(line for _, lines in findings(rec) for line in lines)
+
+
+def test_a_command_that_failed_with_no_ranks_word_is_never_a_clean_bill() -> None:
+    # mp.spawn catches the rank's exception itself: every rank's last word, then status 1
+    rec = run(*last_words({0: 5, 1: 5, 2: 5}), WatchSummary(1, 1))
+    assert "✗ the command exited with status 1, yet no rank reported an error" in said(rec)
+    assert "torch.multiprocessing.spawn" in said(rec)
+    assert verdict(rec) == (
+        "ddp-viz verdict: the command exited with status 1 with no rank's failure seen "
+        "(see the command's own output)"
+    )
+    # the same run with status 0, or stopped by the user: nothing to say
+    assert verdict(run(*last_words({0: 5, 1: 5, 2: 5}), WatchSummary(1, 0))) == HEALTHY
+    stopped = run(*last_words({0: 5, 1: 5, 2: 5}), WatchSummary(1, 1, stopped=True))
+    assert verdict(stopped) == HEALTHY and said(stopped) == ""
+    # a rank's own failure explains the status: no second line about it
+    crashed = run(raised(2, 1.0, "ValueError", "bad"), WatchSummary(1, 1))
+    assert "yet no rank reported" not in said(crashed)
+
+
+def test_one_ranks_own_keyboard_interrupt_is_the_cause_not_the_peers_it_left() -> None:
+    events = [
+        raised(2, 5.0, "KeyboardInterrupt", ""),
+        raised(0, 5.1, "RuntimeError", GONE, inside=ALL_REDUCE),
+        raised(1, 5.2, "RuntimeError", GONE, inside=ALL_REDUCE),
+        WatchExit(1, 2, 42, -2, "SIGINT"),
+    ]
+    rec = run(*events, WatchSummary(1, 1))
+    assert verdict(rec) == (
+        "ddp-viz verdict: rank 2 is the root cause: KeyboardInterrupt at t.py:32 in main, in its "
+        "step 4 (loop index 3) or after it, before step 5's forward"
+    )
+    first = said(rec).splitlines()[0]
+    assert first.startswith("✗ crash: rank 2 raised KeyboardInterrupt — at t.py:32 in main")
+    # the user's Ctrl-C reaches every rank: those are the stop, no crash
+    every = [raised(r, 5.0 + r, "KeyboardInterrupt", "") for r in range(3)]
+    assert verdict(run(*every, WatchSummary(1, 1, stopped=True))) == HEALTHY
+
+
+def test_a_rank_that_ended_while_its_peers_waited_for_it_is_the_cause() -> None:
+    # rank 2 ran a forward under no_grad: one all-reduce short, it ended after its 8 forwards
+    # while ranks 0 and 1 waited in step 8's all-reduce, then lost it
+    events = [
+        *last_words({2: 8}),
+        raised(0, 7.0, "RuntimeError", GONE, step=8, inside=ALL_REDUCE),
+        raised(1, 7.1, "RuntimeError", GONE, step=8, inside=ALL_REDUCE),
+    ]
+    rec = run(*events, WatchSummary(1, 1))
+    assert verdict(rec) == (
+        "ddp-viz verdict: rank 2 is the root cause: it ended its training cleanly (its last "
+        "word, after beginning 8 step(s)) while the others still waited for it in step 8's "
+        "all-reduce"
+    )
+    lines = said(rec).splitlines()
+    assert lines[0].startswith("✗ crash: rank 2 ended its training cleanly")
+    assert "a forward under no_grad, a skipped backward" in lines[0]
+    assert lines[1].endswith("connection closed by a peer, because rank 2 had left")
+    assert rank_states(rec) == {2: "failed", 0: "stopped", 1: "stopped"}
+    # a clean run where every rank ended: nobody left anybody
+    assert verdict(run(*last_words({0: 8, 1: 8, 2: 8}), WatchSummary(1, 0))) == HEALTHY
+    # a rank's own error is the cause, whoever else ended cleanly
+    own = run(*last_words({2: 8}), raised(0, 7.0, "ValueError", "bad"), WatchSummary(1, 1))
+    assert verdict(own).startswith("ddp-viz verdict: rank 0 is the root cause: ValueError")
+    assert [r.rank for r in rank_ends(own)] == [0]
+
+
+def test_an_error_every_rank_raised_at_one_line_is_the_scripts() -> None:
+    def name_error(rank: int, site: str = "t.py:12 in <module>") -> WatchFailure:
+        message = "name 'learnig_rate' is not defined"
+        return WatchFailure(1, rank, 0, 1.0 + rank / 10, "NameError", message, site)
+
+    rec = run(name_error(2), name_error(0), name_error(1), WatchSummary(1, 1))
+    assert verdict(rec) == (
+        "ddp-viz verdict: every rank raised NameError at t.py:12 in <module>, before its first "
+        "step: the script's own error, not one rank's"
+    )
+    assert said(rec).startswith("✗ crash: every rank raised NameError")
+    assert "(the same error on all 3 ranks, so the script's own: the cause)" in said(rec)
+    # two of three, or the third at another line: one rank is still the first
+    two = run(name_error(2), name_error(0), WatchSummary(1, 1))
+    assert verdict(two).startswith("ddp-viz verdict: rank 0 is the root cause: NameError")
+    apart = run(name_error(2), name_error(0), name_error(1, "t.py:13 in <module>"))
+    assert verdict(apart).startswith("ddp-viz verdict: rank 0 is the root cause: NameError")
+
+
+def test_a_rank_blocked_in_the_standard_library_is_named_at_the_scripts_line() -> None:
+    stack = [
+        "train.py:42 in <module>: sys.exit(main())",
+        "train.py:33 in main: x, y = q.get()",
+        "queue.py:171 in get: self.not_empty.wait()",
+        "threading.py:327 in wait: waiter.acquire()",
+    ]
+    place = {"rank": 2, "state": "outside", "quiet_s": 3.0, "stack": stack}
+    assert running_frame(place) == (  # type: ignore[arg-type]
+        "train.py:33 in main: x, y = q.get() (inside threading.py:327 in wait: waiter.acquire())"
+    )
+    # the script's own innermost frame is said alone
+    assert running_frame({**place, "stack": stack[:2]}) == "train.py:33 in main: x, y = q.get()"  # type: ignore[arg-type]
+    # a helper file of the script's, known from where it issued a collective, counts as its
+    last = {"seq": 3, "op": "barrier", "site": "data.py:8 in load"}
+    deep = [*stack[:2], "data.py:9 in load: time.sleep(1)"]
+    assert running_frame({**place, "stack": deep, "last": last}).startswith("data.py:9")  # type: ignore[arg-type]
+
+
+# what torch 2.13's DataLoader re-raised in the main process for a worker's ValueError
+WORKER = (
+    "Caught ValueError in DataLoader worker process 0.\nOriginal Traceback (most recent call "
+    'last):\n  File "/v/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line '
+    "374, in _worker_loop\n    data = fetcher.fetch(index)\n"
+    '  File "/v/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in '
+    "<listcomp>\n    data = [self.dataset[idx] for idx in possibly_batched_index]\n"
+    '  File "/home/me/shards.py", line 26, in __getitem__\n    raise ValueError(f"corrupt '
+    'record {i}")\n  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode\n'
+    "    raise JSONDecodeError\nValueError: corrupt record 12 in shard 2\n"
+)
+
+
+def test_a_data_loader_workers_error_is_said_at_its_own_line_not_the_loaders() -> None:
+    rec = run(raised(2, 1.0, "ValueError", WORKER), raised(0, 1.2, "RuntimeError", GONE))
+    first = said(rec).splitlines()[0]
+    assert first.startswith(
+        "✗ crash: rank 2 raised ValueError: corrupt record 12 in shard 2 — at shards.py:26 in "
+        "__getitem__ in DataLoader worker process 0 (its main process re-raised it at t.py:32 "
+        "in main), in its step 4"
+    ), first
+    assert verdict(rec).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: ValueError at shards.py:26 in __getitem__ "
+        "in DataLoader worker process 0, in its step 4"
+    )
+    # a message that only looks like one keeps the rank's own words and line
+    plain = run(raised(2, 1.0, "ValueError", "Caught ValueError in my loader."))
+    assert verdict(plain).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: ValueError at t.py:32"
+    )
