@@ -9,7 +9,7 @@ import math
 
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average, same_values
-from ddp_viz.kinds.watched.checks import findings, straggler_text, uneven, verdict
+from ddp_viz.kinds.watched.checks import findings, uneven, verdict
 from ddp_viz.kinds.watched.diagnosis import rank_states, status_line
 from ddp_viz.kinds.watched.events import (
     WatchDropped,
@@ -19,6 +19,7 @@ from ddp_viz.kinds.watched.events import (
     WatchRankLost,
     WatchSummary,
 )
+from ddp_viz.kinds.watched.straggler import straggler_text
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
 from tests.watch.made_runs import run

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from ddp_viz.kinds.watched.checks import straggler_text
+from ddp_viz.kinds.watched.straggler import straggler_text
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import RunRecord
 

@@ -16,10 +16,10 @@ from ddp_viz.kinds.watched.checks import (
     desync_text,
     findings,
     non_finite_text,
-    straggler_text,
 )
 from ddp_viz.kinds.watched.doctor import Doctor, hang_lines, mismatch
 from ddp_viz.kinds.watched.events import WatchBeat, WatchDigests, WatchNonFinite
+from ddp_viz.kinds.watched.straggler import straggler_text
 from ddp_viz.model.timeline import record
 from tests.conftest import load_recording
 

@@ -9,17 +9,10 @@ from fractions import Fraction
 
 import pytest
 
-from ddp_viz.kinds.watched.checks import (
-    MAX_NAMES,
-    Desync,
-    beyond_chance,
-    chance_of_last,
-    desync_text,
-    non_finite_text,
-    straggler_text,
-)
+from ddp_viz.kinds.watched.checks import MAX_NAMES, Desync, desync_text, non_finite_text
 from ddp_viz.kinds.watched.events import WatchNonFinite
 from ddp_viz.kinds.watched.steps import Straggler
+from ddp_viz.kinds.watched.straggler import beyond_chance, chance_of_last, straggler_text
 from tests.watch.test_watch_straggler_rule import watched
 
 

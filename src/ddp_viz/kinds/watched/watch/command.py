@@ -24,7 +24,7 @@ import ddp_viz
 from ddp_viz import platform
 from ddp_viz.kinds.watched import wire
 from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
-from ddp_viz.kinds.watched.checks import findings, straggler_text, verdict
+from ddp_viz.kinds.watched.checks import findings, verdict
 from ddp_viz.kinds.watched.events import (
     KIND,
     WatchDigests,
@@ -34,6 +34,7 @@ from ddp_viz.kinds.watched.events import (
     WatchSummary,
 )
 from ddp_viz.kinds.watched.history import HISTORY, History, complete_count, recorded
+from ddp_viz.kinds.watched.straggler import straggler_text
 from ddp_viz.kinds.watched.watch import launcher
 from ddp_viz.kinds.watched.watch.listener import RUN, Listener, Sink
 from ddp_viz.kinds.watched.watch.relay import Relay
