@@ -117,3 +117,26 @@ def test_a_command_is_one_line_and_each_bad_one_is_refused_with_its_reason() -> 
     assert len(at_limit) == protocol.MAX_LINE_BYTES
     assert json.loads(at_limit)["cmd"] == "cancel"
     assert protocol.decode_command(at_limit) == CancelCommand(1)  # other keys are left out
+
+
+def test_a_kinds_event_not_yet_registered_is_found_by_loading_the_kinds(monkeypatch) -> None:
+    """A kind defines its events in its own folder: a line of one read before any kind was
+    imported loads them, once, and decodes; a kind no folder defines stays unknown."""
+    from ddp_viz.kinds.watched.events import WatchDropped
+    from ddp_viz.model import registry
+    from ddp_viz.model.event_base import EVENT_TYPES
+
+    loads = []
+
+    def load() -> None:
+        loads.append(1)
+        EVENT_TYPES["watch_dropped"] = WatchDropped
+
+    monkeypatch.delitem(EVENT_TYPES, "watch_dropped")
+    monkeypatch.setattr(registry, "load", load)
+    line = '{"event":"watch_dropped","run":1,"rank":2,"dropped":0,"steps":4}'
+    assert protocol.decode(line) == WatchDropped(1, 2, 0, 4)
+    assert loads == [1]
+    assert protocol.decode(line) == WatchDropped(1, 2, 0, 4) and loads == [1]  # found now
+    with pytest.raises(protocol.ProtocolError, match="unknown event 'no_such'"):
+        protocol.decode('{"event":"no_such","run":1}')

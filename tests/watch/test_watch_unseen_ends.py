@@ -9,7 +9,13 @@ from __future__ import annotations
 from ddp_viz.kinds.watched.checks import findings, rank_ends, verdict
 from ddp_viz.kinds.watched.diagnosis import rank_states
 from ddp_viz.kinds.watched.doctor import running_frame
-from ddp_viz.kinds.watched.events import WatchDropped, WatchExit, WatchFailure, WatchSummary
+from ddp_viz.kinds.watched.events import (
+    WatchDropped,
+    WatchExit,
+    WatchFailure,
+    WatchHang,
+    WatchSummary,
+)
 from tests.watch.made_runs import run
 
 GONE = "Connection closed by peer [127.0.0.1]:7566"
@@ -161,3 +167,95 @@ def test_a_data_loader_workers_error_is_said_at_its_own_line_not_the_loaders() -
     assert verdict(plain).startswith(
         "ddp-viz verdict: rank 2 is the root cause: ValueError at t.py:32"
     )
+
+
+# --- the edges of the rules above (each a mutant of them that otherwise lived) ---------------
+def test_the_left_ranks_words_in_full_and_with_no_step_to_name() -> None:
+    events = [*last_words({2: 8}), raised(0, 7.0, "RuntimeError", GONE, step=8, inside=ALL_REDUCE)]
+    assert said(run(*events, WatchSummary(1, 1))).splitlines()[0] == (
+        "✗ crash: rank 2 ended its training cleanly (its last word, after beginning 8 step(s)) "
+        "while the others still waited for it in step 8's all-reduce: a rank that leaves its "
+        "loop early, or makes fewer all-reduces than its peers (a forward under no_grad, a "
+        "skipped backward), leaves them waiting (the first failure: the cause)"
+    )
+    # torchrun's SIGTERMs alone, no rank's own word: no step to name
+    stopped = [WatchExit(1, 0, 40, -15, "SIGTERM"), WatchExit(1, 1, 41, -15, "SIGTERM")]
+    rec = run(*last_words({2: 0}), *stopped, WatchSummary(1, 1))
+    assert verdict(rec) == (
+        "ddp-viz verdict: rank 2 is the root cause: it ended its training cleanly (its last "
+        "word, after beginning 0 step(s)) while the others still waited for it in a collective"
+    )
+
+
+def test_a_rank_with_a_bad_status_or_signal_after_its_last_word_never_left_cleanly() -> None:
+    gone = [raised(0, 7.0, "RuntimeError", GONE, step=8, inside=ALL_REDUCE)]
+    # SIGINT after its last word (its KeyboardInterrupt, not reported): killed, not left
+    rec = run(*last_words({2: 8}), *gone, WatchExit(1, 2, 42, -2, "SIGINT"), WatchSummary(1, 1))
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause: killed by SIGINT")
+    assert "SIGINT: interrupted (Ctrl-C to it alone, or a KeyboardInterrupt it raised)" in said(rec)
+    # the user's stop: status 0, nothing to name
+    rec = run(
+        *last_words({2: 8}), WatchExit(1, 2, 42, -2, "SIGINT"), WatchSummary(1, 1, stopped=True)
+    )
+    assert verdict(rec) == HEALTHY
+    # a SIGKILL after its last word is the launcher's teardown: it left the others waiting
+    rec = run(*last_words({2: 8}), *gone, WatchExit(1, 2, 42, -9, "SIGKILL"), WatchSummary(1, 1))
+    assert [r.end.value for r in rank_ends(rec)] == ["raised"]
+
+
+def test_an_error_of_one_rank_of_one_or_both_of_two() -> None:
+    one = WatchFailure(1, 0, 0, 1.0, "NameError", "x", "t.py:1 in <module>")
+    rec = run(one, world=1)
+    assert verdict(rec).startswith("ddp-viz verdict: rank 0 is the root cause: NameError")
+    both = run(one, WatchFailure(1, 1, 0, 1.1, "NameError", "x", "t.py:1 in <module>"), world=2)
+    assert verdict(both).startswith("ddp-viz verdict: every rank raised NameError")
+    # the message is the rank's own: only the head's "rank 0 raised" becomes "every rank"
+    said_twice = "rank 0 raised it"
+    echo = [WatchFailure(1, r, 0, 1.0 + r, "ValueError", said_twice, "t.py:1 in f") for r in (0, 1)]
+    assert "every rank raised ValueError: rank 0 raised it — at" in said(run(*echo, world=2))
+
+
+def test_the_unexplained_exit_in_full_and_only_when_nothing_else_explains_it() -> None:
+    rec = run(*last_words({0: 5, 1: 5}), WatchSummary(1, 2), world=2)
+    assert (
+        "exit",
+        [
+            "✗ the command exited with status 2, yet no rank reported an error, a signal or a lost "
+            "connection: what started the ranks may have caught a rank's exception itself "
+            "(torch.multiprocessing.spawn does, and exits the rank with status 1), or the command "
+            "failed outside its ranks; its own output above says what"
+        ],
+    ) in findings(rec)
+    hang = WatchHang(1, 12.0, 10.0, [{"rank": 0, "state": "outside", "quiet_s": 12.0}])
+    hung = run(hang, WatchSummary(1, 1), world=2)
+    assert [key for key, _ in findings(hung)] == ["hang0"]  # the hang says why it failed
+
+
+def test_a_rank_whose_last_word_came_is_done_though_a_hang_saw_it_in_a_barrier() -> None:
+    barrier = {"seq": 5, "op": "barrier", "site": "t.py:40 in main"}
+    inside = {"seq": 5, "op": "all_reduce", "site": "t.py:20 in main", "bucket": 0, "step": 4}
+    places = [
+        {"rank": 0, "state": "inside", "quiet_s": 3.0, "step": 5, "inside": inside},
+        {"rank": 1, "state": "inside", "quiet_s": 3.0, "step": 4, "inside": barrier},
+    ]
+    rec = run(*last_words({1: 4}), WatchHang(1, 3.0, 2.0, places), world=2)
+    assert verdict(rec) == (
+        "ddp-viz verdict: uneven inputs: rank 0 entered step 5 after rank 1 finished 4 steps"
+    )
+
+
+def test_worker_errors_from_other_installs_and_without_frames() -> None:
+    def worker(*frames: str, last: str = "ValueError: bad") -> str:
+        head = "Caught ValueError in DataLoader worker process 1.\nOriginal Traceback (most recent"
+        body = "".join(f'  File "{path}", line 1, in f\n    x()\n' for path in frames)
+        return f"{head} call last):\n{body}{last}\n"
+
+    def at(message: str) -> str:
+        return verdict(run(raised(2, 1.0, "ValueError", message))).split(" at ", 1)[1]
+
+    windows = worker("C:\\env\\data.py", "C:\\env\\Lib\\site-packages\\PIL\\Image.py")
+    assert at(windows).startswith("data.py:1 in f in DataLoader worker process 1,")
+    assert at(worker("data.py")).startswith("data.py:1 in f in DataLoader worker process 1,")
+    assert at(worker()).startswith("?:0 in ? in DataLoader worker process 1,")
+    # the loader's first line alone is no worker's traceback: the rank's own line stands
+    assert at("Caught ValueError in DataLoader worker process 1.").startswith("t.py:32 in main,")

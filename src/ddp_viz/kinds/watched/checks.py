@@ -150,7 +150,7 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     if uneven_end(rec) is not None:
         ends = [r for r in ends if r.end is not fail.End.LEFT]
     first = ends[0] if ends else None
-    world = rec.world_size or d.world
+    world = rec.world_size
     if first is not None and first.failure is not None and not first.peer_gone and world > 1:
         same = [r for r in ends if r.failure is not None and _alike(r.failure, first.failure)]
         if len({r.rank for r in same}) == world and not first.model_odd:
@@ -208,7 +208,7 @@ def uneven_end(rec: RunRecord) -> apart.Uneven | None:
             elif s["rank"] not in raised and (
                 s["state"] == "ended" or (call is not None and "barrier" in call["op"])
             ):
-                if s["rank"] not in finished and s["state"] != "ended" and call is not None:
+                if s["rank"] not in finished and call is not None:  # not its last word
                     at_barrier[s["rank"]] = call
                 finished.setdefault(s["rank"], step)
     found = apart.uneven_end(finished, entered)

@@ -30,6 +30,7 @@ _KILLERS = {
     "SIGABRT": "SIGABRT: aborted by native code (gloo aborts a rank whose collective's sizes "
     "do not match its peers': see its \"Received data size doesn't match\" line)",
     "SIGBUS": "SIGBUS: a bad memory access (often shared memory too small)",
+    "SIGINT": "SIGINT: interrupted (Ctrl-C to it alone, or a KeyboardInterrupt it raised)",
 }
 
 
@@ -97,9 +98,15 @@ def rank_ends(
             by_rank[e.rank] = replace(by_rank[e.rank], waited=waited)
     for r, steps in (finished or {}).items():
         ex = signals.get(r)
-        if r not in by_rank and ex is not None and ex.exitcode > 0:
-            at = ex.at or float("inf")
+        if r in by_rank or ex is None:
+            continue
+        at = ex.at or float("inf")
+        if ex.exitcode > 0:
             by_rank[r] = RankEnd(r, End.EXITED, at, steps, status=ex.exitcode)
+        elif ex.signal == "SIGINT" and exit_code != 0:  # its last word, then a KeyboardInterrupt
+            # of its own (a stopped command's status is 0); a SIGKILL or SIGTERM after the last
+            # word is the launcher's teardown, not a failure of its loop
+            by_rank[r] = RankEnd(r, End.KILLED, at, steps, signal=ex.signal)
     seen = {e.rank for e in lost} | set(finished or {})
     for ex in signals.values():  # ranks that never connected (they ended before DDP was built)
         if ex.rank not in by_rank and ex.rank not in seen:
