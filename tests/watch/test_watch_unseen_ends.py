@@ -110,6 +110,7 @@ def test_an_error_every_rank_raised_at_one_line_is_the_scripts() -> None:
         "step: the script's own error, not one rank's"
     )
     assert said(rec).startswith("✗ crash: every rank raised NameError")
+    assert rank_states(rec) == {0: "failed", 1: "failed", 2: "failed"}  # none stopped by another
     assert "(the same error on all 3 ranks, so the script's own: the cause)" in said(rec)
     # two of three, or the third at another line: one rank is still the first
     two = run(name_error(2), name_error(0), WatchSummary(1, 1))

@@ -31,8 +31,8 @@ def rank_states(rec: RunRecord) -> dict[int, str]:
     for r in ends:
         if r.end in (fail.End.KILLED, fail.End.STOPPED) and r.signal:
             out[r.rank] = f"killed ({r.signal})"
-        elif first is not None and r.rank == first.rank and not late:
-            out[r.rank] = "failed"
+        elif first is not None and not late and (r.rank == first.rank or first.everyone):
+            out[r.rank] = "failed"  # every rank, when each raised the script's one error
         else:
             out[r.rank] = "stopped"
     return out
