@@ -6,7 +6,7 @@ error one rank raised."""
 
 from __future__ import annotations
 
-from ddp_viz.kinds.watched.checks import findings, rank_ends, verdict
+from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, verdict
 from ddp_viz.kinds.watched.diagnosis import rank_states
 from ddp_viz.kinds.watched.doctor import running_frame
 from ddp_viz.kinds.watched.events import (
@@ -16,6 +16,7 @@ from ddp_viz.kinds.watched.events import (
     WatchHang,
     WatchSummary,
 )
+from ddp_viz.model import protocol
 from tests.watch.made_runs import run
 
 GONE = "Connection closed by peer [127.0.0.1]:7566"
@@ -260,3 +261,20 @@ def test_worker_errors_from_other_installs_and_without_frames() -> None:
     assert at(worker()).startswith("?:0 in ? in DataLoader worker process 1,")
     # the loader's first line alone is no worker's traceback: the rank's own line stands
     assert at("Caught ValueError in DataLoader worker process 1.").startswith("t.py:32 in main,")
+
+
+def test_a_stopped_commands_keyboard_interrupts_never_reach_the_record(monkeypatch) -> None:
+    """The window shows the record as events come: between the ranks' KeyboardInterrupts and
+    the command's summary it would read as a crash of the user's own stop."""
+    from ddp_viz.kinds.watched.watch import command
+
+    interrupted = raised(0, 1.0, "KeyboardInterrupt", "")
+    recorder = command.Recorder(None)
+    recorder(protocol.RunStarted(1, 3, 0, {"watched": True}, params=[]))
+    monkeypatch.setitem(command.STOPPED, "by_user", True)
+    recorder(interrupted)
+    recorder(raised(1, 1.1, "ValueError", "bad"))  # a rank's own error still counts
+    assert [f.type for f in doctoring(recorder.rec).failures] == ["ValueError"]
+    monkeypatch.setitem(command.STOPPED, "by_user", False)
+    recorder(interrupted)  # no stop: one rank's own KeyboardInterrupt is its failure
+    assert [f.type for f in doctoring(recorder.rec).failures] == ["ValueError", "KeyboardInterrupt"]

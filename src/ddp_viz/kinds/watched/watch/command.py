@@ -28,6 +28,7 @@ from ddp_viz.kinds.watched.checks import findings, verdict
 from ddp_viz.kinds.watched.events import (
     KIND,
     WatchDigests,
+    WatchFailure,
     WatchHang,
     WatchNonFinite,
     WatchRankLost,
@@ -90,6 +91,11 @@ class Recorder:
         self.t0 = time.monotonic()
 
     def __call__(self, event: protocol.Event) -> None:
+        # the user's stop reaches every rank as a Ctrl-C: no rank's failure, not even for the
+        # moment until the command's summary says it was stopped
+        interrupted = isinstance(event, WatchFailure) and event.type == "KeyboardInterrupt"
+        if interrupted and STOPPED["by_user"]:
+            return
         self.rec.apply(event)
         if self.forward is not None:
             self.forward(event)
