@@ -159,11 +159,7 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
 
 
 def _alike(a: WatchFailure, b: WatchFailure) -> bool:
-    return (a.type, fail.first_line(a.message), a.site) == (
-        b.type,
-        fail.first_line(b.message),
-        b.site,
-    )
+    return fail.same_error(a, b) and a.site == b.site
 
 
 def uneven(rec: RunRecord) -> str | None:
@@ -302,12 +298,10 @@ def verdict(rec: RunRecord) -> str:
             f"ddp-viz verdict: desync: rank(s) {who} differ from rank 0 entering step "
             f"{d.desync.step + 1}"
         )
-    said = unexplained_exit(rec)
-    if said is not None:
+    if unexplained_exit(rec) is not None:
         return (
-            "ddp-viz verdict: "
-            + said.removeprefix("✗ ").split(", yet")[0]
-            + (" with no rank's failure seen (see the command's own output)")
+            f"ddp-viz verdict: the command exited with status {d.exit_code} with no rank's "
+            "failure seen (see the command's own output)"
         )
     said = straggler_text(rec)
     if said is not None and said.startswith("✗"):

@@ -228,7 +228,7 @@ def failure_text(
                 head = head.replace(f"rank {f.rank} raised", "every rank raised", 1)
                 cause = f"the same error on all {r.everyone} ranks, so the script's own"
             return [f"✗ crash: {head} ({cause}: the cause)"] + ["  " + line for line in said]
-        if first is not None and first.failure is not None and _same(f, first.failure):
+        if first is not None and first.failure is not None and same_error(f, first.failure):
             return [f"  rank {f.rank} raised the same {f.type} at {f.site}, {raised_phrase(f)}"]
         if r.peer_gone:
             head = f"rank {f.rank} failed{where or ' at ' + f.site}, {step_phrase(f.step)}: "
@@ -283,7 +283,8 @@ def lost_step(r: RankEnd) -> str:
     return step_phrase(r.step, sure=False)
 
 
-def _same(a: WatchFailure, b: WatchFailure) -> bool:
+def same_error(a: WatchFailure, b: WatchFailure) -> bool:
+    """The same kind of error, saying the same first line."""
     return a.type == b.type and first_line(a.message) == first_line(b.message)
 
 
