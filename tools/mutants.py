@@ -272,12 +272,25 @@ def _tests_digest() -> str:
     return h.hexdigest()
 
 
-def _forget_stale_coverage() -> str:
+def _mapped(modules: list[str]) -> bool:
+    """Whether mutmut's map of covering tests holds every one of ``modules``: it only maps
+    the functions of modules that were mutated when it was collected, and drops a module's
+    entries once a run scoped elsewhere copies that module back unmutated."""
+    stats = ROOT / "mutants" / "mutmut-stats.json"
+    try:
+        names = json.loads(stats.read_text("utf-8"))["tests_by_mangled_function_name"]
+    except (OSError, json.JSONDecodeError, KeyError):
+        return False
+    return all(any(n.startswith(f"{dotted(m)}.") for n in names) for m in modules)
+
+
+def _forget_stale_coverage(modules: list[str]) -> str:
     """mutmut collects which tests cover which function once, and after that only for tests
     it has not seen: a test that now calls more of the code would not be run against its
-    mutants. So when anything under tests/ changed since, its map is collected again."""
+    mutants. So when anything under tests/ changed since, or the map lacks one of this run's
+    modules (every mutant of it would read "no tests"), its map is collected again."""
     digest, seen = _tests_digest(), ROOT / "mutants" / "tests.sha256"
-    if not seen.exists() or seen.read_text() != digest:
+    if not seen.exists() or seen.read_text() != digest or not _mapped(modules):
         (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
         # mutmut copies tests/ over its old copy: a test deleted here would live on there
         shutil.rmtree(ROOT / "mutants" / "tests", ignore_errors=True)
@@ -301,7 +314,7 @@ def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
     LOG.parent.mkdir(exist_ok=True)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     argv = [sys.executable, "-c", _CHILD, ",".join(modules), str(jobs), *patterns]
-    digest = _forget_stale_coverage()
+    digest = _forget_stale_coverage(modules)
     _regenerate(modules)
     _snapshot(modules)
     with LOG.open("w") as log:

@@ -75,3 +75,36 @@ def test_a_results_file_that_does_not_parse_after_a_finished_run_is_an_error(
         tool.main(["--quiet"])
     assert "mutmut's results do not parse" in str(stop.value)
     assert f"mutants/{MODULE}.meta" in str(stop.value)
+
+
+def _stats(tmp_path: Path, names: list[str]) -> Path:
+    stats = tmp_path / "mutants" / "mutmut-stats.json"
+    stats.write_text(json.dumps({"tests_by_mangled_function_name": {n: ["t"] for n in names}}))
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    return stats
+
+
+def test_the_map_of_covering_tests_is_kept_only_when_it_holds_every_module_of_the_run(
+    tool, tmp_path
+):
+    """A run scoped to one module after a run scoped to another found mutmut's map without
+    the first module's functions, and every one of its mutants read "no tests"."""
+    other = "src/ddp_viz/model/other.py"
+    stats = _stats(tmp_path, ["ddp_viz.model.example.x_f", "ddp_viz.model.exampled.x_g"])
+    (tmp_path / "mutants" / "tests.sha256").write_text(tool._tests_digest())
+    tool._forget_stale_coverage([MODULE])
+    assert stats.exists()  # every module of the run is mapped, the tests are unchanged
+    tool._forget_stale_coverage([MODULE, other])
+    assert not stats.exists()
+    _stats(tmp_path, ["ddp_viz.model.exampled.x_g"])  # another module whose name it begins
+    assert tool._mapped([MODULE]) is False
+
+
+def test_a_map_of_no_functions_or_no_map_is_collected_again(tool, tmp_path):
+    stats = _stats(tmp_path, [])
+    (tmp_path / "mutants" / "tests.sha256").write_text(tool._tests_digest())
+    tool._forget_stale_coverage([MODULE])
+    assert not stats.exists()
+    assert tool._mapped([MODULE]) is False  # no file at all
+    stats.write_text("{")
+    assert tool._mapped([MODULE]) is False
