@@ -49,7 +49,9 @@ class UnevenRecord:
 
 
 MISMATCH = "Detected mismatch between collectives"
-MISSING = re.compile(r"Rank (\d+) failed to pass monitoredBarrier")
+# torch names the first rank missing, or with wait_all_ranks=True every one of them:
+# "Rank 2 failed to pass monitoredBarrier", "Ranks 1, 2 failed to pass monitoredBarrier"
+MISSING = re.compile(r"Ranks? (\d+(?:, \d+)*) failed to pass monitoredBarrier")
 
 
 def ended_by(stall: ue.Stalled) -> str:
@@ -67,7 +69,13 @@ def ended_by(stall: ue.Stalled) -> str:
 
 def missing_ranks(stall: ue.Stalled) -> list[int]:
     """The ranks ``monitored_barrier``'s error names as not arrived."""
-    return [int(m) for m in MISSING.findall(stall.error)]
+    return [int(r) for m in MISSING.findall(stall.error) for r in m.split(", ")]
+
+
+def missing_text(stall: ue.Stalled) -> str:
+    """``rank 2`` or ``ranks 1, 2``: the ranks the error names, as a sentence says them."""
+    ranks = missing_ranks(stall)
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
 
 
 def found(un: UnevenRecord) -> ue.Stalled | None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ddp_viz.kinds.uneven.events import Stalled
 from ddp_viz.kinds.uneven.record import (
+    KIND,
     ONE_PROCESS_TOL,
     UnevenRecord,
     ended_by,
     found,
-    missing_ranks,
+    missing_text,
     part,
 )
+from ddp_viz.kinds.uneven.spec import UnevenSpec
 from ddp_viz.model.report import param_label, value
 from ddp_viz.model.timeline import AGREE_TOL, RunRecord, RunStatus, grads_close, max_abs_diff
 
@@ -85,8 +87,7 @@ def raised(stall: Stalled) -> str:
     if how == "mismatch":
         return f"then DETAIL's check raised: {stall.error}"
     if how == "monitored_barrier":
-        named = ", ".join(str(r) for r in missing_ranks(stall))
-        return f"then monitored_barrier named rank {named}: {stall.error}"
+        return f"then monitored_barrier named {missing_text(stall)}: {stall.error}"
     return f"then gloo said: {stall.error}"
 
 
@@ -95,12 +96,13 @@ def found_line(rec: RunRecord) -> str | None:
     stall = found(part(rec))
     if stall is None:
         return None
-    timeout = float(rec.scenario.get("uneven", {}).get("timeout_s", 0.0))
+    # the part exists only when the scenario holds the table; a recording made before the
+    # field was written ran with its default
+    timeout = float(rec.scenario[KIND].get("timeout_s", UnevenSpec.timeout_s))
     if ended_by(stall) == "mismatch":
         tool = "TORCH_DISTRIBUTED_DEBUG=DETAIL reported the mismatch"
     else:
-        named = ", ".join(str(r) for r in missing_ranks(stall))
-        tool = f"monitored_barrier named rank {named}"
+        tool = f"monitored_barrier named {missing_text(stall)}"
     return f"{tool} after {stall.waited_s:.3f} s (the process group's timeout: {timeout:g} s)"
 
 

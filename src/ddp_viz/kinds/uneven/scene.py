@@ -17,7 +17,7 @@ from ddp_viz.kinds.uneven.record import (
     UnevenRecord,
     ended_by,
     found,
-    missing_ranks,
+    missing_text,
 )
 from ddp_viz.model.cursor import shown
 from ddp_viz.model.frame import Align, Font, Rect, StageFrame, cut_to_fit, fmt, wrap_lines
@@ -172,8 +172,7 @@ class _Builder(StepFrameBuilder):
             if ended_by(stall) == "mismatch":
                 tool = "DETAIL reported the mismatch"
             else:
-                named = ", ".join(str(m) for m in missing_ranks(stall))
-                tool = f"monitored_barrier named rank {named}"
+                tool = f"monitored_barrier named {missing_text(stall)}"
             out.append(
                 (
                     f"Found: {tool} after {fmt(stall.waited_s, 3)} s, where the timeout would "
@@ -211,8 +210,8 @@ class _Builder(StepFrameBuilder):
                     else "its peer closed the connection after its own error",
                     "timeout": "the timeout ended it",
                     "mismatch": "DETAIL's check ended it",
-                    "monitored_barrier": "monitored_barrier ended it, naming rank "
-                    + ", ".join(str(m) for m in missing_ranks(stall)),
+                    "monitored_barrier": "monitored_barrier ended it, naming "
+                    + missing_text(stall),
                 }[ended_by(stall)]
                 # a tool's answer comes in hundredths of a second: show them
                 waited = f"{stall.waited_s:.1f}" if stall.waited_s >= 1 else f"{stall.waited_s:.3f}"
