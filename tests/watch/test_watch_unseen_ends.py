@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, verdict
 from ddp_viz.kinds.watched.diagnosis import rank_states
-from ddp_viz.kinds.watched.doctor import running_frame
+from ddp_viz.kinds.watched.doctor import frame_file, running_frame
 from ddp_viz.kinds.watched.events import (
     WatchDropped,
     WatchExit,
@@ -137,6 +137,32 @@ def test_a_rank_blocked_in_the_standard_library_is_named_at_the_scripts_line() -
     last = {"seq": 3, "op": "barrier", "site": "data.py:8 in load"}
     deep = [*stack[:2], "data.py:9 in load: time.sleep(1)"]
     assert running_frame({**place, "stack": deep, "last": last}).startswith("data.py:9")  # type: ignore[arg-type]
+    # ... and so does the file of the collective it is inside, with no earlier one
+    inside = {"seq": 4, "op": "all_reduce", "site": "data.py:8 in load"}
+    assert running_frame({**place, "stack": [*deep, stack[2]], "inside": inside}) == (  # type: ignore[arg-type]
+        "data.py:9 in load: time.sleep(1) (inside queue.py:171 in get: self.not_empty.wait())"
+    )
+    # a stack whose innermost frame is no file's line is said as it came, that frame alone
+    native = [*stack[:3], "<built-in method acquire>"]
+    assert running_frame({**place, "stack": native}) == "<built-in method acquire>"  # type: ignore[arg-type]
+    assert running_frame({**place, "stack": []}) == ""  # type: ignore[arg-type]
+
+
+def test_a_frames_file_is_all_before_its_line_number_even_with_a_colon_in_its_name() -> None:
+    assert frame_file("train.py:33 in main: x, y = q.get()") == "train.py"
+    assert frame_file("run:v2.py:7 in <module>: main()") == "run:v2.py"
+    assert frame_file("a.py:1 in f: d = {1: 2}") == "a.py"
+    assert frame_file("<built-in method acquire>") == "<built-in method acquire>"
+    # the script's own file with a colon in its name is still the script's: its line is said
+    stack = [
+        "run:v2.py:7 in <module>: main()",
+        "run:v2.py:5 in main: q.get()",
+        "queue.py:171 in get: self.not_empty.wait()",
+    ]
+    place = {"rank": 1, "state": "outside", "quiet_s": 3.0, "stack": stack}
+    assert running_frame(place) == (  # type: ignore[arg-type]
+        "run:v2.py:5 in main: q.get() (inside queue.py:171 in get: self.not_empty.wait())"
+    )
 
 
 # what torch 2.13's DataLoader re-raised in the main process for a worker's ValueError

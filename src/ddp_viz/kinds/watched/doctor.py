@@ -12,6 +12,7 @@ and each rank's stack.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -186,9 +187,19 @@ def running_frame(s: StuckRank) -> str:
     if not stack or ".py:" not in stack[-1]:
         return stack[-1] if stack else ""
     calls = [c["site"] for c in (s.get("last"), s.get("inside")) if c is not None]
-    mine = {frame.split(":", 1)[0] for frame in (stack[0], *calls)}
-    own = next((f for f in reversed(stack) if f.split(":", 1)[0] in mine), stack[-1])
+    mine = {frame_file(frame) for frame in (stack[0], *calls)}
+    own = next((f for f in reversed(stack) if frame_file(f) in mine), stack[-1])
     return own if own == stack[-1] else f"{own} (inside {stack[-1]})"
+
+
+_FRAME = re.compile(r"(.*?):\d+ in ")
+
+
+def frame_file(frame: str) -> str:
+    """The file of a frame written ``train.py:33 in main: code``: all before the colon of its
+    line number (a file's name may hold a colon of its own)."""
+    m = _FRAME.match(frame)
+    return m.group(1) if m else frame
 
 
 def rank_list(ranks: list[int]) -> str:
@@ -269,15 +280,3 @@ def hang_lines(h: WatchHang, stacks: bool = True) -> list[str]:
                 lines.append(f"  rank {s['rank']}'s stack (innermost last):")
                 lines += [f"    {frame}" for frame in s["stack"]]
     return lines
-
-
-def lost_text(e: WatchRankLost) -> str:
-    where = ""
-    if e.inside is not None:
-        where = f", inside {call_text(e.inside)}"
-    elif e.last is not None:
-        where = f"; its last communication: {call_text(e.last)}"
-    return (
-        f"✗ rank {e.rank} (pid {e.pid}) vanished without its last word (killed or crashed)"
-        f"{step_words(e.step)}{where}"
-    )
