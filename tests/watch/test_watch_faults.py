@@ -243,3 +243,40 @@ def test_a_data_loader_workers_error_is_named_at_the_datasets_line() -> None:
         "__getitem__ in DataLoader worker process 0, "
     ), said
     assert "raised ValueError: corrupt record 9 in shard 2" in said
+
+
+@pytest.mark.parametrize(("args", "ranks", "late"), [((), 3, [2]), (("all",), 4, [2, 3])])
+def test_the_ranks_a_monitored_barrier_names_are_the_cause_not_the_ranks_that_raised(
+    args, ranks, late
+) -> None:
+    """Rank 0's monitored_barrier raises, and the ranks that arrived raise after it: neither is
+    the cause. The ranks it names are, though they raised nothing (torchrun stopped them)."""
+    code, said, _ = watch("monitored_late", ranks, *args)
+    assert code == 1
+    who = ("rank " if len(late) == 1 else "ranks ") + ", ".join(map(str, late))
+    them = "it" if len(late) == 1 else "them"
+    line = line_of("monitored_late.py", "dist.monitored_barrier(")
+    barrier = (
+        f"rank 0's dist.monitored_barrier at monitored_late.py:{line} in main waited 1000 ms "
+        f"for {them} and named {them}"
+    )
+    assert f"✗ crash: {who} never reached the monitored barrier: {barrier} (the cause)" in said
+    assert verdict_of(said).startswith(f"ddp-viz verdict: {who} ")
+    assert verdict_of(said).endswith(f"never reached the monitored barrier ({barrier})")
+    # the ranks that raised follow from it, each said so
+    assert f"rank 0 failed at monitored_late.py:{line} in main" in said
+    assert "rank 0 is the root cause" not in said and "rank 1 is the root cause" not in said
+    if ranks == 4:
+        assert f"then rank 1 failed at monitored_late.py:{line} in main" in said
+        assert "because ranks 2, 3 had not arrived" in said
+
+
+def test_a_rank_in_a_collective_only_it_makes_is_the_one_the_monitored_barrier_names() -> None:
+    code, said, _ = watch("only_one_reduces", 3)
+    assert code == 1
+    assert verdict_of(said).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: it never reached the monitored barrier"
+    )
+    metric = line_of("only_one_reduces.py", "dist.all_reduce(torch.ones(3))")
+    # its own error came after, from the all_reduce that lost its peers
+    assert f"then rank 2 failed at only_one_reduces.py:{metric} in main" in said

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ddp_viz.kinds.watched import apart
+from ddp_viz.kinds.watched import apart, monitored
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
 from ddp_viz.kinds.watched.events import (
@@ -149,6 +149,9 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished)
     if uneven_end(rec) is not None:
         ends = [r for r in ends if r.end is not fail.End.LEFT]
+    named = monitored.late(d.raised)
+    if named is not None:
+        ends = _blame(ends, named, d)
     first = ends[0] if ends else None
     world = rec.world_size
     if first is not None and first.failure is not None and not first.peer_gone and world > 1:
@@ -156,6 +159,23 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
         if len({r.rank for r in same}) == world and not first.model_odd:
             ends[0] = replace(first, everyone=world)
     return ends
+
+
+def _blame(ends: list[fail.RankEnd], named: monitored.Late, d: Doctoring) -> list[fail.RankEnd]:
+    """The ranks a monitored barrier named first, in its order, each with how it ended (a rank
+    that raised an error of its own before the barrier gave up is the cause instead)."""
+    by_rank = {r.rank: r for r in ends}
+    own = [r for r in ends if r.end is fail.End.RAISED and not r.peer_gone]
+    if own:
+        return ends
+    steps = {e.rank: e.step for e in d.lost} | d.finished
+    late = [
+        replace(by_rank[r], late=named)
+        if r in by_rank
+        else fail.RankEnd(r, fail.End.LATE, float("inf"), steps.get(r, 0), late=named)
+        for r in named.ranks
+    ]
+    return late + [r for r in ends if r.rank not in named.ranks]
 
 
 def _alike(a: WatchFailure, b: WatchFailure) -> bool:

@@ -16,6 +16,8 @@ from enum import Enum
 
 from ddp_viz.kinds.watched.ddp_errors import ddp_error, model_culprit
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
+from ddp_viz.kinds.watched.monitored import WORDS as MONITORED
+from ddp_viz.kinds.watched.monitored import Late
 
 # what a rank raises when a peer is gone or silent: gloo's and the store's words
 _PEER_GONE = re.compile(
@@ -43,6 +45,7 @@ class End(Enum):
     STOPPED = "stopped"  # torchrun's SIGTERM after another rank failed
     EXITED = "exited"  # its last word said, then a status other than 0 (sys.exit(3))
     LEFT = "left"  # its last word said, cleanly, while its peers still waited for it
+    LATE = "late"  # named by a monitored barrier as not arrived; no other end seen
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,13 @@ class RankEnd:
     status: int = 0  # its exit status, when it exited with one other than 0 (EXITED)
     model_odd: bool = False  # the ranks' words as DDP was built name its model as the odd one
     everyone: int = 0  # every one of this many ranks raised this same error at the same line
+    late: Late | None = None  # a monitored barrier named it as not arrived (see monitored.py)
 
 
 def peer_gone(message: str) -> bool:
-    return bool(_PEER_GONE.search(message))
+    """An error that follows from another rank's: a peer gone or silent, or a monitored
+    barrier's (which names the ranks it waited for)."""
+    return bool(_PEER_GONE.search(message) or MONITORED.search(message))
 
 
 def rank_ends(
@@ -208,6 +214,8 @@ def failure_text(
 ) -> list[str]:
     """One rank's end: the cause's in full, a consequence's in one line."""
     is_cause = first is not None and r.rank == first.rank
+    if r.late is not None:
+        return late_text(r, first)
     if r.end is End.RAISED and r.failure is not None:
         f = r.failure
         where = f" inside {_call(f)}" if f.inside is not None else ""
@@ -235,26 +243,48 @@ def failure_text(
             head += gone_words(f.message)
         gone = "left" if first is not None and first.end is End.LEFT else "failed"
         because = f", because rank {first.rank} had {gone}" if first is not None else ""
+        if first is not None and first.late is not None:
+            because = f", because {first.late.who()} had not arrived"
         return [f"  then {head}{because}"]
-    if r.end is End.LEFT:
-        head = f"rank {r.rank} {left_words(r)}"
-        if is_cause:  # how a rank comes to leave its peers waiting
-            head += (
-                ": a rank that leaves its loop early, or makes fewer all-reduces than its "
-                "peers (a forward under no_grad, a skipped backward), leaves them waiting"
-            )
-    elif r.end is End.EXITED:
-        head = f"rank {r.rank} exited with status {r.status} without raising (sys.exit?), "
-        head += step_phrase(r.step, sure=False)
-    elif r.end in (End.KILLED, End.STOPPED):
-        sig = _KILLERS.get(r.signal, r.signal)
-        head = f"rank {r.rank} was killed by {sig}, {lost_step(r)}"
-    else:
-        head = f"rank {r.rank} vanished without its last word (killed or crashed), "
-        head += lost_step(r)
+    head = f"rank {r.rank} {own_end(r)}"
+    if r.end is End.LEFT and is_cause:  # how a rank comes to leave its peers waiting
+        head += (
+            ": a rank that leaves its loop early, or makes fewer all-reduces than its "
+            "peers (a forward under no_grad, a skipped backward), leaves them waiting"
+        )
     if is_cause:
         return [f"✗ crash: {head} (the first failure: the cause)"]
     return [f"  then {head}" + (f", after rank {first.rank} failed" if first else "")]
+
+
+def late_text(r: RankEnd, first: RankEnd | None) -> list[str]:
+    """A rank a monitored barrier named: the cause, with how it ended after; one it named
+    beside the cause, or after a hang (the diagnosis then), in one line."""
+    assert r.late is not None
+    then = "" if r.end is End.LATE else own_end(r)
+    if first is None or first.late is None:
+        head = f"  then rank {r.rank} did not reach the monitored barrier ({r.late.words()})"
+        return [head + (f"; it {then}" if then else "")]
+    if r.rank != first.rank:
+        return [f"  rank {r.rank} was named too" + (f"; it {then}" if then else "")]
+    head = f"✗ crash: {r.late.who()} never reached the monitored barrier: {r.late.words()}"
+    return [f"{head} (the cause)"] + ([f"  then rank {r.rank} {then}"] if then else [])
+
+
+def own_end(r: RankEnd) -> str:
+    """How a rank ended, after the word "rank N", when it is not the cause by its own error."""
+    if r.end is End.RAISED and r.failure is not None:
+        f = r.failure
+        return f"failed at {f.site}, {raised_phrase(f)}: {gone_words(f.message)}"
+    if r.end in (End.KILLED, End.STOPPED):
+        return f"was killed by {_KILLERS.get(r.signal, r.signal)}, {lost_step(r)}"
+    if r.end is End.EXITED:
+        return f"exited with status {r.status} without raising (sys.exit?), " + step_phrase(
+            r.step, sure=False
+        )
+    if r.end is End.LEFT:
+        return left_words(r)
+    return f"vanished without its last word (killed or crashed), {lost_step(r)}"
 
 
 def left_words(r: RankEnd) -> str:
@@ -292,6 +322,11 @@ def gone_words(message: str) -> str:
     """A peer-gone error in a few words (gloo's own run to three lines)."""
     low = message.lower()
     for key, words in (
+        ("failed to pass monitoredbarrier", "its monitored_barrier gave up on the ranks it named"),
+        (
+            "successfully reached monitoredbarrier",
+            "it reached the monitored barrier, then rank 0's gave up",
+        ),
         ("closed by peer", "connection closed by a peer"),
         ("reset", "connection reset by a peer"),
         ("broken pipe", "broken pipe to a peer"),
@@ -327,6 +362,13 @@ def verdict(first: RankEnd) -> str:
         return (
             f"ddp-viz verdict: rank {first.rank} is the root cause: its model differs from "
             "the other ranks' (found as DDP was built)"
+        )
+    if first.late is not None:
+        late = first.late
+        are, they = ("is", "it") if len(late.ranks) == 1 else ("are", "they")
+        return (
+            f"ddp-viz verdict: {late.who()} {are} the root cause: {they} never reached the "
+            f"monitored barrier ({late.words()})"
         )
     if first.failure is not None:
         f = first.failure
