@@ -280,3 +280,27 @@ def test_a_rank_in_a_collective_only_it_makes_is_the_one_the_monitored_barrier_n
     metric = line_of("only_one_reduces.py", "dist.all_reduce(torch.ones(3))")
     # its own error came after, from the all_reduce that lost its peers
     assert f"then rank 2 failed at only_one_reduces.py:{metric} in main" in said
+
+
+def test_a_thread_that_died_is_named_beside_the_hang_it_left() -> None:
+    """The prefetching thread's ValueError ends the thread, not the rank: the hang is the
+    diagnosis (rank 2 waits in queue.get()), and the verdict says why it waits."""
+    code, said, events = watch("thread_dies", 3)
+    assert code == 1
+    raise_at = line_of("thread_dies.py", "raise ValueError(")
+    get_at = line_of("thread_dies.py", "x, y = batches.get()")
+    site = f"thread_dies.py:{raise_at} in prefetch"
+    assert (
+        f"✗ rank 2's thread 'prefetch' raised ValueError: record 3 is corrupt — at {site}" in said
+    )
+    assert verdict_of(said).startswith("ddp-viz verdict: hang: rank 2 never joined all_reduce")
+    assert f"thread_dies.py:{get_at} in main: x, y = batches.get()" in verdict_of(said)
+    assert verdict_of(said).endswith(
+        f"; rank 2's thread 'prefetch' had raised ValueError at {site}"
+    )
+    # the thread's error is no end of its rank: torchrun stopped it, as the others failed
+    assert "rank 2 raised ValueError" not in said
+    sent = [e for e in events if e.kind == "watch_failure" and e.thread]
+    assert [(e.rank, e.thread, e.type, e.inside) for e in sent] == [
+        (2, "prefetch", "ValueError", None)
+    ]

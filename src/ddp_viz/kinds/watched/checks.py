@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ddp_viz.kinds.watched import apart, monitored
+from ddp_viz.kinds.watched import apart, monitored, threads
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
 from ddp_viz.kinds.watched.events import (
@@ -53,6 +53,7 @@ class Doctoring:
     desync: Desync | None = None
     agreed: int | None = None
     failures: list[WatchFailure] = field(default_factory=list)
+    threads: list[WatchFailure] = field(default_factory=list)  # another thread's; rank went on
     exits: list[WatchExit] = field(default_factory=list)
     finished: dict[int, int] = field(default_factory=dict)  # rank -> steps begun, last word
     exit_code: int | None = None
@@ -71,7 +72,7 @@ class Doctoring:
         if isinstance(e, Timing):
             self.resumed = bool(self.hangs)
         elif isinstance(e, WatchFailure):
-            self.failures.append(e)
+            (self.threads if e.thread else self.failures).append(e)
         elif isinstance(e, WatchExit):
             self.exits.append(e)
         elif isinstance(e, WatchDropped) and e.steps >= 0:
@@ -260,6 +261,8 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
         out.append(("crash", crash))
     for i, h in enumerate(d.hangs):
         out.append((f"hang{i}", hang_lines(h, stacks)))
+    if d.threads:
+        out.append(("thread", [threads.thread_text(f) for f in threads.first_each(d.threads)]))
     if crash and crash[0].startswith("after that"):
         out.append(("crash", crash))
     if d.non_finite:
@@ -307,7 +310,8 @@ def verdict(rec: RunRecord) -> str:
     if first is not None and not (d.hangs and (first.peer_gone or first.end is fail.End.STOPPED)):
         return fail.verdict(first)
     if d.hangs:  # the latest: a stall that went on says more than its first moments
-        return "ddp-viz verdict: " + hang_verdict(d.hangs[-1])
+        note = threads.hang_note(d.hangs[-1], d.threads)
+        return "ddp-viz verdict: " + hang_verdict(d.hangs[-1]) + note
     if d.non_finite:
         e = min(d.non_finite, key=lambda e: (e.step, e.rank))
         return f"ddp-viz verdict: rank {e.rank} is the first non-finite, at step {e.step + 1}"
@@ -323,6 +327,8 @@ def verdict(rec: RunRecord) -> str:
             f"ddp-viz verdict: the command exited with status {d.exit_code} with no rank's "
             "failure seen (see the command's own output)"
         )
+    if d.threads:
+        return threads.alone_verdict(d.threads)
     said = straggler_text(rec)
     if said is not None and said.startswith("✗"):
         return "ddp-viz verdict: " + said.removeprefix("✗ ").split(";")[0]

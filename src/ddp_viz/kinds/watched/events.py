@@ -4,13 +4,24 @@ listener around what the ranks send. Pure model layer."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 from ddp_viz.model.event_base import Event
 
 # the kind's id: the lesson word a watched run's recording names (its page, not a lesson of
 # the course)
 KIND = "watched"
+# 2: a failure names the thread it was raised in, when not the main one
+EVENTS_VERSION = 2
+
+
+def _thread_added(obj: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 to 2 only gave a failure its ``thread`` (default "": the main thread, the
+    only one version 1 reported): an event of 1 is one of 2."""
+    return obj
+
+
+UPGRADES = {1: _thread_added}
 
 
 @dataclass(frozen=True)
@@ -188,6 +199,9 @@ class WatchFailure(Event):
     inside: CommCall | None = None  # the collective it was inside, if any
     no_grad: list[str] = field(default_factory=list)
     params: list[ParamShape] = field(default_factory=list)  # at DDP's construction
+    # raised in a thread other than the main one: its name. The thread ended, not the rank
+    # (Python prints it and goes on), and what the rank then does tells whether it mattered
+    thread: str = ""
 
 
 @dataclass(frozen=True)

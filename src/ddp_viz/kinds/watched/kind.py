@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ddp_viz.kinds.watched import events as _events  # noqa: F401  (defines, so registers)
+from ddp_viz.kinds.watched import events as _events  # (defines, so registers)
 from ddp_viz.kinds.watched.diagnosis import finished_status, rank_states, status_line
 from ddp_viz.kinds.watched.events import KIND
 from ddp_viz.kinds.watched.history import History, complete_count
@@ -60,5 +60,7 @@ register(
         records=("ddp-viz watch --record", "ddp-viz listen --record"),
         page=KIND,
         page_note="your own script under `ddp-viz watch`",
+        events_version=_events.EVENTS_VERSION,
+        upgrades=_events.UPGRADES,
     )
 )

@@ -82,11 +82,13 @@ def _strip_chain(exc: BaseException | None, seen: set[int] | None = None) -> Non
         exc = exc.__context__
 
 
-def failure_event(exc: BaseException, tb: types.TracebackType | None, now: float) -> WatchFailure:
+def failure_event(
+    exc: BaseException, tb: types.TracebackType | None, now: float, thread: str = ""
+) -> WatchFailure:
     watch = STATE["watch"]
     frames = user_frames(tb)
     stack = [f"{where(fs)}: {fs.line.strip()}" if fs.line else where(fs) for fs in frames]
-    inside = CALLS.inside()
+    inside = None if thread else CALLS.inside()  # the collective the main thread is in
     rank = watch.rank if watch is not None else int(os.environ.get("RANK", "0") or 0)
     return WatchFailure(
         RUN,
@@ -100,6 +102,7 @@ def failure_event(exc: BaseException, tb: types.TracebackType | None, now: float
         inside.word() if inside is not None else None,
         list(watch.no_grad_last) if watch is not None else [],
         list(STATE["params"]),
+        thread,
     )
 
 
@@ -115,6 +118,17 @@ def report(exc: BaseException, tb: types.TracebackType | None, now: float) -> No
         watch.close()
     elif watch is None and os.environ.get(wire.ADDR_ENV):
         _send_alone(line)
+
+
+def report_thread(
+    exc: BaseException, tb: types.TracebackType | None, now: float, name: str
+) -> None:
+    """Send another thread's uncaught error; the rank goes on, and so does its watch (a rank
+    whose DDP is not built yet has none: its thread's error is Python's to print alone)."""
+    watch = STATE["watch"]
+    if os.getpid() != STATE["pid"] or watch is None or not watch.sender.alive:
+        return
+    watch.sender.send(protocol.encode(failure_event(exc, tb, now, name)))
 
 
 def _send_alone(line: str) -> None:
@@ -169,8 +183,13 @@ def install(now: Any) -> None:
         at = _now()
         threads_before(args)
         try:
-            if args.exc_value is not None and args.thread is threading.main_thread():
+            if args.exc_value is None or isinstance(args.exc_value, SystemExit):
+                return
+            if args.thread is threading.main_thread():
                 report(args.exc_value, args.exc_traceback, at)
+            else:
+                name = args.thread.name if args.thread is not None else "?"
+                report_thread(args.exc_value, args.exc_traceback, at, name)
         except Exception:
             pass
 
