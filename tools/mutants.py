@@ -24,22 +24,23 @@ import fnmatch
 import hashlib
 import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mutmut_run import LOG, dotted, run_mutmut  # tools/, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "tests" / "mutation"
 SCORES = HERE / "scores.json"
 EXCLUDED = HERE / "excluded.toml"
-LOG = ROOT / "mutants" / "run.log"
 
 # mutmut's exit codes (mutmut/stats.py): a kill is a test that failed, errored or timed out
 KILLED = {1, 3, 24, 36, 152, 255, -24, -11, -9, 37}
+# of those, mutmut's CPU limit (SIGXCPU, its own timeout): the tests ran long, which a slower
+# or busier machine's run may not repeat; a mutant killed only so has no test that fails it
+TIMED_OUT = {24, 36, 152, 255, -24}
 SURVIVED = {0}
 NO_TESTS = {5, 33}
 
@@ -49,7 +50,7 @@ class Mutant:
     name: str  # mutmut's, e.g. ddp_viz.model.quiz.x_grade__mutmut_3
     module: str  # src/ddp_viz/model/quiz.py
     function: str  # grade, or Class.method
-    status: str  # killed, survived, no tests, not checked
+    status: str  # killed, timed out (counted killed), survived, no tests, not checked
     was: tuple[str, ...]  # the lines the mutation changed, before and after
     now: tuple[str, ...]
 
@@ -61,6 +62,7 @@ class Score:
     total: int = 0
     excluded: int = 0
     survivors: list[Mutant] = field(default_factory=list)
+    timed_out: list[str] = field(default_factory=list)  # names: killed only by the CPU limit
 
     @property
     def percent(self) -> float:
@@ -83,14 +85,6 @@ def listed_modules() -> list[str]:
         ):
             out.append(rel)
     return out
-
-
-def dotted(module: str) -> str:
-    """The module's dotted name as mutmut names its mutants: a package's ``__init__.py`` is
-    the package (``ddp_viz.model.rules``, not ``ddp_viz.model.rules.__init__``)."""
-    return (
-        module.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-    )
 
 
 def function_name(mangled: str) -> str:
@@ -157,7 +151,9 @@ def read_mutants(module: str) -> list[Mutant]:
         mangled, _, _ = name.rsplit(".", 1)[1].partition("__mutmut_")
         orig = sources.get(f"{mangled}__mutmut_orig", "")
         was, now = _changed_lines(orig, sources.get(name.rsplit(".", 1)[1], ""))
-        if code in KILLED:
+        if code in TIMED_OUT:
+            status = "timed out"
+        elif code in KILLED:
             status = "killed"
         elif code in SURVIVED:
             status = "survived"
@@ -196,8 +192,10 @@ def score(module: str, rules: list[dict]) -> Score:
             s.excluded += 1
             continue
         s.total += 1
-        if m.status == "killed":
+        if m.status in ("killed", "timed out"):
             s.killed += 1
+            if m.status == "timed out":
+                s.timed_out.append(m.name)
         else:
             s.survivors.append(m)
     return s
@@ -250,92 +248,6 @@ def load_scores() -> dict[str, dict]:
 def stale(module: str, recorded: dict[str, dict]) -> bool:
     entry = recorded.get(module)
     return entry is None or fingerprint(module, entry.get("tests", [])) != entry["fingerprint"]
-
-
-# mutmut reads which files to mutate from pyproject.toml; a scoped run narrows that list in
-# the child's own config so that only the chosen modules are rewritten (all 88 take minutes).
-_CHILD = """
-import sys
-from mutmut import configuration
-from mutmut.__main__ import cli
-configuration.config().only_mutate = sys.argv[1].split(",")
-cli(["run", "--max-children", sys.argv[2], *sys.argv[3:]])
-"""
-
-
-def _tests_digest() -> str:
-    h = hashlib.sha256()
-    for path in sorted((ROOT / "tests").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(path.relative_to(ROOT).as_posix().encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def _mapped(modules: list[str]) -> bool:
-    """Whether mutmut's map of covering tests holds every one of ``modules``: it only maps
-    the functions of modules that were mutated when it was collected, and drops a module's
-    entries once a run scoped elsewhere copies that module back unmutated."""
-    stats = ROOT / "mutants" / "mutmut-stats.json"
-    try:
-        names = json.loads(stats.read_text("utf-8"))["tests_by_mangled_function_name"]
-    except (OSError, json.JSONDecodeError, KeyError):
-        return False
-    return all(any(n.startswith(f"{dotted(m)}.") for n in names) for m in modules)
-
-
-def _forget_stale_coverage(modules: list[str]) -> str:
-    """mutmut collects which tests cover which function once, and after that only for tests
-    it has not seen: a test that now calls more of the code would not be run against its
-    mutants. So when anything under tests/ changed since, or the map lacks one of this run's
-    modules (every mutant of it would read "no tests"), its map is collected again."""
-    digest, seen = _tests_digest(), ROOT / "mutants" / "tests.sha256"
-    if not seen.exists() or seen.read_text() != digest or not _mapped(modules):
-        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-        # mutmut copies tests/ over its old copy: a test deleted here would live on there
-        shutil.rmtree(ROOT / "mutants" / "tests", ignore_errors=True)
-    return digest
-
-
-def _regenerate(modules: list[str]) -> None:
-    """mutmut rewrites a file only when its copy under mutants/ is older than the source; a
-    run scoped to other modules copies this one there unmutated (it is not in the narrowed
-    list), and the next run scoped to it would find that plain copy "unmodified": no mutants,
-    and "no test covers any of them". So the chosen modules' copies go; their results stay
-    in the .meta files, which mutmut merges by each function's hash."""
-    for module in modules:
-        (ROOT / "mutants" / module).unlink(missing_ok=True)
-
-
-def run_mutmut(modules: list[str], jobs: int, budget: float | None) -> bool:
-    """Run mutmut on ``modules``' mutants only (its progress goes to mutants/run.log); False
-    when ``budget`` seconds ran out first (the mutants it did not reach stay unchecked)."""
-    patterns = [f"{dotted(m)}.*" for m in modules]
-    LOG.parent.mkdir(exist_ok=True)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    argv = [sys.executable, "-c", _CHILD, ",".join(modules), str(jobs), *patterns]
-    digest = _forget_stale_coverage(modules)
-    _regenerate(modules)
-    _snapshot(modules)
-    with LOG.open("w") as log:
-        proc = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        try:
-            code = proc.wait(timeout=budget)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            return False
-    if code != 0:
-        tail = LOG.read_text("utf-8", errors="replace")[-3000:]
-        sys.exit(f"mutmut failed (exit {code}); the end of {LOG}:\n{tail}")
-    (ROOT / "mutants" / "tests.sha256").write_text(digest)
-    return True
 
 
 def show(s: Score, recorded: dict | None, verbose: bool) -> None:
@@ -397,8 +309,26 @@ def record_scores(scores: list[Score], recorded: dict[str, dict]) -> None:
             "tests": tests,
             "fingerprint": fingerprint(s.module, tests),
         }
+        if s.timed_out:
+            recorded[s.module]["timed_out"] = sorted(s.timed_out)
     SCORES.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n", "utf-8")
     print(f"recorded in {SCORES.relative_to(ROOT)}")
+
+
+def fell(s: Score, entry: dict) -> bool:
+    """Whether ``s`` is below the recorded share (not its rounded figure: 26 of 30 is 86.67%,
+    recorded as 86.7, and must not read as a fall when measured again). A mutant the record
+    counted killed only because its tests ran out of CPU time, and that passed this time, is
+    no fall: it never had a test that fails it, and a faster run need not time out."""
+    back = {m.name for m in s.survivors} & set(entry.get("timed_out", []))
+    if back:
+        print(
+            f"  {s.module}: {len(back)} mutant(s) recorded as killed only by the CPU limit "
+            "passed this time (not a fall; they need a test that fails them):"
+        )
+        for name in sorted(back):
+            print(f"    {name}")
+    return (s.killed + len(back)) * entry["total"] < entry["killed"] * s.total
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -417,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     failed: list[str] = []
     if modules:
         print(f"mutants: {len(modules)} module(s); mutmut's progress: {LOG.relative_to(ROOT)}")
+        _snapshot(modules)
         in_time = run_mutmut(modules, args.jobs, args.budget)
         rules = load_exclusions()
         for module in modules:
@@ -434,9 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             fresh[module] = s
             show(s, recorded.get(module), verbose=not args.quiet)
             entry = recorded.get(module)
-            # against the recorded share, not its rounded figure: 26 of 30 is 86.67%, recorded
-            # as 86.7, and must not read as a fall when it is measured again
-            if entry is not None and s.killed * entry["total"] < entry["killed"] * s.total:
+            if entry is not None and fell(s, entry):
                 failed.append(f"{module}: {s.percent:.1f}% < recorded {entry['score']:.1f}%")
     else:
         print("mutants: every recorded module's figure is current; nothing to run")
