@@ -147,3 +147,21 @@ def test_after_a_hang_the_named_rank_is_said_in_one_line_under_it() -> None:
         "(torchrun sends it to the other ranks once one failed), in or after its step 5 (loop "
         "index 4)"
     ]
+
+
+def test_a_named_rank_with_no_end_seen_gets_no_words_of_how_it_ended() -> None:
+    # beside the cause: rank 3 named with rank 1, and nothing yet of how rank 3 ends
+    lost = WatchRankLost(1, 1, 101, 5)
+    rec = run(raised(2, 4.0, ARRIVED), raised(0, 4.1, TWO), lost)
+    lines = said(rec)
+    assert "  rank 3 was named too" in lines
+    # after a hang: the named rank, with no end seen, in one line that stops at the barrier
+    place = {"rank": 2, "state": "outside", "quiet_s": 2.0, "stack": ["t.py:19 in main: sleep"]}
+    hang = WatchHang(1, 2.0, 1.0, [place])
+    rec = run(hang, raised(1, 4.0, ARRIVED), raised(0, 4.1, ONE))
+    assert (
+        f"  then rank 2 did not reach the monitored barrier (rank 0's dist.monitored_barrier "
+        f"at {SITE} waited 1500 ms for it and named it)"
+    ) in said(rec)
+    assert verdict(rec).startswith("ddp-viz verdict: hang: rank 2 in no communication")
+    assert not any(line.startswith("✗ crash") for line in said(rec))

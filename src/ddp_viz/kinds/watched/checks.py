@@ -152,7 +152,7 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
         ends = [r for r in ends if r.end is not fail.End.LEFT]
     named = monitored.late(d.raised)
     if named is not None:
-        ends = _blame(ends, named, d)
+        ends = _blame(ends, named)
     first = ends[0] if ends else None
     world = rec.world_size
     if first is not None and first.failure is not None and not first.peer_gone and world > 1:
@@ -162,18 +162,19 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     return ends
 
 
-def _blame(ends: list[fail.RankEnd], named: monitored.Late, d: Doctoring) -> list[fail.RankEnd]:
+def _blame(ends: list[fail.RankEnd], named: monitored.Late) -> list[fail.RankEnd]:
     """The ranks a monitored barrier named first, in its order, each with how it ended (a rank
     that raised an error of its own before the barrier gave up is the cause instead)."""
     by_rank = {r.rank: r for r in ends}
     own = [r for r in ends if r.end is fail.End.RAISED and not r.peer_gone]
     if own:
         return ends
-    steps = {e.rank: e.step for e in d.lost} | d.finished
+    # a rank named with no end of its own seen: nothing says how far it got (a lost rank or
+    # one that said its last word has an end already), and no line says how it ended
     late = [
         replace(by_rank[r], late=named)
         if r in by_rank
-        else fail.RankEnd(r, fail.End.LATE, float("inf"), steps.get(r, 0), late=named)
+        else fail.RankEnd(r, fail.End.LATE, float("inf"), 0, late=named)
         for r in named.ranks
     ]
     return late + [r for r in ends if r.rank not in named.ranks]
@@ -234,12 +235,18 @@ def uneven_end(rec: RunRecord) -> apart.Uneven | None:
     return found
 
 
+def _follows(first: fail.RankEnd) -> bool:
+    """A first end that a hang explains: a lost peer, torchrun's stop after it, or a rank a
+    monitored barrier named with no end of its own seen."""
+    return first.peer_gone or first.end in (fail.End.STOPPED, fail.End.LATE)
+
+
 def _crash(rec: RunRecord, hung: bool) -> list[str]:
     ends = rank_ends(rec)
     first = fail.cause(ends)
     if first is None:
         return []
-    if hung and (first.peer_gone or first.end is fail.End.STOPPED):
+    if hung and _follows(first):
         # the collectives' timeouts after a hang, a lost peer after an uneven end: the hang or
         # the uneven end is the diagnosis, these follow from it
         return ["after that:"] + [line for r in ends for line in fail.failure_text(r, None)]
@@ -307,7 +314,7 @@ def verdict(rec: RunRecord) -> str:
         # gloo aborts whichever rank met the mismatch: the odd call is the cause
         calls = odd[0].split(": ", 1)[1]
         return f"ddp-viz verdict: rank {odd[1]}'s collective does not match the others': {calls}"
-    if first is not None and not (d.hangs and (first.peer_gone or first.end is fail.End.STOPPED)):
+    if first is not None and not (d.hangs and _follows(first)):
         return fail.verdict(first)
     if d.hangs:  # the latest: a stall that went on says more than its first moments
         note = threads.hang_note(d.hangs[-1], d.threads)

@@ -273,8 +273,8 @@ def late_text(r: RankEnd, first: RankEnd | None) -> list[str]:
 
 def own_end(r: RankEnd) -> str:
     """How a rank ended, after the word "rank N", when it is not the cause by its own error."""
-    if r.end is End.RAISED and r.failure is not None:
-        f = r.failure
+    f = r.failure  # only a rank that raised has one
+    if f is not None:
         return f"failed at {f.site}, {raised_phrase(f)}: {gone_words(f.message)}"
     if r.end in (End.KILLED, End.STOPPED):
         return f"was killed by {_KILLERS.get(r.signal, r.signal)}, {lost_step(r)}"
