@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, verdict
 from ddp_viz.kinds.watched.events import WatchDropped, WatchFailure, WatchHang, WatchSummary
-from ddp_viz.kinds.watched.threads import first_each, when
+from ddp_viz.kinds.watched.threads import first_each, hang_note, when
 from tests.watch.made_runs import run
 
 HEALTHY = "ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found"
@@ -78,12 +78,41 @@ def test_beside_a_hang_on_its_rank_it_says_why_the_rank_waits() -> None:
     rec = run(thread_error(2, 1.0), _hang(2, [0, 1]))
     assert verdict(rec).startswith("ddp-viz verdict: hang: rank 2 never joined all_reduce #4")
     assert verdict(rec).endswith(f"; rank 2's thread 'prefetch' had raised ValueError at {SITE}")
-    keys = [k for k, _ in findings(rec)]
-    assert keys.index("hang0") < keys.index("thread")
-    # a thread's error on a rank the hang does not name is said, not blamed
+    # it explains the hang, and came first: said first (the stage shows the first lines)
+    assert [k for k, _ in findings(rec)] == ["thread", "hang0"]
+    # a thread's error on a rank the hang does not name is said after it, not blamed
     other = run(thread_error(0, 1.0), _hang(2, [0, 1]))
     assert "had raised" not in verdict(other)
-    assert any(line.startswith("✗ rank 0's thread 'prefetch'") for line in lines(other))
+    assert [k for k, _ in findings(other)] == ["hang0", "thread"]
+    assert lines(other)[-1].startswith("✗ rank 0's thread 'prefetch'")
+
+
+def test_the_hangs_ranks_are_those_in_no_communication_and_those_missing_from_a_call() -> None:
+    # every rank outside any collective: no call is missing anyone, rank 1 is named as outside
+    outside = {"rank": 1, "state": "outside", "quiet_s": 2.0, "stack": ["t.py:25 in main: f()"]}
+    asleep = {**outside, "rank": 0}
+    rec = run(thread_error(1, 1.0), WatchHang(1, 2.0, 2.0, [asleep, outside]))
+    assert verdict(rec).endswith(f"; rank 1's thread 'prefetch' had raised ValueError at {SITE}")
+    # rank 2 missing from the all-reduce, inside a barrier of its own: named as absent
+    reduce = {"seq": 4, "op": "all_reduce", "site": "t.py:30 in main", "bucket": 0, "step": 3}
+    barrier = {"seq": 4, "op": "barrier", "site": "t.py:33 in main"}
+    ranks = [
+        {"rank": 0, "state": "inside", "quiet_s": 2.0, "step": 4, "inside": reduce},
+        {"rank": 1, "state": "inside", "quiet_s": 2.0, "step": 4, "inside": reduce},
+        {"rank": 2, "state": "inside", "quiet_s": 2.0, "step": 3, "inside": barrier},
+    ]
+    hang = WatchHang(1, 2.0, 2.0, ranks)
+    note = f"; rank 2's thread 'prefetch' had raised ValueError at {SITE}"
+    assert hang_note(hang, [thread_error(2, 1.0)]) == note
+    assert hang_note(hang, [thread_error(0, 1.0)]) == ""  # rank 0 is in the all-reduce
+
+
+def test_a_thread_error_with_no_message_says_its_type_alone() -> None:
+    quiet = WatchFailure(1, 1, 2, 3.0, "StopIteration", "", SITE, thread="prefetch")
+    rec = run(quiet, *ended(0, 1, 2), WatchSummary(1, 0))
+    assert lines(rec)[0].startswith(
+        f"✗ rank 1's thread 'prefetch' raised StopIteration — at {SITE}"
+    )
 
 
 def test_a_crash_stays_the_verdict_and_the_threads_error_is_said_beside_it() -> None:

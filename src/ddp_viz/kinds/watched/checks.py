@@ -266,10 +266,15 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
     crash = _crash(rec, bool(d.hangs) or late is not None)
     if crash and not crash[0].startswith("after that"):
         out.append(("crash", crash))
+    said = ("thread", [threads.thread_text(f) for f in threads.first_each(d.threads)])
+    # a thread's error on a rank the hang names explains it: said first, as it came first
+    why = any(threads.hang_note(h, d.threads) for h in d.hangs)
+    if d.threads and why:
+        out.append(said)
     for i, h in enumerate(d.hangs):
         out.append((f"hang{i}", hang_lines(h, stacks)))
-    if d.threads:
-        out.append(("thread", [threads.thread_text(f) for f in threads.first_each(d.threads)]))
+    if d.threads and not why:
+        out.append(said)
     if crash and crash[0].startswith("after that"):
         out.append(("crash", crash))
     if d.non_finite:
