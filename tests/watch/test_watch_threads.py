@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, verdict
 from ddp_viz.kinds.watched.events import WatchDropped, WatchFailure, WatchHang, WatchSummary
+from ddp_viz.kinds.watched.jumps import jumps
 from ddp_viz.kinds.watched.threads import first_each, hang_note, when
 from tests.watch.made_runs import run
 
@@ -121,3 +122,16 @@ def test_a_crash_stays_the_verdict_and_the_threads_error_is_said_beside_it() -> 
     assert verdict(rec).startswith("ddp-viz verdict: rank 1 is the root cause: RuntimeError")
     assert [r.rank for r in rank_ends(rec)] == [1]
     assert any("rank 2's thread 'prefetch' raised ValueError" in line for line in lines(rec))
+
+
+def test_the_threads_line_leads_to_its_rank_its_step_and_its_frames() -> None:
+    stack = ["t.py:40 in <module>: main()", "t.py:12 in prefetch: raise ValueError(x)"]
+    first = WatchFailure(1, 2, 3, 1.0, "ValueError", "bad", SITE, stack, thread="prefetch")
+    later = WatchFailure(1, 0, 5, 2.0, "KeyError", "k", SITE, thread="logger")
+    j = jumps(run(later, first, _hang(2, [0, 1])))["thread"]
+    assert (j.step, j.rank, j.stack, j.no_stack) == (2, 2, stack, "")
+    assert j.said[0].startswith("✗ rank 2's thread 'prefetch' raised ValueError")
+    # no frame of the user's code: says so instead of an empty stack
+    bare = WatchFailure(1, 1, 0, 1.0, "ValueError", "bad", "?", thread="prefetch")
+    j = jumps(run(bare, *ended(0, 1, 2), WatchSummary(1, 0)))["thread"]
+    assert (j.step, j.rank, j.no_stack) == (None, 1, "its hook found no frame of your code")

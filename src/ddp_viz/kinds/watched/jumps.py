@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddp_viz.kinds.watched import apart
+from ddp_viz.kinds.watched import apart, threads
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, uneven_end
 from ddp_viz.kinds.watched.doctor import missing
@@ -97,6 +97,10 @@ def jumps(rec: RunRecord) -> dict[str, Jump]:
             out[key] = _crash(rec, key, lines)
         elif key.startswith("hang"):
             out[key] = _hang(d.hangs[int(key.removeprefix("hang"))], key, lines)
+        elif key == "thread":  # the first thread's error: its rank, its step, its frames
+            f = threads.first_each(d.threads)[0]
+            gone = "" if f.stack else "its hook found no frame of your code"
+            out[key] = Jump(key, lines, _index(f.step), f.rank, list(f.stack), gone)
         elif key == "non_finite":
             e = min(d.non_finite, key=lambda e: (e.step, e.rank))
             out[key] = Jump(key, lines, e.step, e.rank, no_stack="a value, not an exception")
