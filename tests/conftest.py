@@ -167,6 +167,7 @@ def assert_lesson_numbers(step) -> None:  # step: timeline.StepRecord
 @pytest.fixture
 def make_window(qtbot):
     """Main windows with instant animations and no engine; all closed and checked after."""
+    from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
 
     from ddp_viz._qt.main_window import MainWindow
@@ -190,6 +191,10 @@ def make_window(qtbot):
     for w in made:
         w.close()
     QApplication.processEvents()
+    # what close() scheduled for deletion goes now: processEvents() leaves deleteLater()'s
+    # events for the event loop, and they were run at some later wait of another test, which
+    # once crashed a worker (a segfault listing the top-level widgets below)
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     apply_theme(QApplication.instance(), load_theme("light"))  # the next test starts plain
     visible = [t for t in QApplication.topLevelWidgets() if t.isVisible()]
     assert not visible, f"test left windows open: {visible}"
