@@ -101,7 +101,7 @@ def test_the_status_bar_says_the_verdict_marked_as_a_finding() -> None:
     rec = run(failure(0, 10.5, GONE), failure(1, 10.4, GONE), failure(2, 10.0, "bad batch"))
     assert status_line(rec) == (
         "Run 1: ✗ rank 2 is the root cause: RuntimeError at t.py:12 in main, in its step 5 "
-        "(loop index 4) or after it, before step 6's forward"
+        "(loop index 4) or after it, before it began any later step"
     )
     rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, GONE, step=7))
     assert (
@@ -135,5 +135,5 @@ def test_a_finished_crashed_run_says_its_steps_and_time_then_the_verdict() -> No
         f"Run 1 ended: 4 step(s) in {max(ends) - min(starts):.3f} s of training ({whole:.2f} s "
         f"with the launcher's start-up) on 3 rank(s). ✗ rank 2 is the root cause: "
         f"RuntimeError at {said['site']}, in its step 5 (loop index 4) or after it, before "
-        "step 6's forward"
+        "it began any later step"
     )

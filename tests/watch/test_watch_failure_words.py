@@ -189,12 +189,12 @@ def test_a_consequence_with_an_error_of_its_own_is_said_with_it() -> None:
     )
     assert text(ends)[1] == (
         "  then rank 1 raised RuntimeError: other — at t.py:11 in main, in its step 6 (loop "
-        "index 5) or after it, before step 7's forward, because rank 0 had failed"
+        "index 5) or after it, before it began any later step, because rank 0 had failed"
     )
     # with no cause given (after a hang): no "because"
     assert fail.failure_text(ends[1], None) == [
         "  then rank 1 raised RuntimeError: other — at t.py:11 in main, in its step 6 (loop "
-        "index 5) or after it, before step 7's forward"
+        "index 5) or after it, before it began any later step"
     ]
     # the same error as the cause's (type and first line): "the same"
     same = fail.rank_ends(
@@ -203,7 +203,7 @@ def test_a_consequence_with_an_error_of_its_own_is_said_with_it() -> None:
     assert (
         text(same)[1]
         == "  rank 1 raised the same RuntimeError at t.py:11 in main, in its step 6 (loop index 5)"
-        " or after it, before step 7's forward"
+        " or after it, before it began any later step"
     )
     other_type = WatchFailure(1, 1, 6, 2.0, "ValueError", "bad batch", "t.py:11 in main")
     ends = fail.rank_ends([failure(0, 1.0, "bad batch"), other_type], [], [], 1)
@@ -654,7 +654,7 @@ def test_an_error_outside_any_collective_is_placed_between_two_forwards() -> Non
     a collective, or before the first forward, it knows the step."""
     f = failure(2, 1.0, "KeyError: 'momentum'", step=30)
     assert fail.raised_phrase(f) == (
-        "in its step 30 (loop index 29) or after it, before step 31's forward"
+        "in its step 30 (loop index 29) or after it, before it began any later step"
     )
     inside_ddp = dataclasses.replace(
         f, inside={"seq": 31, "op": "all_reduce", "site": "t.py:9", "bucket": 0, "step": 29}
@@ -662,7 +662,9 @@ def test_an_error_outside_any_collective_is_placed_between_two_forwards() -> Non
     assert fail.raised_phrase(inside_ddp) == "in its step 30 (loop index 29)"
     assert fail.raised_phrase(dataclasses.replace(f, step=0)) == "before its first step"
     assert fail.raised_phrase(dataclasses.replace(f, step=1)) == (
-        "in its step 1 (loop index 0) or after it, before step 2's forward"
+        "in its step 1 (loop index 0) or after it, before it began any later step"
     )
     line = fail.verdict(fail.rank_ends([f], [], [], 1)[0])
-    assert line.endswith("in its step 30 (loop index 29) or after it, before step 31's forward")
+    assert line.endswith(
+        "in its step 30 (loop index 29) or after it, before it began any later step"
+    )

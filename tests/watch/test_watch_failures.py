@@ -119,7 +119,7 @@ def test_expected_to_finish_reduction_names_the_parameters_without_a_gradient() 
     assert (
         lines[-1].strip()
         == "rank 0 raised the same RuntimeError at t.py:10 in main, in its step 5 (loop index 4)"
-        " or after it, before step 6's forward"
+        " or after it, before it began any later step"
     )
     assert fail.ddp_error(failure(1, 1.0, "something else")) == []
 

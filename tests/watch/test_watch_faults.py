@@ -67,7 +67,7 @@ def test_a_rank_that_raises_is_the_cause_and_the_others_follow() -> None:
     assert code == 1
     assert (
         f"✗ crash: rank 2 raised RuntimeError: bad batch at step 4 on rank 2 — at raises.py:{at} "
-        "in check_batch, in its step 5 (loop index 4) or after it, before step 6's forward"
+        "in check_batch, in its step 5 (loop index 4) or after it, before it began any later step"
     ) in said
     for r in (0, 1):  # gloo's "connection closed", a consequence
         assert re.search(rf"then rank {r} .*because rank 2 had failed", said), said
@@ -200,7 +200,7 @@ def test_one_ranks_own_keyboard_interrupt_is_named_not_the_peers_it_left() -> No
     at = line_of("interrupted.py", "raise KeyboardInterrupt")
     assert verdict_of(said) == (
         f"ddp-viz verdict: rank 2 is the root cause: KeyboardInterrupt at interrupted.py:{at} "
-        "in main, in its step 4 (loop index 3) or after it, before step 5's forward"
+        "in main, in its step 4 (loop index 3) or after it, before it began any later step"
     )
 
 

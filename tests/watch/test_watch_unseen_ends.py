@@ -64,7 +64,7 @@ def test_one_ranks_own_keyboard_interrupt_is_the_cause_not_the_peers_it_left() -
     rec = run(*events, WatchSummary(1, 1))
     assert verdict(rec) == (
         "ddp-viz verdict: rank 2 is the root cause: KeyboardInterrupt at t.py:32 in main, in its "
-        "step 4 (loop index 3) or after it, before step 5's forward"
+        "step 4 (loop index 3) or after it, before it began any later step"
     )
     first = said(rec).splitlines()[0]
     assert first.startswith("✗ crash: rank 2 raised KeyboardInterrupt — at t.py:32 in main")

@@ -148,12 +148,12 @@ def test_rank_words() -> None:
 
 def test_the_status_bar_line_is_a_sentence_that_a_second_one_can_follow(monkeypatch) -> None:
     """The window writes "The watched command exited with 1." (or a recording's note) after
-    the run's line; a verdict ending "… before step 6's forward" ran straight into it."""
+    the run's line; a verdict ending "… before it began any later step" ran straight into it."""
     from ddp_viz.kinds.watched import diagnosis
     from ddp_viz.model.run_status import status_text
 
     rec = record(load_recording("watched-raises-3-ranks.jsonl"))
-    assert status_text(rec).endswith("before step 6's forward.")
+    assert status_text(rec).endswith("before it began any later step.")
     for end in (".", "!", "?"):  # a line that ends a sentence itself gets no second mark
         monkeypatch.setattr(diagnosis, "verdict", lambda _r, e=end: f"ddp-viz verdict: ✗ odd{e}")
         assert status_text(rec).endswith(f"on 3 rank(s). ✗ odd{end}"), status_text(rec)

@@ -174,13 +174,13 @@ VERDICTS = [
         scene=Said(
             r"^(?!.*✗ crash)",
             r"✗ crash: rank 1 raised ValueError: bad row — at train\.py:31 "
-            r"in main, in its step 3 \(loop index 2\) or after it, before step 4's forward "
+            r"in main, in its step 3 \(loop index 2\) or after it, before it began any later step "
             r"\(the first failure: the cause\)",
         ),
         report=Said(
             NOTHING_FOUND,
             r"^ddp-viz verdict: rank 1 is the root cause: ValueError at train\.py:31 in main, "
-            r"in its step 3 \(loop index 2\) or after it, before step 4's forward$",
+            r"in its step 3 \(loop index 2\) or after it, before it began any later step$",
         ),
         report_of=watch_summary,
         status=Said(r"\. ✓ ranks agree\.$", r"\. ✗ rank 1 is the root cause: ValueError"),

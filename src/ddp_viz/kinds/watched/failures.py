@@ -201,7 +201,7 @@ def raised_phrase(f: WatchFailure) -> str:
     if f.inside is not None or f.step < 1:
         return step_phrase(f.step)
     n = f.step
-    return f"in its step {n} (loop index {n - 1}) or after it, before step {n + 1}'s forward"
+    return f"in its step {n} (loop index {n - 1}) or after it, before it began any later step"
 
 
 def first_line(message: str) -> str:
