@@ -165,10 +165,9 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
 def _blame(ends: list[fail.RankEnd], named: monitored.Late) -> list[fail.RankEnd]:
     """The ranks a monitored barrier named first, in its order, each with how it ended (a rank
     that raised an error of its own before the barrier gave up is the cause instead)."""
-    by_rank = {r.rank: r for r in ends}
-    own = [r for r in ends if r.end is fail.End.RAISED and not r.peer_gone]
-    if own:
+    if any(r.end is fail.End.RAISED and not r.peer_gone for r in ends):
         return ends
+    by_rank = {r.rank: r for r in ends}
     # a rank named with no end of its own seen: nothing says how far it got (a lost rank or
     # one that said its last word has an end already), and no line says how it ended
     late = [
@@ -266,15 +265,15 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
     crash = _crash(rec, bool(d.hangs) or late is not None)
     if crash and not crash[0].startswith("after that"):
         out.append(("crash", crash))
-    said = ("thread", [threads.thread_text(f) for f in threads.first_each(d.threads)])
+    lost = [threads.thread_text(f) for f in threads.first_each(d.threads)]
     # a thread's error on a rank the hang names explains it: said first, as it came first
-    why = any(threads.hang_note(h, d.threads) for h in d.hangs)
-    if d.threads and why:
-        out.append(said)
+    explains = bool(lost) and any(threads.hang_note(h, d.threads) for h in d.hangs)
+    if explains:
+        out.append(("thread", lost))
     for i, h in enumerate(d.hangs):
         out.append((f"hang{i}", hang_lines(h, stacks)))
-    if d.threads and not why:
-        out.append(said)
+    if lost and not explains:
+        out.append(("thread", lost))
     if crash and crash[0].startswith("after that"):
         out.append(("crash", crash))
     if d.non_finite:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ddp_viz.kinds.watched.doctor import rank_list
 from ddp_viz.kinds.watched.events import WatchFailure
 
 _MISSING = re.compile(r"Ranks? (\d+(?:, \d+)*) failed to pass monitoredBarrier in (\d+) ms")
@@ -34,7 +35,7 @@ class Late:
     site: str
 
     def who(self) -> str:
-        return ("rank " if len(self.ranks) == 1 else "ranks ") + ", ".join(map(str, self.ranks))
+        return rank_list(list(self.ranks))
 
     def words(self) -> str:
         """What the barrier said, for the report's cause line and the verdict."""
