@@ -254,16 +254,16 @@ def dumps(obj: Any) -> str:
         return _ENCODER.encode(recording_format.strict(obj))
 
 
-_KIND_PREFIX = b'{"event":"'  # how every line encode writes begins: to_dict puts the kind first
+KIND_PREFIX = b'{"event":"'  # how every line encode writes begins: to_dict puts the kind first
 
 
 def line_kind(raw: bytes) -> str | None:
     """The event kind at the start of a line as :func:`encode` writes it, or None; read
     without parsing the line."""
-    if not raw.startswith(_KIND_PREFIX):
+    if not raw.startswith(KIND_PREFIX):
         return None
-    end = raw.find(b'"', len(_KIND_PREFIX))
-    return raw[len(_KIND_PREFIX) : end].decode("ascii", "replace") if end > 0 else None
+    end = raw.find(b'"', len(KIND_PREFIX))
+    return raw[len(KIND_PREFIX) : end].decode("ascii", "replace") if end > 0 else None
 
 
 def decode(line: str | bytes) -> Event:
