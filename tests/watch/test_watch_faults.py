@@ -35,7 +35,12 @@ def line_of(script: str, code: str) -> int:
 
 
 def watch(
-    script: str, ranks: int, *args: str, launch: list[str] | None = None, hang_after: str = "2"
+    script: str,
+    ranks: int,
+    *args: str,
+    launch: list[str] | None = None,
+    hang_after: str = "2",
+    env: dict[str, str] | None = None,
 ):
     """``ddp-viz watch`` on the script under torchrun (or under ``launch``, a command of its
     own): its exit status, what it printed from its report on, and the recorded events."""
@@ -45,7 +50,7 @@ def watch(
     if launch is None:
         launch = [str(BIN / "torchrun"), "--standalone", "--nproc-per-node", str(ranks)]
     cmd += [*launch, str(FAULTS / f"{script}.py"), *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     try:
         events = [protocol.decode(line) for line in rec.read_text().splitlines()]
@@ -308,3 +313,47 @@ def test_a_thread_that_died_is_named_beside_the_hang_it_left() -> None:
     assert [(e.rank, e.thread, e.type, e.inside) for e in sent] == [
         (2, "prefetch", "ValueError", None)
     ]
+
+
+RESTART = ["--standalone", "--nproc-per-node", "3", "--max-restarts", "1"]
+
+
+def test_a_run_that_torchrun_restarted_and_that_then_finished_is_well_with_its_first_cause() -> (
+    None
+):
+    """torchrun's restart with a store of each attempt's own: the second attempt runs to the
+    end, the command exits 0, and the verdict says so before what ended the first."""
+    launch = [str(BIN / "torchrun"), *RESTART]
+    code, said, _ = watch(
+        "restarts", 3, launch=launch, env={"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}
+    )
+    at = line_of("restarts.py", 'raise RuntimeError(f"flaky disk')
+    assert code == 0, said
+    assert "3 rank(s) on " in said and ", started 2 times (steps counted from 0 each time)" in said
+    assert (
+        "✗ attempt 1 of 2: crash: rank 2 raised RuntimeError: flaky disk at step 2 — at "
+        f"restarts.py:{at}" in said
+    )
+    assert verdict_of(said) == (
+        "ddp-viz verdict: ✓ attempt 2 of 2 ran to the end (no hang, no crash, no NaN, no desync "
+        f"and no straggler found); attempt 1 failed: rank 2 is the root cause: RuntimeError at "
+        f"restarts.py:{at} in main, in its step 3 (loop index 2) or after it, before it began "
+        "any later step"
+    )
+
+
+def test_a_restart_that_could_not_connect_is_the_verdict_and_the_first_cause_follows() -> None:
+    """torchrun's default shared store: the restarted ranks read the addresses the first
+    attempt's ranks left there and fail to connect (whichever rank gives up first); that is
+    the verdict, attempt 1's after."""
+    code, said, _ = watch("restarts", 3, launch=[str(BIN / "torchrun"), *RESTART])
+    assert code == 1
+    verdict = verdict_of(said)
+    init = line_of("restarts.py", 'dist.init_process_group("gloo"')
+    assert re.match(
+        rf"ddp-viz verdict: rank \d is the root cause: RuntimeError at restarts.py:{init} in "
+        r"main, before its first step \(in attempt 2 of 2\); attempt 1 failed: rank 2 is the root "
+        r"cause: RuntimeError at restarts.py:\d+ in main, in its step 3",
+        verdict,
+    ), verdict
+    assert "connectFullMesh" in said

@@ -8,8 +8,10 @@ are "hung" (inside a collective) or "stuck" (in none). The status bar's line is 
 
 from __future__ import annotations
 
+from ddp_viz.kinds.watched import attempts
 from ddp_viz.kinds.watched import failures as fail
-from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, uneven, verdict
+from ddp_viz.kinds.watched.attempts import findings, verdict
+from ddp_viz.kinds.watched.checks import doctoring, rank_ends, uneven
 from ddp_viz.model.timeline import RunRecord
 
 PREFIX = "ddp-viz verdict: "
@@ -18,6 +20,7 @@ PREFIX = "ddp-viz verdict: "
 def rank_states(rec: RunRecord) -> dict[int, str]:
     """Each rank the doctor knows more of than "training" or "done"."""
     out: dict[int, str] = {}
+    rec = attempts.last(rec)  # the processes running now, or last
     d = doctoring(rec)
     if d.hangs and not d.resumed:
         for s in d.hangs[-1].ranks:

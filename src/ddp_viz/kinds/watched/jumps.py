@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddp_viz.kinds.watched import apart, threads
+from ddp_viz.kinds.watched import apart, attempts, threads
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.checks import doctoring, findings, rank_ends, uneven_end
 from ddp_viz.kinds.watched.doctor import missing
@@ -86,7 +86,9 @@ def _uneven(rec: RunRecord, key: str, said: list[str]) -> Jump:
 
 
 def jumps(rec: RunRecord) -> dict[str, Jump]:
-    """Every finding of the page that leads somewhere, by its key."""
+    """Every finding of the page that leads somewhere, by its key: the last attempt's (an
+    earlier attempt's steps were counted again by the processes that followed it)."""
+    rec = attempts.last(rec)
     d = doctoring(rec)
     out: dict[str, Jump] = {}
     for key, said in findings(rec, stacks=False):

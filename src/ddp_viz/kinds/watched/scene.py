@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ddp_viz.kinds.watched.agree import averages_identical
-from ddp_viz.kinds.watched.checks import findings
+from ddp_viz.kinds.watched.attempts import findings
 from ddp_viz.kinds.watched.jumps import Jump, jumps, link_hint
 from ddp_viz.kinds.watched.run import latest_full, places, seen_steps
 from ddp_viz.kinds.watched.scene_buckets import BucketRows

@@ -22,9 +22,9 @@ from typing import TextIO
 
 import ddp_viz
 from ddp_viz import platform
-from ddp_viz.kinds.watched import wire
+from ddp_viz.kinds.watched import attempts, wire
 from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
-from ddp_viz.kinds.watched.checks import findings, verdict
+from ddp_viz.kinds.watched.attempts import findings, verdict
 from ddp_viz.kinds.watched.events import (
     KIND,
     WatchDigests,
@@ -314,6 +314,11 @@ def _pass_on(pid: int, sig: int) -> None:
     platform.signal_tree(pid, sig)
 
 
+def _restarted(rec: RunRecord) -> str:
+    n = attempts.count(rec)
+    return f", started {n} times (steps counted from 0 each time)" if n > 1 else ""
+
+
 def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | None) -> str:
     hosts = sorted({r.host for r in listener.ranks.values()})
     full = [st for st in rec.steps if st.complete(rec.world_size)]
@@ -322,8 +327,8 @@ def summary(rec: RunRecord, listener: Listener, code: int | None, record: str | 
     steps, seen = len(full) + thinned[0], complete_count(rec)
     ended = "the listener stopped" if code is None else f"the command exited with {code}"
     ranks = (
-        f"{len(listener.ranks)} rank(s) on {', '.join(hosts)}, {seen} step(s), {steps} of "
-        "them captured in full"
+        f"{len(listener.ranks)} rank(s) on {', '.join(hosts)}{_restarted(rec)}, {seen} step(s), "
+        f"{steps} of them captured in full"
         if listener.ranks
         else "no rank connected"
     )
@@ -361,7 +366,7 @@ def doctor_lines(rec: RunRecord) -> list[str]:
     if rec.run is None:
         return []
     lines = ["  " + line for _, said in findings(rec) for line in said]
-    said = straggler_text(rec)
+    said = straggler_text(attempts.last(rec))
     if said is not None:
         lines.append("  " + said)
     if rec.steps or findings(rec):

@@ -1,0 +1,150 @@
+"""A watched command whose ranks started more than once: each start is an attempt of its own.
+
+``torchrun --max-restarts N`` stops every worker when one fails and starts them all again in
+new processes (``TORCHELASTIC_RESTART_COUNT`` counts the restarts). The watch sees each new
+process join as the same rank with a new pid, and its steps count from 0 again. Read as one
+run, the restarted ranks' steps and ends mixed with the first processes': a run that failed
+once and then finished read "rank 2 is the root cause" over a command that exited 0.
+
+So the doctor reads attempts apart: a rank's k-th process (by pid, in the order they joined)
+belongs to attempt k, and so does every event that rank sends until its next process joins.
+Each earlier attempt that failed is said in one finding of its own; the findings and the
+verdict of the last attempt come as they would for a run of one attempt, and the verdict says
+what the earlier ones ended with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ddp_viz.kinds.watched import checks
+from ddp_viz.kinds.watched.events import WatchedRank, WatchExit, WatchHang, WatchRankLost
+from ddp_viz.model.event_base import Event
+from ddp_viz.model.protocol import RankStarted, RunStarted
+from ddp_viz.model.timeline import RunRecord, record
+
+PART = "watched.attempts"
+PREFIX = "ddp-viz verdict: "
+# what only the whole command says: its end, for the last attempt alone
+_COMMAND_ENDS = ("watch_summary", "run_finished")
+
+
+@dataclass
+class _Starts:
+    """The processes each rank ran in, in the order they joined (a part of the record)."""
+
+    pids: dict[int, list[int]] = field(default_factory=dict)  # rank -> its pids
+    built: tuple[int, list[RunRecord]] | None = None  # (events read, the attempts' records)
+
+    def apply(self, e: Event) -> None:
+        if isinstance(e, RankStarted | WatchedRank):
+            seen = self.pids.setdefault(e.rank, [])
+            if e.pid not in seen:
+                seen.append(e.pid)
+
+    @property
+    def count(self) -> int:
+        return max((len(p) for p in self.pids.values()), default=1)
+
+
+def _starts(rec: RunRecord) -> _Starts:
+    part = rec.parts.get(PART)
+    if not isinstance(part, _Starts):  # first asked: read what came so far, then fold the rest
+        part = _Starts()
+        for e in rec.events:
+            part.apply(e)
+        rec.parts[PART] = part
+    return part
+
+
+def split(events: list[Event]) -> list[list[Event]]:
+    """``events`` by attempt: the run's start in each, the command's end in the last."""
+    attempt_of: dict[int, int] = {}  # pid -> attempt
+    order: dict[int, list[int]] = {}
+    for e in events:
+        if isinstance(e, RankStarted | WatchedRank) and e.pid not in attempt_of:
+            order.setdefault(e.rank, []).append(e.pid)
+            attempt_of[e.pid] = len(order[e.rank]) - 1
+    count = max((len(p) for p in order.values()), default=1)
+    out: list[list[Event]] = [[] for _ in range(count)]
+    current: dict[int, int] = {}  # rank -> the attempt its latest process is in
+    for e in events:
+        if isinstance(e, RunStarted):
+            for part in out:
+                part.append(e)
+            continue
+        pid = getattr(e, "pid", None)
+        rank = getattr(e, "rank", None)
+        if pid is not None and pid in attempt_of and isinstance(e, RankStarted | WatchedRank):
+            current[e.rank] = attempt_of[pid]
+        if isinstance(e, WatchExit | WatchRankLost) and e.pid in attempt_of:
+            k = attempt_of[e.pid]
+        elif e.kind in _COMMAND_ENDS:
+            k = count - 1
+        elif isinstance(rank, int) and not isinstance(e, WatchHang):
+            k = current.get(rank, 0)
+        else:  # the listener's own word (a hang): about the latest processes
+            k = max(current.values(), default=0)
+        out[k].append(e)
+    return out
+
+
+def records(rec: RunRecord) -> list[RunRecord]:
+    """One record per attempt; ``[rec]`` itself when the ranks started once."""
+    starts = _starts(rec)
+    if starts.count < 2:
+        return [rec]
+    if starts.built is None or starts.built[0] != len(rec.events):
+        starts.built = (len(rec.events), [record(part) for part in split(rec.events)])
+    return starts.built[1]
+
+
+def last(rec: RunRecord) -> RunRecord:
+    """The record of the latest attempt (``rec`` itself for a run that started once)."""
+    return records(rec)[-1]
+
+
+def _attempt_finding(sub: RunRecord, k: int, of: int) -> list[str]:
+    said = [line for _, lines in checks.findings(sub, stacks=False) for line in lines]
+    if not said:
+        return []
+    head = f"attempt {k} of {of}: {said[0].removeprefix('✗ ')}"
+    started = "then every rank started again in a new process, as torchrun --max-restarts does"
+    return [f"✗ {head}", *said[1:], started]
+
+
+def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]:
+    """:func:`checks.findings`, attempt by attempt: each earlier attempt that failed in one
+    finding (``attempt1``, …), then the last attempt's as for a run that started once."""
+    subs = records(rec)
+    if len(subs) == 1:
+        return checks.findings(rec, stacks)
+    out = []
+    for k, sub in enumerate(subs[:-1], 1):
+        said = _attempt_finding(sub, k, len(subs))
+        if said:
+            out.append((f"attempt{k}", said))
+    return out + checks.findings(subs[-1], stacks)
+
+
+def verdict(rec: RunRecord) -> str:
+    """:func:`checks.verdict` of the last attempt, with what ended the earlier ones."""
+    subs = records(rec)
+    said = checks.verdict(subs[-1])
+    if len(subs) == 1:
+        return said
+    ended = []
+    for k, sub in enumerate(subs[:-1], 1):
+        if checks.findings(sub, stacks=False):
+            ended.append(f"attempt {k} failed: {checks.verdict(sub).removeprefix(PREFIX)}")
+    if not ended:
+        return said
+    body, of = said.removeprefix(PREFIX), len(subs)
+    if body.startswith("✓"):
+        return f"{PREFIX}✓ attempt {of} of {of} ran to the end ({body[2:]}); " + "; ".join(ended)
+    return f"{PREFIX}{body} (in attempt {of} of {of}); " + "; ".join(ended)
+
+
+def count(rec: RunRecord) -> int:
+    """How many times the ranks started: 1 for a run that never restarted."""
+    return _starts(rec).count
