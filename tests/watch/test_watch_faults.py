@@ -357,3 +357,21 @@ def test_a_restart_that_could_not_connect_is_the_verdict_and_the_first_cause_fol
         verdict,
     ), verdict
     assert "connectFullMesh" in said
+
+
+def test_a_rank_that_never_built_its_ddp_is_the_one_the_others_timed_out_waiting_for() -> None:
+    """The last rank waits for data before DDP; the others time out in DDP's construction.
+    It raises nothing and never connects: the others' timeouts name it, not the first of them
+    to give up."""
+    code, said, _ = watch("absent_rank", 3)
+    ddp = line_of("absent_rank.py", "model = DDP(")
+    assert code == 1
+    assert verdict_of(said) == (
+        "ddp-viz verdict: rank 2 is the root cause: it never reached the collective the others "
+        f"timed out in (ranks 0, 1 waited 4000 ms for it at absent_rank.py:{ddp} in main and "
+        "timed out; it raised nothing and was still running when torchrun stopped it)"
+    )
+    for r in (0, 1):
+        assert re.search(
+            rf"then rank {r} failed at absent_rank.py:{ddp} .*because rank 2 had not", said
+        )

@@ -153,6 +153,8 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     named = monitored.late(d.raised)
     if named is not None:
         ends = _blame(ends, named)
+    elif not d.hangs:  # a hang, named live, says where each rank was: it is the diagnosis
+        ends = _absent(ends)
     first = ends[0] if ends else None
     world = rec.world_size
     if first is not None and first.failure is not None and not first.peer_gone and world > 1:
@@ -177,6 +179,27 @@ def _blame(ends: list[fail.RankEnd], named: monitored.Late) -> list[fail.RankEnd
         for r in named.ranks
     ]
     return late + [r for r in ends if r.rank not in named.ranks]
+
+
+def _absent(ends: list[fail.RankEnd]) -> list[fail.RankEnd]:
+    """The ranks the others timed out waiting for, first (see :class:`monitored.Absent`): when
+    every rank that raised timed out, and every other rank raised nothing and was stopped by
+    torchrun. Any other end (a crash, a kill, a lost connection) keeps its place."""
+    raised = [r for r in ends if r.end is fail.End.RAISED]
+    stopped = [r for r in ends if r.end is fail.End.STOPPED]
+    if not raised or not stopped or len(raised) + len(stopped) != len(ends):
+        return ends
+    errors = [r.failure for r in raised if r.failure is not None]
+    if len(errors) != len(raised) or not all(monitored.timed_out(f.message) for f in errors):
+        return ends
+    first = min(errors, key=lambda f: (f.at, f.rank))
+    absent = monitored.Absent(
+        tuple(r.rank for r in stopped),
+        tuple(sorted(r.rank for r in raised)),
+        monitored.waited_ms(errors),
+        first.site,
+    )
+    return [replace(r, late=absent) for r in stopped] + raised
 
 
 def _alike(a: WatchFailure, b: WatchFailure) -> bool:

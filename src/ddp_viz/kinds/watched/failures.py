@@ -17,7 +17,7 @@ from enum import Enum
 from ddp_viz.kinds.watched.ddp_errors import ddp_error, model_culprit
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
 from ddp_viz.kinds.watched.monitored import WORDS as MONITORED
-from ddp_viz.kinds.watched.monitored import Late
+from ddp_viz.kinds.watched.monitored import Absent, Late
 
 # what a rank raises when a peer is gone or silent: gloo's and the store's words
 _PEER_GONE = re.compile(
@@ -61,7 +61,8 @@ class RankEnd:
     status: int = 0  # its exit status, when it exited with one other than 0 (EXITED)
     model_odd: bool = False  # the ranks' words as DDP was built name its model as the odd one
     everyone: int = 0  # every one of this many ranks raised this same error at the same line
-    late: Late | None = None  # a monitored barrier named it as not arrived (see monitored.py)
+    # a monitored barrier named it as not arrived, or the others timed out waiting for it
+    late: Late | Absent | None = None
 
 
 def peer_gone(message: str) -> bool:
@@ -263,11 +264,11 @@ def late_text(r: RankEnd, first: RankEnd | None) -> list[str]:
     assert r.late is not None
     then = "" if r.end is End.LATE else own_end(r)
     if first is None or first.late is None:
-        head = f"  then rank {r.rank} did not reach the monitored barrier ({r.late.words()})"
+        head = f"  then rank {r.rank} did not reach {r.late.place()} ({r.late.words()})"
         return [head + (f"; it {then}" if then else "")]
     if r.rank != first.rank:
         return [f"  rank {r.rank} was named too" + (f"; it {then}" if then else "")]
-    head = f"✗ crash: {r.late.who()} never reached the monitored barrier: {r.late.words()}"
+    head = f"✗ crash: {r.late.who()} never reached {r.late.place()}: {r.late.words()}"
     return [f"{head} (the cause)"] + ([f"  then rank {r.rank} {then}"] if then else [])
 
 
@@ -367,8 +368,8 @@ def verdict(first: RankEnd) -> str:
         late = first.late
         are, they = ("is", "it") if len(late.ranks) == 1 else ("are", "they")
         return (
-            f"ddp-viz verdict: {late.who()} {are} the root cause: {they} never reached the "
-            f"monitored barrier ({late.words()})"
+            f"ddp-viz verdict: {late.who()} {are} the root cause: {they} never reached "
+            f"{late.place()} ({late.words()})"
         )
     if first.failure is not None:
         f = first.failure

@@ -7,6 +7,12 @@ raise ``Rank 1 successfully reached monitoredBarrier, but received errors while 
 send/recv from rank 0``. Both errors are consequences: the ranks named are the cause, though
 they raised nothing (they were still training, or asleep, when torchrun stopped them). The
 words are torch 2.13's, from ProcessGroupGloo::monitoredBarrier, checked by a real run.
+
+Without a monitored barrier the ranks' own errors can still say who had not arrived: when
+every error raised is a collective's timeout (gloo's "Timed out waiting 30000ms for recv
+operation to complete", the store's "wait timeout") and the other ranks raised nothing and
+were still running when torchrun stopped them, the ranks that timed out waited for those
+(:class:`Absent`). A rank that had arrived in the same collective would have timed out too.
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ class Late:
     def who(self) -> str:
         return rank_list(list(self.ranks))
 
+    @staticmethod
+    def place() -> str:
+        return "the monitored barrier"
+
     def words(self) -> str:
         """What the barrier said, for the report's cause line and the verdict."""
         them = "it" if len(self.ranks) == 1 else "them"
@@ -54,3 +64,50 @@ def late(failures: list[WatchFailure]) -> Late | None:
             ranks = tuple(int(r) for r in m.group(1).split(", "))
             return Late(ranks, f.rank, int(m.group(2)), f.site)
     return None
+
+
+_WAITED_MS = re.compile(r"timed out waiting (\d+) ?ms|timeout after (\d+) ?ms", re.IGNORECASE)
+_TIMEOUT = re.compile(r"timed out|timeout", re.IGNORECASE)
+_GONE = re.compile(r"closed|reset|broken pipe|refused|aborted", re.IGNORECASE)
+
+
+def timed_out(message: str) -> bool:
+    """A collective's (or the store's) timeout: the peer never came, which is not a peer gone
+    (its connection closed, reset or refused)."""
+    return bool(_TIMEOUT.search(message)) and not _GONE.search(message)
+
+
+@dataclass(frozen=True)
+class Absent:
+    """Ranks ``ranks`` raised nothing and were still running when torchrun stopped them, while
+    ranks ``waiting`` timed out (after ``ms``, when the error says) in a collective at
+    ``site``: the ranks they waited for (at least one of them, when there are several)."""
+
+    ranks: tuple[int, ...]
+    waiting: tuple[int, ...]
+    ms: int
+    site: str
+
+    def who(self) -> str:
+        return rank_list(list(self.ranks))
+
+    @staticmethod
+    def place() -> str:
+        return "the collective the others timed out in"
+
+    def words(self) -> str:
+        """What the others' timeouts say, for the report's cause line and the verdict."""
+        one = len(self.ranks) == 1
+        them = "it" if one else "at least one of them"
+        waited = f" {self.ms} ms" if self.ms else ""
+        still = "it raised nothing and was" if one else "they raised nothing and were"
+        return (
+            f"{rank_list(list(self.waiting))} waited{waited} for {them} at {self.site} and "
+            f"timed out; {still} still running when torchrun stopped {'it' if one else 'them'}"
+        )
+
+
+def waited_ms(failures: list[WatchFailure]) -> int:
+    """The longest wait the timeouts' words give, in ms (0 when none says)."""
+    found = [_WAITED_MS.search(f.message) for f in failures]
+    return max((int(m.group(1) or m.group(2)) for m in found if m is not None), default=0)
