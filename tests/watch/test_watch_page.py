@@ -11,6 +11,7 @@ import math
 
 import pytest
 
+from ddp_viz.model import protocol
 from ddp_viz.model.assets import asset
 from ddp_viz.model.frame import estimate_width
 from ddp_viz.model.lesson import load_lesson_folder
@@ -115,6 +116,16 @@ def test_before_the_first_step_the_page_says_it_is_waiting() -> None:
     _, f = frame(0, events=events)
     assert "Waiting for your script's first step" in f.text_with_key("before_first_step").text
     assert "Press Run" not in f.all_text()
+    assert f.texts[0].text == "Your run · no step reported"
+    # the same run once it ended (its ranks failed before their first forward): nothing waits
+    ended = [*events, protocol.RunFinished(1, 0, 30.0)]
+    _, f = frame(0, events=ended)
+    said = f.text_with_key("before_first_step").text
+    assert (
+        said
+        == "No step of your script reached ddp-viz: its ranks ended before their first forward."
+    )
+    assert "Waiting" not in f.all_text() and f.texts[0].text == "Your run · no step reported"
 
 
 def test_step_times_are_shown_at_the_latest_step_too() -> None:

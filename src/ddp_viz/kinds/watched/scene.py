@@ -36,13 +36,15 @@ from ddp_viz.model.frame import (
 )
 from ddp_viz.model.scenes.base import LINE, StepFrameBuilder
 from ddp_viz.model.scenes.context import SceneContext
-from ddp_viz.model.timeline import Cursor, RunRecord
+from ddp_viz.model.timeline import Cursor, RunRecord, RunStatus
 
 MAX_PARAMS = 8  # rows of the gradient table: the most telling ones; the Run tab lists all
 MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
 MAX_LAST = 3  # ranks named in "last to the all-reduce …", most often last first
 MAX_DOCTOR = 6  # lines of the doctor's findings (the --no-window report has all, with stacks)
 WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
+# a run that ended with no step: its ranks failed or stopped before their first DDP forward
+NO_STEP = "No step of your script reached ddp-viz: its ranks ended before their first forward."
 
 
 def _ms(seconds: float | None) -> str:
@@ -61,15 +63,16 @@ class _Builder(StepFrameBuilder):
         right = [f"{self.rec.world_size} ranks on {', '.join(hosts)}", f"{len(hosts)} host(s)"]
         seen = seen_steps(self.rec)
         y = self.pad * 0.6
-        for line in self.title(
-            f"Your run · step {self.cursor.step + 1} of {seen} reported", right, self.t.muted
-        ):
+        where = f"step {self.cursor.step + 1} of {seen} reported" if seen else "no step reported"
+        for line in self.title(f"Your run · {where}", right, self.t.muted):
             self.emit(line, y)
             y += line.height
         y = self.doctor(y + self.pad * 0.2)
         y = self.ranks_table(y + self.pad * 0.3)
-        if not seen:  # the ranks joined; their first step has not come yet
-            self.para(y + self.pad * 0.3, WAITING, self.t.muted, "before_first_step")
+        if not seen:  # the ranks joined; their first step has not come (yet, if still running)
+            ended = self.rec.status is not RunStatus.RUNNING
+            said = NO_STEP if ended else WAITING
+            self.para(y + self.pad * 0.3, said, self.t.muted, "before_first_step")
             return self.frame
         y = self.waits(y + self.pad * 0.3)
         # the gradients' verdict and a few rows keep their room below the buckets
