@@ -13,6 +13,7 @@ from ddp_viz.kinds.watched.events import (
     WatchedRank,
     WatchExit,
     WatchFailure,
+    WatchHang,
     WatchSummary,
 )
 from ddp_viz.kinds.watched.jumps import jumps
@@ -163,3 +164,96 @@ def test_the_split_follows_a_record_that_grows() -> None:
     assert attempts.count(rec) == 2
     assert attempts.verdict(rec).startswith("ddp-viz verdict: ✓ attempt 2 of 2 ran to the end")
     assert len(attempts.records(rec)) == 2
+
+
+def test_the_finding_of_an_earlier_attempt_is_its_whole_crash_then_the_restart() -> None:
+    found = dict(attempts.findings(recovered()))
+    assert found["attempt1"] == [
+        "✗ attempt 1 of 2: crash: rank 2 raised RuntimeError: flaky disk — at train.py:19 in "
+        "main, in its step 3 (loop index 2) or after it, before it began any later step (the "
+        "first failure: the cause)",
+        "  then rank 0 failed inside DDP's gradient all_reduce #3, in its step 3 (loop index 2): "
+        "connection closed by a peer, because rank 2 had failed",
+        "  then rank 1 failed inside DDP's gradient all_reduce #3, in its step 3 (loop index 2): "
+        "connection closed by a peer, because rank 2 had failed",
+        "then every rank started again in a new process, as torchrun --max-restarts does",
+    ]
+
+
+THREE = [301, 302, 303]
+
+
+def test_three_attempts_name_each_earlier_failure_in_order() -> None:
+    killed = [WatchExit(1, 1, 202, -9, "SIGKILL", 0.0)]
+    rec = run(
+        *start(ONE), *crash_at_step_3(ONE), *exits(ONE, [-15, -15, 1]),
+        *start(TWO), WatchDropped(1, 0, 0, steps=2), *killed,
+        *start(THREE), *clean(THREE), *exits(THREE, [0, 0, 0]),
+        WatchSummary(1, 0),
+    )  # fmt: skip
+    assert attempts.count(rec) == 3 and len(attempts.records(rec)) == 3
+    assert [key for key, _ in attempts.findings(rec)] == ["attempt1", "attempt2"]
+    assert attempts.verdict(rec) == (
+        "ddp-viz verdict: ✓ attempt 3 of 3 ran to the end (no hang, no crash, no NaN, no desync "
+        f"and no straggler found); attempt 1 failed: {FIRST}; attempt 2 failed: rank 1 is the "
+        "root cause: killed by SIGKILL, before any step of its reached ddp-viz"
+    )
+    said = dict(attempts.findings(rec))["attempt2"]
+    assert said[0].startswith("✗ attempt 2 of 3: crash: rank 1 was killed by SIGKILL")
+
+
+def test_an_earlier_attempt_that_ended_well_is_not_said() -> None:
+    """A script that starts its ranks twice on purpose (two phases): nothing to say of the
+    first, and the verdict is the last one's alone."""
+    rec = run(
+        *start(ONE), *clean(ONE), *exits(ONE, [0, 0, 0]),
+        *start(TWO), *clean(TWO), WatchSummary(1, 0),
+    )  # fmt: skip
+    assert attempts.count(rec) == 2
+    assert attempts.findings(rec) == []
+    healthy = "ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found"
+    assert attempts.verdict(rec) == healthy
+
+
+def test_a_hang_goes_to_the_attempt_whose_processes_were_running() -> None:
+    first = WatchHang(1, 3.0, 2.0, [{"rank": 0, "state": "outside", "quiet_s": 3.0}])
+    second = WatchHang(1, 4.0, 2.0, [{"rank": 1, "state": "outside", "quiet_s": 4.0}])
+    events = [*start(ONE), first, *crash_at_step_3(ONE), *start(TWO), second, WatchSummary(1, 1)]
+    one, two = attempts.split(run(*events).events)
+    assert [e for e in one if isinstance(e, WatchHang)] == [first]
+    assert [e for e in two if isinstance(e, WatchHang)] == [second]
+
+
+def test_a_run_of_one_start_splits_into_itself() -> None:
+    events = run(*start(ONE), *clean(ONE), WatchSummary(1, 0)).events
+    assert attempts.split(events) == [events]
+    assert attempts.split(events[:1]) == [events[:1]]  # no rank joined yet
+
+
+def test_the_record_keeps_one_fold_of_the_starts_and_rebuilds_the_attempts_as_it_grows() -> None:
+    rec = run(*start(ONE), *crash_at_step_3(ONE), *start(TWO))
+    subs = attempts.records(rec)
+    assert attempts.records(rec) is subs or attempts.records(rec) == subs
+    assert [s is t for s, t in zip(attempts.records(rec), subs, strict=True)] == [True, True]
+    part = rec.parts[attempts.PART]
+    end = WatchSummary(1, 0)
+    rec.apply(end)
+    assert rec.parts[attempts.PART] is part
+    assert attempts.records(rec)[-1].events[-1] == end
+    assert end not in attempts.records(rec)[0].events
+
+
+def test_the_last_attempts_hang_has_its_stacks_where_asked_an_earlier_ones_never() -> None:
+    def hang(rank: int, frame: str) -> WatchHang:
+        place = {"rank": rank, "state": "outside", "quiet_s": 3.0, "stack": [frame]}
+        return WatchHang(1, 3.0, 2.0, [place])
+
+    rec = run(
+        *start(ONE), hang(0, "train.py:7 in first"), *crash_at_step_3(ONE),
+        *start(TWO), hang(1, "train.py:9 in second"),
+    )  # fmt: skip
+    with_stacks = [line for _, said in attempts.findings(rec) for line in said]
+    assert "    train.py:9 in second" in with_stacks
+    assert "    train.py:7 in first" not in with_stacks  # an earlier attempt: said in short
+    without = [line for _, said in attempts.findings(rec, stacks=False) for line in said]
+    assert "    train.py:9 in second" not in without

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ddp_viz.kinds.watched import checks
-from ddp_viz.kinds.watched.events import WatchedRank, WatchExit, WatchHang, WatchRankLost
+from ddp_viz.kinds.watched.events import WatchedRank
 from ddp_viz.model.event_base import Event
-from ddp_viz.model.protocol import RankStarted, RunStarted
+from ddp_viz.model.protocol import RunStarted
 from ddp_viz.model.timeline import RunRecord, record
 
 PART = "watched.attempts"
@@ -37,14 +37,14 @@ class _Starts:
     built: tuple[int, list[RunRecord]] | None = None  # (events read, the attempts' records)
 
     def apply(self, e: Event) -> None:
-        if isinstance(e, RankStarted | WatchedRank):
+        if isinstance(e, WatchedRank):  # the listener sends one as each process joins
             seen = self.pids.setdefault(e.rank, [])
             if e.pid not in seen:
                 seen.append(e.pid)
 
     @property
     def count(self) -> int:
-        return max((len(p) for p in self.pids.values()), default=1)
+        return max([1, *(len(p) for p in self.pids.values())])
 
 
 def _starts(rec: RunRecord) -> _Starts:
@@ -60,12 +60,12 @@ def _starts(rec: RunRecord) -> _Starts:
 def split(events: list[Event]) -> list[list[Event]]:
     """``events`` by attempt: the run's start in each, the command's end in the last."""
     attempt_of: dict[int, int] = {}  # pid -> attempt
-    order: dict[int, list[int]] = {}
+    order: dict[int, list[int]] = {}  # rank -> its pids, as they joined
     for e in events:
-        if isinstance(e, RankStarted | WatchedRank) and e.pid not in attempt_of:
+        if isinstance(e, WatchedRank) and e.pid not in attempt_of:
             order.setdefault(e.rank, []).append(e.pid)
             attempt_of[e.pid] = len(order[e.rank]) - 1
-    count = max((len(p) for p in order.values()), default=1)
+    count = max([1, *(len(p) for p in order.values())])
     out: list[list[Event]] = [[] for _ in range(count)]
     current: dict[int, int] = {}  # rank -> the attempt its latest process is in
     for e in events:
@@ -73,18 +73,17 @@ def split(events: list[Event]) -> list[list[Event]]:
             for part in out:
                 part.append(e)
             continue
-        pid = getattr(e, "pid", None)
-        rank = getattr(e, "rank", None)
-        if pid is not None and pid in attempt_of and isinstance(e, RankStarted | WatchedRank):
-            current[e.rank] = attempt_of[pid]
-        if isinstance(e, WatchExit | WatchRankLost) and e.pid in attempt_of:
-            k = attempt_of[e.pid]
+        rank, pid = getattr(e, "rank", None), getattr(e, "pid", None)
+        if pid in attempt_of:  # a process's own word, or the launcher's about it
+            k = attempt_of[pid]
+            if isinstance(e, WatchedRank):
+                current[e.rank] = k
         elif e.kind in _COMMAND_ENDS:
             k = count - 1
-        elif isinstance(rank, int) and not isinstance(e, WatchHang):
+        elif isinstance(rank, int):
             k = current.get(rank, 0)
         else:  # the listener's own word (a hang): about the latest processes
-            k = max(current.values(), default=0)
+            k = max([0, *current.values()])
         out[k].append(e)
     return out
 
