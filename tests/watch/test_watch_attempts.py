@@ -107,27 +107,57 @@ def test_its_twin_without_the_restart_is_the_crash_it_was() -> None:
     assert attempts.records(rec) == [rec]
 
 
-def test_a_restart_that_failed_too_is_the_verdict_with_the_first_cause_after_it() -> None:
-    refused = (
-        "Gloo connectFullMesh failed with [pair.cc:152] timed out connecting: Connection refused"
-    )
-    rec = run(
+REFUSED = "Gloo connectFullMesh failed with [pair.cc:152] timed out connecting: Connection refused"
+
+
+def restart_failing(message: str, kind: str = "RuntimeError"):
+    return run(
         *start(ONE), *crash_at_step_3(ONE),
         *start(TWO),
-        WatchFailure(1, 1, 0, 20.0, "RuntimeError", refused, "train.py:8 in main"),
-        WatchFailure(1, 0, 0, 20.1, "RuntimeError", refused, "train.py:8 in main"),
+        WatchFailure(1, 1, 0, 20.0, kind, message, "train.py:8 in main"),
+        WatchFailure(1, 0, 0, 20.1, kind, message, "train.py:8 in main"),
         *exits(ONE, [-15, -15, 1]), *exits(TWO, [1, 1, -15]),
         WatchSummary(1, 1),
     )  # fmt: skip
-    said = attempts.verdict(rec)
-    assert said.startswith(
-        "ddp-viz verdict: rank 1 is the root cause: RuntimeError at train.py:8 in main, before "
-        "its first step (in attempt 2 of 2); attempt 1 failed: " + FIRST
-    ), said
-    keys = [key for key, _ in attempts.findings(rec)]
-    assert keys == ["attempt1", "crash"]
+
+
+def test_a_restart_that_failed_too_is_the_verdict_with_the_first_cause_after_it() -> None:
+    rec = restart_failing("shard-1.pt: no such file", "FileNotFoundError")
+    assert attempts.verdict(rec) == (
+        "ddp-viz verdict: rank 1 is the root cause: FileNotFoundError at train.py:8 in main, "
+        "before its first step (in attempt 2 of 2); attempt 1 failed: " + FIRST
+    )
+    assert [key for key, _ in attempts.findings(rec)] == ["attempt1", "crash"]
     # the table says what the last processes did: rank 1 failed first, rank 2 was stopped
     assert rank_states(rec)[1] == "failed" and rank_states(rec)[2] == "killed (SIGTERM)"
+
+
+def test_a_restart_that_could_not_connect_blames_torchruns_store_not_a_rank() -> None:
+    rec = restart_failing(REFUSED)
+    assert attempts.verdict(rec) == (
+        "ddp-viz verdict: attempt 2 of 2 failed before its first step: the restarted ranks "
+        "could not connect, as torchrun's store still held the addresses of the ranks before "
+        "them; attempt 1 failed: " + FIRST
+    )
+    found = attempts.findings(rec)
+    assert [key for key, _ in found] == ["attempt1", "crash", "stale_store"]
+    assert found[-1][1] == [attempts.STALE_STORE]
+    assert "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1" in attempts.STALE_STORE
+    # its twin: the same words from the ranks' first start are no stale store
+    first = run(
+        *start(ONE),
+        WatchFailure(1, 1, 0, 20.0, "RuntimeError", REFUSED, "train.py:8 in main"),
+        WatchSummary(1, 1),
+    )
+    assert "store" not in attempts.verdict(first)
+    assert "stale_store" not in dict(attempts.findings(first))
+    # and a restart refused after its first step (a peer gone mid-run) is no stale store either
+    late = run(
+        *start(ONE), *crash_at_step_3(ONE), *start(TWO),
+        WatchFailure(1, 1, 4, 20.0, "RuntimeError", REFUSED, "train.py:30 in main"),
+        WatchSummary(1, 1),
+    )  # fmt: skip
+    assert not attempts.stale_store(attempts.last(late))
 
 
 def test_events_go_to_the_attempt_of_the_process_that_sent_them() -> None:

@@ -15,6 +15,7 @@ what the earlier ones ended with.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ddp_viz.kinds.watched import checks
@@ -27,6 +28,15 @@ PART = "watched.attempts"
 PREFIX = "ddp-viz verdict: "
 # what only the whole command says: its end, for the last attempt alone
 _COMMAND_ENDS = ("watch_summary", "run_finished")
+# gloo's words when a restarted rank dials an address a rank of an earlier attempt left in
+# torchrun's store (the agent keeps one store for every attempt): see :func:`stale_store`
+_REFUSED = re.compile(r"connectFullMesh.*Connection refused", re.DOTALL)
+STALE_STORE = (
+    "the restarted ranks could not connect: torchrun's agent keeps one store for every "
+    "attempt, and gloo found there the addresses the ranks before them had written; keys "
+    "under a prefix of the attempt's own (TORCHELASTIC_RESTART_COUNT) or "
+    "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 give each attempt a store that starts empty"
+)
 
 
 @dataclass
@@ -123,7 +133,10 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
         said = _attempt_finding(sub, k, len(subs))
         if said:
             out.append((f"attempt{k}", said))
-    return out + checks.findings(subs[-1], stacks)
+    out += checks.findings(subs[-1], stacks)
+    if stale_store(subs[-1]):
+        out.append(("stale_store", [STALE_STORE]))
+    return out
 
 
 def verdict(rec: RunRecord) -> str:
@@ -141,7 +154,21 @@ def verdict(rec: RunRecord) -> str:
     body, of = said.removeprefix(PREFIX), len(subs)
     if body.startswith("✓"):
         return f"{PREFIX}✓ attempt {of} of {of} ran to the end ({body[2:]}); " + "; ".join(ended)
+    if stale_store(subs[-1]):  # no rank of the restart is a cause: the store is
+        body = (
+            f"attempt {of} of {of} failed before its first step: the restarted ranks could not "
+            "connect, as torchrun's store still held the addresses of the ranks before them"
+        )
+        return f"{PREFIX}{body}; " + "; ".join(ended)
     return f"{PREFIX}{body} (in attempt {of} of {of}); " + "; ".join(ended)
+
+
+def stale_store(sub: RunRecord) -> bool:
+    """A restarted attempt whose ranks failed to connect to addresses no process answers at
+    (gloo's "connectFullMesh … Connection refused"), before any step: on torch 2.13, what
+    torchrun's shared store does to a restart unless each attempt's keys start empty."""
+    d = checks.doctoring(sub)
+    return any(f.step == 0 and _REFUSED.search(f.message) for f in d.raised)
 
 
 def count(rec: RunRecord) -> int:
