@@ -127,3 +127,41 @@ def test_an_overlong_line_is_an_error_after_the_skimmed_lines_before_it() -> Non
     assert isinstance(error, ProtocolError) and raw == b""
     assert str(error) == f"line longer than {MAX_BUFFER} bytes discarded"
     assert last == (Skimmed("timing", 1), a)
+
+
+def test_a_block_of_skimmed_lines_is_handed_over_whole_without_sorting_each_line(
+    monkeypatch,
+) -> None:
+    """The reason for blocks: a hand-over of steps costs a few counts, not a look at each
+    line (one look, for the run's kind); a block with a line to decode is read line by line."""
+    seen: list[bytes] = []
+    kind_of = protocol.line_kind
+
+    def spy(raw: bytes) -> str | None:
+        seen.append(raw)
+        return kind_of(raw)
+
+    monkeypatch.setattr(protocol, "line_kind", spy)
+    steps = [_skimmed(("timing", "local_grad")[i % 2], i) for i in range(50)]
+    d = LineDecoder(SKIM)
+    d.feed(b"\n".join(steps) + b"\n")
+    assert d.batch() == [(Skimmed("timing", 50), b"\n".join(steps))]
+    assert len(seen) == 1 and seen[0].startswith(steps[0])  # the block's first line names it
+    seen.clear()
+    d.feed(b"\n".join([*steps[:2], END, steps[2]]) + b"\n")
+    (run, _end, last) = d.batch()
+    assert run == (Skimmed("timing", 2), steps[0] + b"\n" + steps[1]) and last[1] == steps[2]
+    assert len(seen) >= 4  # each line looked at
+
+
+def test_the_decoder_is_true_while_a_line_or_an_error_waits() -> None:
+    d = LineDecoder(SKIM)
+    assert not d
+    d.feed(b"  \n\t\n")
+    assert not d  # blank lines are no lines
+    d.feed(b"y" * (MAX_BUFFER + 1))
+    assert d  # the error for the overlong line waits
+    assert isinstance(d.next(), ProtocolError) and not d
+    d.feed(_skimmed("timing", 1) + b"\n")
+    assert d
+    assert d.next() == Skimmed("timing") and not d
