@@ -376,3 +376,20 @@ def test_a_rank_that_never_built_its_ddp_is_the_one_the_others_timed_out_waiting
         assert re.search(
             rf"then rank {r} failed at absent_rank.py:{ddp} .*because rank 2 had not", said
         )
+
+
+def test_a_hang_the_run_got_past_is_a_stall_and_the_run_is_well() -> None:
+    """Rank 0's 5 s checkpoint holds the others past the 2 s threshold: the watch says a hang
+    while it lasts; once every rank went on, the report says a stall that resolved."""
+    code, said, _ = watch("checkpoint_stall", 3)
+    assert code == 0
+    sleep = line_of("checkpoint_stall.py", "time.sleep(5)")
+    assert (
+        "a stall that resolved: no rank moved for" in said
+        and f"for rank 0 (running checkpoint_stall.py:{sleep} in save_checkpoint" in said
+    ), said
+    assert verdict_of(said) == (
+        "ddp-viz verdict: ✓ no hang, no crash, no NaN, no desync and no straggler found; a "
+        "stall resolved (the others waited in all_reduce #4 for rank 0, then every rank went on)"
+    )
+    assert "✗ hang" not in said[said.index("the command exited") :]

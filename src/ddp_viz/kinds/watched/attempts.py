@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ddp_viz.kinds.watched import checks
+from ddp_viz.kinds.watched import checks, stalls
 from ddp_viz.kinds.watched.events import WatchedRank
 from ddp_viz.model.event_base import Event
 from ddp_viz.model.protocol import RunStarted
@@ -113,8 +113,26 @@ def last(rec: RunRecord) -> RunRecord:
     return records(rec)[-1]
 
 
+def _settled_findings(sub: RunRecord, stacks: bool) -> list[tuple[str, list[str]]]:
+    """:func:`checks.findings` of ``sub`` without the hangs it got past, each said after them
+    as the stall it was (see :mod:`.stalls`)."""
+    settled, past = stalls.settled(sub)
+    out = checks.findings(settled, stacks)
+    return out + [(f"stall{i}", [stalls.stall_text(h)]) for i, h in enumerate(past)]
+
+
+def _settled_verdict(sub: RunRecord) -> str:
+    """:func:`checks.verdict` of ``sub`` as if the hangs it got past had not been named; a
+    run found well says it had them."""
+    settled, past = stalls.settled(sub)
+    said = checks.verdict(settled)
+    if past and said.startswith(PREFIX + "✓"):
+        said += "; " + stalls.verdict_note(past)
+    return said
+
+
 def _attempt_finding(sub: RunRecord, k: int, of: int) -> list[str]:
-    said = [line for _, lines in checks.findings(sub, stacks=False) for line in lines]
+    said = [line for _, lines in _settled_findings(sub, stacks=False) for line in lines]
     if not said:
         return []
     head = f"attempt {k} of {of}: {said[0].removeprefix('✗ ')}"
@@ -127,13 +145,13 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
     finding (``attempt1``, …), then the last attempt's as for a run that started once."""
     subs = records(rec)
     if len(subs) == 1:
-        return checks.findings(rec, stacks)
+        return _settled_findings(rec, stacks)
     out = []
     for k, sub in enumerate(subs[:-1], 1):
         said = _attempt_finding(sub, k, len(subs))
         if said:
             out.append((f"attempt{k}", said))
-    out += checks.findings(subs[-1], stacks)
+    out += _settled_findings(subs[-1], stacks)
     if stale_store(subs[-1]):
         out.append(("stale_store", [STALE_STORE]))
     return out
@@ -142,13 +160,13 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
 def verdict(rec: RunRecord) -> str:
     """:func:`checks.verdict` of the last attempt, with what ended the earlier ones."""
     subs = records(rec)
-    said = checks.verdict(subs[-1])
+    said = _settled_verdict(subs[-1])
     if len(subs) == 1:
         return said
     ended = []
     for k, sub in enumerate(subs[:-1], 1):
-        if checks.findings(sub, stacks=False):
-            ended.append(f"attempt {k} failed: {checks.verdict(sub).removeprefix(PREFIX)}")
+        if checks.findings(stalls.settled(sub)[0], stacks=False):
+            ended.append(f"attempt {k} failed: {_settled_verdict(sub).removeprefix(PREFIX)}")
     if not ended:
         return said
     body, of = said.removeprefix(PREFIX), len(subs)

@@ -8,7 +8,7 @@ are "hung" (inside a collective) or "stuck" (in none). The status bar's line is 
 
 from __future__ import annotations
 
-from ddp_viz.kinds.watched import attempts
+from ddp_viz.kinds.watched import attempts, stalls
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.attempts import findings, verdict
 from ddp_viz.kinds.watched.checks import doctoring, rank_ends, uneven
@@ -20,7 +20,8 @@ PREFIX = "ddp-viz verdict: "
 def rank_states(rec: RunRecord) -> dict[int, str]:
     """Each rank the doctor knows more of than "training" or "done"."""
     out: dict[int, str] = {}
-    rec = attempts.last(rec)  # the processes running now, or last
+    # the processes running now, or last; a hang they got past holds no rank
+    rec = stalls.settled(attempts.last(rec))[0]
     d = doctoring(rec)
     if d.hangs and not d.resumed:
         for s in d.hangs[-1].ranks:
