@@ -101,3 +101,20 @@ def test_the_wait_is_read_from_the_words_when_they_give_it() -> None:
     assert waited_ms([f("Socket Timeout")]) == 0
     rec = run(*timeout(1, 4.0, "Socket Timeout"), stopped(2), world=3)
     assert f"rank 1 waited for it at {SITE} and timed out" in verdict(rec)
+
+
+def test_the_place_named_is_the_first_timeout_by_time_whoever_sent_it() -> None:
+    late = [WatchFailure(1, 0, 0, 4.5, "RuntimeError", RECV, "train.py:40 in evaluate")]
+    early = [WatchFailure(1, 1, 0, 4.0, "RuntimeError", SEND, "train.py:25 in main")]
+    rec = run(*late, *early, stopped(2))
+    assert "waited 4000 ms for it at train.py:25 in main" in verdict(rec)
+    # the same moment: the lower rank's
+    tie = [WatchFailure(1, r, 0, 4.0, "RuntimeError", RECV, f"train.py:{30 + r} in main")
+           for r in (1, 0)]  # fmt: skip
+    assert "at train.py:30 in main" in verdict(run(*tie, stopped(2)))
+
+
+def test_ranks_stopped_with_no_timeout_beside_them_are_no_absent_ranks() -> None:
+    rec = run(stopped(1), stopped(2), world=3)
+    assert "never reached" not in verdict(rec)
+    assert [r.end for r in rank_ends(rec)] == [End.STOPPED, End.STOPPED]
