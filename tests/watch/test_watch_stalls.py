@@ -115,3 +115,49 @@ def test_the_settled_record_follows_a_record_that_grows() -> None:
     assert not [e for e in settled.events if isinstance(e, WatchHang)]
     assert len(settled.events) == len(rec.events) - 1
     assert stalls.settled(rec)[0] is settled  # built once for these events
+
+
+def two_away() -> WatchHang:
+    """Rank 2 waits in all-reduce #4; ranks 0 and 1 are busy elsewhere."""
+    return WatchHang(1, 3.0, 2.0, [
+        {"rank": 0, "state": "outside", "quiet_s": 3.0, "step": 3, "stack": SAVE},
+        {"rank": 1, "state": "outside", "quiet_s": 3.0, "step": 3},
+        {"rank": 2, "state": "inside", "quiet_s": 3.0, "step": 4, "inside": ALL_REDUCE},
+    ])  # fmt: skip
+
+
+def test_two_ranks_the_others_waited_for_are_both_named_and_two_stalls_counted() -> None:
+    rec = run(
+        checkpoint_hang(), *(step(r, 4) for r in (0, 1, 2)),
+        two_away(), *(step(r, 5) for r in (0, 1, 2)),
+        *ended(0, 1, 2), WatchSummary(1, 0),
+    )  # fmt: skip
+    found = dict(attempts.findings(rec))
+    assert found["stall1"] == [
+        "a stall that resolved: no rank moved for 3.0 s (threshold 2.0 s); the others waited "
+        "in all_reduce #4 for rank 0, rank 1, then every rank went on"
+    ]
+    assert attempts.verdict(rec) == (
+        f"{HEALTHY}; 2 stalls resolved (the others waited in all_reduce #4 for rank 0, then "
+        "every rank went on)"
+    )
+
+
+def test_a_stall_with_every_rank_quiet_says_so() -> None:
+    quiet = WatchHang(1, 2.5, 2.0, [
+        {"rank": r, "state": "outside", "quiet_s": 2.5, "step": 3} for r in (0, 1, 2)
+    ])  # fmt: skip
+    rec = run(quiet, *(step(r, 4) for r in (0, 1, 2)), WatchSummary(1, 0))
+    assert dict(attempts.findings(rec))["stall0"] == [
+        "a stall that resolved: no rank moved for 2.5 s (threshold 2.0 s); every rank was quiet "
+        "at once, then every rank went on"
+    ]
+
+
+def test_a_last_word_before_any_step_counts_as_going_on() -> None:
+    """Ranks stalled before their first step, then ended cleanly without one (steps 0)."""
+    rec = run(checkpoint_hang(), *ended(0, 1, 2, steps=0), WatchSummary(1, 0))
+    assert stalls.resolved(rec.events) == [checkpoint_hang()]
+    # a last word that says it was cut short (steps -1) is no going on
+    cut = run(checkpoint_hang(), *ended(0, 1, 2, steps=-1), WatchSummary(1, 0))
+    assert stalls.resolved(cut.events) == []

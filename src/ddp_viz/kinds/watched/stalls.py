@@ -83,16 +83,21 @@ def settled(rec: RunRecord) -> tuple[RunRecord, list[WatchHang]]:
     return (part.rec or rec), list(part.stalls)
 
 
-def _holder(h: WatchHang, where: bool = True) -> str:
-    """Who the others waited for (and, with ``where``, what it was running)."""
+def _waited(h: WatchHang) -> str:
+    """Who the others waited for, and in what."""
     call, absent = missing(h)
     if call is None or not absent:
         return "every rank was quiet at once"
-    places = {s["rank"]: s for s in h.ranks}
     who = ", ".join(f"rank {r}" for r in absent)
-    doing = [running_frame(places[r]) for r in absent if r in places] if where else []
-    running = f" (running {doing[0]})" if len(absent) == 1 and doing and doing[0] else ""
-    return f"the others waited in {call['op']} #{call['seq']} for {who}{running}"
+    return f"the others waited in {call['op']} #{call['seq']} for {who}"
+
+
+def _holder(h: WatchHang) -> str:
+    """:func:`_waited`, with what the one rank waited for was running."""
+    _, absent = missing(h)
+    places = {s["rank"]: s for s in h.ranks}
+    doing = running_frame(places[absent[0]]) if len(absent) == 1 and absent[0] in places else ""
+    return _waited(h) + (f" (running {doing})" if doing else "")
 
 
 def stall_text(h: WatchHang) -> str:
@@ -107,4 +112,4 @@ def verdict_note(past: list[WatchHang]) -> str:
     """What a run found well adds to its verdict about the stalls it got past."""
     n = len(past)
     what = "a stall" if n == 1 else f"{n} stalls"
-    return f"{what} resolved ({_holder(past[0], where=False)}, then every rank went on)"
+    return f"{what} resolved ({_waited(past[0])}, then every rank went on)"
