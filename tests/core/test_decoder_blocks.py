@@ -165,3 +165,22 @@ def test_the_decoder_is_true_while_a_line_or_an_error_waits() -> None:
     d.feed(_skimmed("timing", 1) + b"\n")
     assert d
     assert d.next() == Skimmed("timing") and not d
+
+
+def test_the_decoder_is_true_while_a_line_split_from_its_block_waits() -> None:
+    d = LineDecoder(SKIM)
+    d.feed(_skimmed("timing", 1) + b"\n" + _skimmed("timing", 2) + b"\n")
+    assert d.next() == Skimmed("timing")
+    assert d  # the block's second line, split off with the first, still waits
+    assert d.next() == Skimmed("timing") and not d
+
+
+def test_a_plain_decoders_batch_keeps_everything_before_a_later_block() -> None:
+    d = LineDecoder()
+    d.feed(END + b"\n" + b"y" * (MAX_BUFFER + 1))
+    d.feed(b"\n" + b"not json\n" + END + b"\n")
+    (first, (error, _), (bad, raw), last) = d.batch()
+    assert first == (RunFinished(run=1, steps_completed=3, elapsed_s=0.5), END)
+    assert isinstance(error, ProtocolError) and isinstance(bad, ProtocolError)
+    assert raw == b"not json"  # one line, spaces and all
+    assert last == (RunFinished(run=1, steps_completed=3, elapsed_s=0.5), END)

@@ -118,3 +118,9 @@ def test_ranks_stopped_with_no_timeout_beside_them_are_no_absent_ranks() -> None
     rec = run(stopped(1), stopped(2), world=3)
     assert "never reached" not in verdict(rec)
     assert [r.end for r in rank_ends(rec)] == [End.STOPPED, End.STOPPED]
+
+
+def test_a_killed_rank_beside_a_stopped_one_keeps_the_cause() -> None:
+    killed = WatchExit(1, 3, 103, -9, "SIGKILL")
+    rec = run(*timeout(1, 4.0), *timeout(0, 4.01), stopped(2), killed, world=4)
+    assert verdict(rec).startswith("ddp-viz verdict: rank 3 is the root cause: killed by SIGKILL")

@@ -161,3 +161,22 @@ def test_a_last_word_before_any_step_counts_as_going_on() -> None:
     # a last word that says it was cut short (steps -1) is no going on
     cut = run(checkpoint_hang(), *ended(0, 1, 2, steps=-1), WatchSummary(1, 0))
     assert stalls.resolved(cut.events) == []
+
+
+def test_a_rank_lost_after_it_went_on_undoes_the_going_on() -> None:
+    went_on = [step(r, 4) for r in (0, 1, 2)]
+    rec = run(checkpoint_hang(), *went_on, WatchRankLost(1, 1, 101, 4))
+    assert stalls.resolved(rec.events) == []
+    assert stalls.resolved(run(checkpoint_hang(), *went_on).events) == [checkpoint_hang()]
+
+
+def test_a_stall_with_every_rank_in_one_collective_says_every_rank_was_quiet() -> None:
+    inside = WatchHang(1, 2.5, 2.0, [
+        {"rank": r, "state": "inside", "quiet_s": 2.5, "step": 4, "inside": ALL_REDUCE}
+        for r in (0, 1, 2)
+    ])  # fmt: skip
+    rec = run(inside, *(step(r, 4) for r in (0, 1, 2)))
+    assert (
+        "every rank was quiet at once, then every rank went on"
+        in dict(attempts.findings(rec))["stall0"][0]
+    )

@@ -49,11 +49,9 @@ class LineDecoder:
 
     def feed(self, data: bytes) -> None:
         """Take a chunk of the stream; complete lines wait in :meth:`pending` order."""
-        self._buffer += data
-        cut = self._buffer.rfind(b"\n")
-        if cut >= 0:
-            self._pending.append(self._buffer[:cut])
-            self._buffer = self._buffer[cut + 1 :]
+        whole, end, self._buffer = (self._buffer + data).rpartition(b"\n")
+        if end:
+            self._pending.append(whole)
         if len(self._buffer) > MAX_BUFFER:  # after the lines before it
             self._pending.append(
                 protocol.ProtocolError(f"line longer than {MAX_BUFFER} bytes discarded")
