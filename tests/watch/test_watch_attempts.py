@@ -287,3 +287,18 @@ def test_the_last_attempts_hang_has_its_stacks_where_asked_an_earlier_ones_never
     assert "    train.py:7 in first" not in with_stacks  # an earlier attempt: said in short
     without = [line for _, said in attempts.findings(rec, stacks=False) for line in said]
     assert "    train.py:9 in second" not in without
+
+
+def test_events_after_the_split_go_where_a_split_of_the_whole_run_puts_them() -> None:
+    rec = run(*start(ONE), *crash_at_step_3(ONE), *start(TWO))
+    assert len(attempts.records(rec)) == 2  # split here; what follows is forwarded
+    later = [*clean(TWO), *exits(ONE, [-15, -15, 1]), *exits(TWO, [0, 0, 0]), WatchSummary(1, 0)]
+    for e in later:
+        rec.apply(e)
+        attempts.records(rec)  # asked at every event, as the watch does
+    assert [sub.events for sub in attempts.records(rec)] == attempts.split(rec.events)
+    # a third process of rank 0 joins (the listener sends rank_started, then watched_rank)
+    for e in joined(0, 301):
+        rec.apply(e)
+        subs = attempts.records(rec)
+    assert [sub.events for sub in subs] == attempts.split(rec.events) and len(subs) == 3

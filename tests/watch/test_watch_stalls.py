@@ -163,11 +163,14 @@ def test_a_last_word_before_any_step_counts_as_going_on() -> None:
     assert stalls.resolved(cut.events) == []
 
 
-def test_a_rank_lost_after_it_went_on_undoes_the_going_on() -> None:
+def test_a_rank_lost_before_it_went_on_keeps_the_hang_and_after_it_not() -> None:
     went_on = [step(r, 4) for r in (0, 1, 2)]
-    rec = run(checkpoint_hang(), *went_on, WatchRankLost(1, 1, 101, 4))
-    assert stalls.resolved(rec.events) == []
-    assert stalls.resolved(run(checkpoint_hang(), *went_on).events) == [checkpoint_hang()]
+    lost = WatchRankLost(1, 1, 101, 4)
+    before = run(checkpoint_hang(), step(0, 4), lost, step(1, 4), step(2, 4))
+    assert stalls.resolved(before.events) == []
+    # once every rank went on, the stall is over: a later loss is a failure of its own
+    after = run(checkpoint_hang(), *went_on, lost)
+    assert stalls.resolved(after.events) == [checkpoint_hang()]
 
 
 def test_a_stall_with_every_rank_in_one_collective_says_every_rank_was_quiet() -> None:

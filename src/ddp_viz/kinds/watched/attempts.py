@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ddp_viz.kinds.watched import checks, stalls
 from ddp_viz.kinds.watched.events import WatchedRank
 from ddp_viz.model.event_base import Event
-from ddp_viz.model.protocol import RunStarted
+from ddp_viz.model.protocol import RankStarted, RunStarted
 from ddp_viz.model.timeline import RunRecord, record
 
 PART = "watched.attempts"
@@ -99,13 +99,40 @@ def split(events: list[Event]) -> list[list[Event]]:
 
 
 def records(rec: RunRecord) -> list[RunRecord]:
-    """One record per attempt; ``[rec]`` itself when the ranks started once."""
+    """One record per attempt; ``[rec]`` itself when the ranks started once. Split once per
+    attempt that began; the events after that go to their attempt's record as they come (the
+    watch asks at every step's digests, and splitting the whole run each time was quadratic)."""
     starts = _starts(rec)
     if starts.count < 2:
         return [rec]
-    if starts.built is None or starts.built[0] != len(rec.events):
-        starts.built = (len(rec.events), [record(part) for part in split(rec.events)])
-    return starts.built[1]
+    built = starts.built
+    if built is None or len(built[1]) != starts.count:
+        built = starts.built = (len(rec.events), [record(part) for part in split(rec.events)])
+    subs = built[1]
+    for e in rec.events[built[0] :]:
+        k = _attempt(starts, e, len(subs))
+        if k >= len(subs):  # a new process not joined yet: split again when it has
+            break
+        for sub in subs if isinstance(e, RunStarted) else [subs[k]]:
+            sub.apply(e)
+        built = (built[0] + 1, subs)
+    starts.built = built
+    return subs
+
+
+def _attempt(starts: _Starts, e: Event, count: int) -> int:
+    """The attempt of an event that came after the split (see :func:`split`)."""
+    rank, pid = getattr(e, "rank", None), getattr(e, "pid", None)
+    for pids in starts.pids.values():
+        if pid in pids:
+            return pids.index(pid)
+    if e.kind in _COMMAND_ENDS:
+        return count - 1
+    if isinstance(e, RankStarted):  # the process joins with the watched_rank that follows
+        return len(starts.pids.get(e.rank, []))
+    if isinstance(rank, int):
+        return max(0, len(starts.pids.get(rank, [])) - 1)
+    return max([0, *(len(p) - 1 for p in starts.pids.values())])
 
 
 def last(rec: RunRecord) -> RunRecord:

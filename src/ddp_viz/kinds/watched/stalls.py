@@ -15,7 +15,7 @@ diagnosis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ddp_viz.kinds.watched.doctor import missing, running_frame
 from ddp_viz.kinds.watched.events import (
@@ -31,56 +31,80 @@ from ddp_viz.model.timeline import RunRecord, record
 PART = "watched.stalls"
 
 
-def _moved_after(events: list[Event], at: int, ranks: set[int]) -> bool:
-    """Whether each of ``ranks`` stepped or said its last word after ``events[at]``, and none
-    failed or was lost."""
-    moved: set[int] = set()
-    for e in events[at + 1 :]:
+@dataclass
+class _Open:
+    """A hang named, and the ranks in it that have not gone on since."""
+
+    hang: WatchHang
+    waiting: set[int]
+    failed: bool = False
+
+    def apply(self, e: Event) -> None:
         rank = getattr(e, "rank", None)
-        if rank not in ranks:
-            continue
+        if rank not in {s["rank"] for s in self.hang.ranks}:
+            return
         if isinstance(e, WatchFailure | WatchRankLost) and not getattr(e, "thread", ""):
-            return False
-        if isinstance(e, Timing) or (isinstance(e, WatchDropped) and e.steps >= 0):
-            moved.add(rank)
-    return moved == ranks
+            self.failed = True
+        elif isinstance(e, Timing) or (isinstance(e, WatchDropped) and e.steps >= 0):
+            self.waiting.discard(rank)
 
-
-def resolved(events: list[Event]) -> list[WatchHang]:
-    """The hangs the run got past, in order."""
-    out = []
-    for i, e in enumerate(events):
-        ranks = {s["rank"] for s in e.ranks} if isinstance(e, WatchHang) else set()
-        if ranks and _moved_after(events, i, ranks):
-            out.append(e)
-    return out
+    @property
+    def resolved(self) -> bool:
+        return not self.waiting and not self.failed
 
 
 @dataclass
 class _Settled:
-    """The record without its resolved hangs, built once per length of the record's events."""
+    """A part of the record, folded as events arrive (a step costs a look at each hang still
+    open): the hangs named so far, and the record without the resolved ones, built again only
+    when another one resolves, else kept current event by event. Scanning the whole record
+    at each look made a long watched run's live report quadratic: the watch looks at every
+    step's digests."""
 
-    seen: int = -1
-    stalls: tuple[WatchHang, ...] = ()
+    source: RunRecord
+    hangs: list[_Open] = field(default_factory=list)
+    past: tuple[WatchHang, ...] = ()
     rec: RunRecord | None = None
 
-    def apply(self, e: Event) -> None:  # a part of the record: rebuilt when asked again
-        pass
+    def apply(self, e: Event) -> None:
+        for h in self.hangs:
+            if not h.resolved and not h.failed:
+                h.apply(e)
+        ranks = {s["rank"] for s in e.ranks} if isinstance(e, WatchHang) else set()
+        if ranks:
+            self.hangs.append(_Open(e, set(ranks)))  # type: ignore[arg-type]
+        past = tuple(h.hang for h in self.hangs if h.resolved)
+        if past != self.past:
+            self.past = past
+            gone = {id(h) for h in past}
+            events = [x for x in self.source.events if id(x) not in gone]
+            self.rec = record(events) if past else None
+        elif self.rec is not None:
+            self.rec.apply(e)
+
+
+def resolved(events: list[Event]) -> list[WatchHang]:
+    """The hangs the run got past, in order."""
+    part = _Settled(RunRecord())
+    for e in events:
+        part.source.events.append(e)
+        part.apply(e)
+    return list(part.past)
 
 
 def settled(rec: RunRecord) -> tuple[RunRecord, list[WatchHang]]:
     """``rec`` as if its resolved hangs had not been named, and those hangs (``rec`` itself
     and none when it has none)."""
     part = rec.parts.get(PART)
-    if not isinstance(part, _Settled):
-        part = _Settled()
+    if not isinstance(part, _Settled):  # first asked: read what came so far, then fold the rest
+        part = _Settled(rec)
+        events = list(rec.events)
+        rec.events.clear()
+        for e in events:  # as if they arrived now: the record's events grow one by one
+            rec.events.append(e)
+            part.apply(e)
         rec.parts[PART] = part
-    if part.seen != len(rec.events):
-        stalls = resolved(rec.events)
-        part.seen, part.stalls = len(rec.events), tuple(stalls)
-        gone = {id(h) for h in stalls}
-        part.rec = record(e for e in rec.events if id(e) not in gone) if stalls else None
-    return (part.rec or rec), list(part.stalls)
+    return (part.rec or rec), list(part.past)
 
 
 def _waited(h: WatchHang) -> str:
