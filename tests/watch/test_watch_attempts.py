@@ -158,6 +158,9 @@ def test_a_restart_that_could_not_connect_blames_torchruns_store_not_a_rank() ->
         WatchSummary(1, 1),
     )  # fmt: skip
     assert not attempts.stale_store(attempts.last(late))
+    # gloo's other words for it: every restarted rank timed out waiting for its peers
+    timed = restart_failing("Gloo connectFullMesh failed with [pair.h:311] Connect timeout [none]")
+    assert attempts.verdict(timed).startswith("ddp-viz verdict: attempt 2 of 2 failed before")
 
 
 def test_events_go_to_the_attempt_of_the_process_that_sent_them() -> None:

@@ -28,9 +28,10 @@ PART = "watched.attempts"
 PREFIX = "ddp-viz verdict: "
 # what only the whole command says: its end, for the last attempt alone
 _COMMAND_ENDS = ("watch_summary", "run_finished")
-# gloo's words when a restarted rank dials an address a rank of an earlier attempt left in
-# torchrun's store (the agent keeps one store for every attempt): see :func:`stale_store`
-_REFUSED = re.compile(r"connectFullMesh.*Connection refused", re.DOTALL)
+# gloo's words when a restarted attempt's ranks cannot build their mesh: on torch 2.13 they
+# dial addresses the ranks before them left in torchrun's store ("Connection refused"), or
+# wait for peers that dialled those ("Connect timeout [none]"): see :func:`stale_store`
+_MESH = re.compile(r"connectFullMesh")
 STALE_STORE = (
     "the restarted ranks could not connect: torchrun's agent keeps one store for every "
     "attempt, and gloo found there the addresses the ranks before them had written; keys "
@@ -209,11 +210,12 @@ def verdict(rec: RunRecord) -> str:
 
 
 def stale_store(sub: RunRecord) -> bool:
-    """A restarted attempt whose ranks failed to connect to addresses no process answers at
-    (gloo's "connectFullMesh … Connection refused"), before any step: on torch 2.13, what
-    torchrun's shared store does to a restart unless each attempt's keys start empty."""
+    """A restarted attempt whose ranks failed to build gloo's mesh before any step (gloo's
+    "connectFullMesh failed", refused or timed out): on torch 2.13, what torchrun's shared
+    store does to a restart unless each attempt's keys start empty. The first attempt
+    connected over the same machines, so the network is not what changed."""
     d = checks.doctoring(sub)
-    return any(f.step == 0 and _REFUSED.search(f.message) for f in d.raised)
+    return any(f.step == 0 and _MESH.search(f.message) for f in d.raised)
 
 
 def count(rec: RunRecord) -> int:
