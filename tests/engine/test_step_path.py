@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pytest
 import torch
@@ -122,9 +123,86 @@ def test_a_non_finite_loss_is_written_as_strict_json_words_not_null() -> None:
         assert f'"loss":{word}' in line and "null" not in line
 
 
-def test_a_step_with_values_goes_through_protocol_encode() -> None:
-    event = protocol.LocalGrad(1, 3, 2, 0.5, {"w": [1e-05, 2.0]}, [["w"]], [0], 0)
-    assert outbox.encode(event) == protocol.encode(event)  # exponents spelled as ever
+def _summary(norm: float, sample: list[float]) -> dict:
+    return {"shape": [3, 4], "norm": norm, "absmax": 2.5, "mean": -0.25, "sample": sample}
+
+
+def _value_events(bad: float = 1.0, where: str = "") -> list[protocol.Event]:
+    """A step's three value events; ``bad`` put at ``where`` (a place a float can be)."""
+
+    def at(place: str, fine: float) -> float:
+        return bad if where == place else fine
+
+    grads = {"w": [1e-05, at("local", 2.0)], "b": _summary(at("norm", 3.0), [0.5, at("sample", 1)])}
+    return [
+        protocol.LocalGrad(1, 3, 2, at("loss", 0.5), grads, [["w"], ["b"]], [0, 4], 1),
+        protocol.AveragedGrad(1, 3, 2, {"w": [at("avg", -7.5e-09)]}, {"w": at("vs_full", 0.0)}),
+        protocol.Params(1, 3, 2, {"w": [0.25, at("param", 1e300)], "b": _summary(2, [at("p", 0)])}),
+    ]
+
+
+PLACES = ("local", "norm", "sample", "loss", "avg", "vs_full", "param", "p")
+
+
+def test_a_step_with_values_is_written_by_orjson_and_reads_back_the_same() -> None:
+    for event in _value_events():
+        line = outbox.encode(event)
+        assert protocol.decode(line) == event
+        assert json.loads(line) == json.loads(protocol.encode(event))
+        assert protocol.line_kind(line.encode()) == event.kind
+    assert "0.00001" in outbox.encode(_value_events()[0])  # orjson's spelling: not the stdlib's
+
+
+@pytest.mark.parametrize("where", PLACES)
+def test_a_non_finite_value_anywhere_in_a_step_is_written_as_strict_json(where: str) -> None:
+    for bad, word in ((math.nan, '"NaN"'), (math.inf, '"Infinity"'), (-math.inf, '"-Infinity"')):
+        events = _value_events(bad, where)
+        lines = [outbox.encode(e) for e in events]
+        assert sum(word in line for line in lines) == 1, (where, bad)
+        assert not any("null" in line for line in lines)
+        for event, line in zip(events, lines, strict=True):
+            if word in line:  # the strict encoder's line, spelled as ever
+                assert line == protocol.encode(event)
+            assert json.loads(line) == json.loads(protocol.encode(event))
+
+
+def test_what_orjson_refuses_or_writes_other_than_ascii_goes_through_protocol_encode() -> None:
+    for event in (
+        protocol.Params(1, 3, 2, {"w": [2**70]}),  # past 64 bits
+        protocol.Params(1, 3, 2, {"wéight": [1.5]}),  # the standard library writes \u00e9
+    ):
+        assert outbox.encode(event) == protocol.encode(event)
+        assert outbox.encode(event).isascii()
+
+
+def _nested(rng: random.Random, depth: int = 0) -> object:
+    leaves = [math.nan, math.inf, -math.inf, 1e308, -2.5, 0.0, 3, True, None, "x", 2**70]
+    if depth > 2 or rng.random() < 0.4:
+        return rng.choice(leaves)
+    items = [_nested(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if rng.random() < 0.5:
+        return items
+    return {f"k{i}": v for i, v in enumerate(items)}
+
+
+def test_the_finite_walk_never_calls_a_value_finite_that_is_not() -> None:
+    """Against the standard library's strict encoder, which refuses exactly the non-finite
+    floats. The walk may say "not finite" where only a sum overflowed (then the strict encoder
+    writes the line): never the other way."""
+    rng = random.Random(52)
+    for _ in range(3000):
+        value = _nested(rng)
+        try:
+            json.dumps(value, allow_nan=False)
+            finite = True
+        except ValueError:
+            finite = False
+        walked = outbox._all_finite(value)
+        assert finite or not walked, value  # a non-finite value is always seen
+        # and a finite one is called finite unless a list of it sums past the largest float
+        assert walked or not finite or "1e+308" in json.dumps(value), value
+    assert not outbox._all_finite([1e308, 1e308])  # finite values whose sum is not
+    assert outbox._all_finite([[1.0, 2], {"a": [3.5]}, "s", None])
 
 
 def test_the_finite_check_sees_a_non_finite_value_in_any_parameter_after_the_step() -> None:

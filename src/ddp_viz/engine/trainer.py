@@ -212,7 +212,7 @@ class Trainer:
         loss.backward()  # DDP's all-reduce runs in here, through the capture hook
         # end listing
         spans = {"forward": [[t0, t1]], "backward": [[t1, time.monotonic()]]}
-        return loss.detach().item(), [], spans
+        return loss.item(), [], spans
 
     def _step_events(
         self, step: int, loss: float, epoch: int, full: dict
