@@ -206,18 +206,24 @@ def test_no_beat_while_the_rank_is_outside_torch(quick, monkeypatch) -> None:
     looked = []
     original = waits.frames_of
 
+    def here(where: list[str]) -> bool:
+        return bool(where) and where[0].startswith("test_no_beat_while")
+
     def counting(thread_id: int, stop: str = "") -> list[str]:
         where = original(thread_id, stop)
         looked.append(where)
-        if len(looked) == 5:
+        # let go after five looks at this test's own frame: the first looks may still find
+        # the main thread starting the heartbeat's thread (in threading's code, on a busy
+        # machine), which is outside torch as well
+        if sum(map(here, looked)) == 5:
             lock.release()
         return where
 
     monkeypatch.setattr(waits, "frames_of", counting)
     outbox = Outbox()
     with Heartbeat(1, 0, "module", LockedOutbox(outbox)) as hb:
-        lock.acquire(timeout=10)  # a C call made from this file
-    assert len(looked) >= 5 and looked[0][0].startswith("test_no_beat_while")
+        released = lock.acquire(timeout=10)  # a C call made from this file
+    assert released and sum(map(here, looked)) >= 5
     assert hb.beats == 0 and outbox.calls == [("flush",)]
 
 
