@@ -38,10 +38,15 @@ class _Open:
     hang: WatchHang
     waiting: set[int]
     failed: bool = False
+    # the hang's ranks, kept: apply runs at every event while the hang is open
+    ranks: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ranks = frozenset(self.waiting)
 
     def apply(self, e: Event) -> None:
         rank = getattr(e, "rank", None)
-        if rank not in {s["rank"] for s in self.hang.ranks}:
+        if rank not in self.ranks:
             return
         if isinstance(e, WatchFailure | WatchRankLost) and not getattr(e, "thread", ""):
             self.failed = True
