@@ -17,10 +17,10 @@ SEND = "[unbound_buffer.cc:129] Timed out waiting 4000ms for send operation to c
 SITE = "train.py:25 in main"
 
 
-def timeout(rank: int, at: float, message: str = RECV) -> list:
+def timeout(rank: int, at: float, message: str = RECV, step: int = 0) -> list:
     return [
-        WatchFailure(1, rank, 0, at, "RuntimeError", message, SITE),
-        WatchRankLost(1, rank, 100 + rank, 0),
+        WatchFailure(1, rank, step, at, "RuntimeError", message, SITE),
+        WatchRankLost(1, rank, 100 + rank, step),
         WatchExit(1, rank, 100 + rank, 1, ""),
     ]
 
@@ -61,11 +61,37 @@ def test_twin_a_crash_beside_the_timeouts_stays_the_cause() -> None:
     assert verdict(rec).startswith("ddp-viz verdict: rank 3 is the root cause: ValueError")
 
 
-def test_twin_a_lost_connection_is_no_timeout_and_blames_no_one_absent() -> None:
+def test_a_lost_connection_beside_a_timeout_is_that_timeouts_doing() -> None:
+    """gloo closes a timed-out rank's sockets before its error reaches Python, so the peer's
+    "Connection closed by peer" can come first by the clock: it is no cause (it was named as
+    the root cause of a real run, file_lock.py with a 4 s process-group timeout)."""
     rec = run(*timeout(1, 4.0, GONE), *timeout(0, 4.01), stopped(2))
+    assert verdict(rec) == (
+        "ddp-viz verdict: rank 2 is the root cause: it never reached the collective the others "
+        f"timed out in (rank 0 waited 4000 ms for it at {SITE} and timed out; it raised nothing "
+        "and was still running when torchrun stopped it)"
+    )  # the rank that lost its connection did not wait for it: it is not in the words
+    assert [(r.rank, r.end) for r in rank_ends(rec)] == [
+        (2, End.STOPPED),
+        (1, End.RAISED),
+        (0, End.RAISED),
+    ]
+    said = lines(rec)
+    assert any("rank 1 failed" in line and line.endswith("because rank 2 had not arrived")
+               for line in said)  # fmt: skip
+
+
+def test_twin_lost_connections_with_no_timeout_blame_no_one_absent() -> None:
+    rec = run(*timeout(1, 4.0, GONE), *timeout(0, 4.01, GONE), stopped(2))
     assert "never reached" not in verdict(rec)
     assert not timed_out(GONE) and timed_out(RECV) and timed_out("wait timeout after 30000ms")
     assert not timed_out("Connection refused while waiting: timed out")  # a peer gone, first
+
+
+def test_twin_a_crash_beside_a_timeout_and_a_lost_connection_stays_the_cause() -> None:
+    crash = WatchFailure(1, 3, 0, 4.2, "ValueError", "bad shard", "train.py:12 in load")
+    rec = run(*timeout(1, 4.0, GONE), *timeout(0, 4.01), crash, stopped(2), world=4)
+    assert verdict(rec).startswith("ddp-viz verdict: rank 3 is the root cause: ValueError")
 
 
 def test_twin_a_killed_rank_keeps_its_place() -> None:
@@ -124,3 +150,31 @@ def test_a_killed_rank_beside_a_stopped_one_keeps_the_cause() -> None:
     killed = WatchExit(1, 3, 103, -9, "SIGKILL")
     rec = run(*timeout(1, 4.0), *timeout(0, 4.01), stopped(2), killed, world=4)
     assert verdict(rec).startswith("ddp-viz verdict: rank 3 is the root cause: killed by SIGKILL")
+
+
+def lost_at(rank: int, step: int) -> list:
+    """torchrun's SIGTERM to a rank that had begun ``step`` steps."""
+    return [WatchRankLost(1, rank, 100 + rank, step), stopped(rank)]
+
+
+def test_of_the_stopped_ranks_the_one_behind_is_named_not_one_that_waited_too() -> None:
+    """file_lock.py, 3 ranks: rank 1 timed out in step 4; torchrun stopped rank 0, which was
+    in step 4's all-reduce as well (its timeout not yet raised), and rank 2, held before step
+    4 by the lock. Both were named the cause before; rank 0 had only waited."""
+    rec = run(*timeout(1, 4.0, step=4), *lost_at(0, 4), *lost_at(2, 3))
+    assert verdict(rec).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: it never reached the collective the others "
+        f"timed out in (rank 1 waited 4000 ms for it at {SITE}"
+    ), verdict(rec)
+    assert [(r.rank, r.end) for r in rank_ends(rec)] == [
+        (2, End.STOPPED),
+        (1, End.RAISED),
+        (0, End.STOPPED),
+    ]
+
+
+def test_twin_stopped_ranks_in_the_same_step_are_named_together() -> None:
+    rec = run(*timeout(1, 4.0, step=4), *lost_at(0, 4), *lost_at(2, 4))
+    assert verdict(rec).startswith(
+        "ddp-viz verdict: ranks 0, 2 are the root cause: they never reached the collective"
+    )

@@ -53,7 +53,7 @@ def said(rec) -> list[str]:  # type: ignore[no-untyped-def]
     ],
 )
 def test_the_ranks_named_and_the_time_waited_are_read_from_either_form(message, ranks, ms):
-    assert late([raised(0, 1.0, message)]) == Late(ranks, 0, ms, SITE)
+    assert late([raised(0, 1.0, message)]) == Late(ranks, ms, SITE, by=0)
 
 
 def test_the_earliest_barrier_that_named_a_rank_is_read_and_other_errors_are_not() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ddp_viz.kinds.watched import apart, monitored, threads
+from ddp_viz.kinds.watched import apart, monitored, secondhand, threads
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
 from ddp_viz.kinds.watched.events import (
@@ -161,6 +161,8 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
         same = [r for r in ends if r.failure is not None and _alike(r.failure, first.failure)]
         if len({r.rank for r in same}) == world and not first.model_odd:
             ends[0] = replace(first, everyone=world)
+    elif first is not None and secondhand.applies(first, world):
+        ends[0] = replace(first, secondhand=True)
     return ends
 
 
@@ -183,23 +185,31 @@ def _blame(ends: list[fail.RankEnd], named: monitored.Late) -> list[fail.RankEnd
 
 def _absent(ends: list[fail.RankEnd]) -> list[fail.RankEnd]:
     """The ranks the others timed out waiting for, first (see :class:`monitored.Absent`): when
-    every rank that raised timed out, and every other rank raised nothing and was stopped by
-    torchrun. Any other end (a crash, a kill, a lost connection) keeps its place."""
+    a rank timed out, every other rank that raised lost a peer or timed out too, and every
+    rank left raised nothing and was stopped by torchrun. A lost connection beside a timeout
+    is the timed-out rank's exit, seen by a peer (by the clock it can come first: gloo closes
+    the sockets before the error reaches Python). Any other end (a crash, a kill) keeps its
+    place, and so do lost connections with no timeout beside them."""
     raised = [r for r in ends if r.end is fail.End.RAISED]
     stopped = [r for r in ends if r.end is fail.End.STOPPED]
     if not raised or not stopped or len(raised) + len(stopped) != len(ends):
         return ends
     errors = [r.failure for r in raised if r.failure is not None]
-    if len(errors) != len(raised) or not all(monitored.timed_out(f.message) for f in errors):
+    timeouts = [f for f in errors if monitored.timed_out(f.message)]
+    if len(errors) != len(raised) or not timeouts or not all(r.peer_gone for r in raised):
         return ends
-    first = min(errors, key=lambda f: (f.at, f.rank))
+    first = min(timeouts, key=lambda f: (f.at, f.rank))
+    # a stopped rank that had begun the step the others timed out in was likely waiting in it
+    # too, its error cut short by torchrun: the ones behind are those the others waited for
+    behind = [r for r in stopped if r.step < max(f.step for f in timeouts)] or stopped
     absent = monitored.Absent(
-        tuple(r.rank for r in stopped),
-        tuple(sorted(r.rank for r in raised)),
-        monitored.waited_ms(errors),
+        tuple(r.rank for r in behind),
+        monitored.waited_ms(timeouts),
         first.site,
+        waiting=tuple(sorted(f.rank for f in timeouts)),
     )
-    return [replace(r, late=absent) for r in stopped] + raised
+    rest = [r for r in stopped if r not in behind]
+    return [replace(r, late=absent) for r in behind] + raised + rest
 
 
 def _alike(a: WatchFailure, b: WatchFailure) -> bool:
@@ -342,7 +352,7 @@ def verdict(rec: RunRecord) -> str:
         calls = odd[0].split(": ", 1)[1]
         return f"ddp-viz verdict: rank {odd[1]}'s collective does not match the others': {calls}"
     if first is not None and not (d.hangs and _follows(first)):
-        return fail.verdict(first)
+        return secondhand.verdict(ends) if first.secondhand else fail.verdict(first)
     if d.hangs:  # the latest: a stall that went on says more than its first moments
         note = threads.hang_note(d.hangs[-1], d.threads)
         return "ddp-viz verdict: " + hang_verdict(d.hangs[-1]) + note

@@ -3,9 +3,10 @@ did (the consequences), DDP's own errors in words that name the parameter, and u
 
 The first failure is the earliest by the ranks' own reports (each rank's exception hook stamps
 its clock, moved onto the listener's). A rank whose error is a lost connection or a timeout
-of a collective failed *because* a peer went away or stopped answering: it is the cause only
-when no other rank failed or vanished. A rank that left no word and whose launcher says a
-signal killed it (torchrun's bookkeeping: ``WatchExit``) is named with the signal.
+of a collective failed *because* a peer went away or stopped answering: it is never the
+cause, and when no rank failed otherwise the report says so (:mod:`.secondhand`). A rank that
+left no word and whose launcher says a signal killed it (torchrun's bookkeeping:
+``WatchExit``) is named with the signal.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class RankEnd:
     everyone: int = 0  # every one of this many ranks raised this same error at the same line
     # a monitored barrier named it as not arrived, or the others timed out waiting for it
     late: Late | Absent | None = None
+    # the first failure, yet a lost peer or a timeout: no rank raised an error of its own
+    secondhand: bool = False
 
 
 def peer_gone(message: str) -> bool:
@@ -233,6 +236,9 @@ def failure_text(
             if r.model_odd and not said:  # the others' words say it: its model is the odd one
                 said = next((x for p in peers or [] if (x := ddp_error(p, peers))), [])
             cause = "its model is the odd one" if r.model_odd else "the first failure"
+            if r.secondhand:
+                return [f"✗ crash: {head} (the first failure, itself a consequence: no rank "
+                        "raised an error of its own)"]  # fmt: skip
             if r.everyone:
                 head = head.replace(f"rank {f.rank} raised", "every rank raised", 1)
                 cause = f"the same error on all {r.everyone} ranks, so the script's own"
@@ -244,6 +250,8 @@ def failure_text(
             head += gone_words(f.message)
         gone = "left" if first is not None and first.end is End.LEFT else "failed"
         because = f", because rank {first.rank} had {gone}" if first is not None else ""
+        if first is not None and first.secondhand:
+            because = ""  # it failed no more of its own than this one did
         if first is not None and first.late is not None:
             because = f", because {first.late.who()} had not arrived"
         return [f"  then {head}{because}"]

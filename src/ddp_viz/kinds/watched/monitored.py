@@ -31,17 +31,23 @@ WORDS = re.compile(
 
 
 @dataclass(frozen=True)
-class Late:
-    """Ranks ``ranks`` had not arrived when rank ``by``'s monitored barrier at ``site`` had
-    waited ``ms`` milliseconds for them."""
+class NotArrived:
+    """Ranks ``ranks`` had not arrived at ``site`` when others had waited ``ms`` milliseconds
+    for them (0: the errors do not say how long)."""
 
     ranks: tuple[int, ...]
-    by: int
     ms: int
     site: str
 
     def who(self) -> str:
         return rank_list(list(self.ranks))
+
+
+@dataclass(frozen=True)
+class Late(NotArrived):
+    """Named by rank ``by``'s monitored barrier, which waited ``ms`` for them."""
+
+    by: int
 
     @staticmethod
     def place() -> str:
@@ -62,7 +68,7 @@ def late(failures: list[WatchFailure]) -> Late | None:
         m = _MISSING.search(f.message)
         if m is not None:
             ranks = tuple(int(r) for r in m.group(1).split(", "))
-            return Late(ranks, f.rank, int(m.group(2)), f.site)
+            return Late(ranks, int(m.group(2)), f.site, by=f.rank)
     return None
 
 
@@ -78,18 +84,12 @@ def timed_out(message: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Absent:
-    """Ranks ``ranks`` raised nothing and were still running when torchrun stopped them, while
-    ranks ``waiting`` timed out (after ``ms``, when the error says) in a collective at
-    ``site``: the ranks they waited for (at least one of them, when there are several)."""
+class Absent(NotArrived):
+    """They raised nothing and were still running when torchrun stopped them, while ranks
+    ``waiting`` timed out in a collective at ``site``: the ranks those waited for (at least one
+    of them, when there are several)."""
 
-    ranks: tuple[int, ...]
     waiting: tuple[int, ...]
-    ms: int
-    site: str
-
-    def who(self) -> str:
-        return rank_list(list(self.ranks))
 
     @staticmethod
     def place() -> str:

@@ -1,0 +1,112 @@
+"""A crash where no rank raised an error of its own (pure: events made here). Every rank that
+raised lost a peer or timed out, no rank was killed or left: the first of those errors is no
+cause, and the report says so, with who timed out, who lost a peer and how to see where each
+rank was. Each case has its twin where something else is the cause. The words are gloo's, as
+a real run of ``file_lock.py`` (3 ranks, a 4 s timeout, ``--hang-after 30``) raised them."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz.kinds.watched.checks import findings, rank_ends, verdict
+from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchHang
+from tests.watch.made_runs import run
+
+CB = "Got the following error when running the callback: RuntimeError: "
+RESET = CB + "[pair.cc:537] Read error [127.0.0.1]:27850: Connection reset by peer."
+TIMEOUT = CB + "[unbound_buffer.cc:78] Timed out waiting 4000ms for recv operation to complete"
+CLOSED = CB + "[pair.cc:553] Connection closed by peer [127.0.0.1]:25488."
+CALL = {"op": "all_reduce", "seq": 4, "bucket": 0}
+
+
+def raised(rank: int, at: float, message: str, site: str = "file_lock.py:35 in main"):  # type: ignore[no-untyped-def]
+    return WatchFailure(1, rank, 4, at, "RuntimeError", message, site, inside=CALL)
+
+
+def said(rec) -> list[str]:  # type: ignore[no-untyped-def]
+    return [line for _, lines in findings(rec) for line in lines]
+
+
+def file_lock() -> list:
+    """What the real run reported: the reset first by the clock, then the timeout that caused
+    it, then the rank let go of the lock, which came late and lost its peers."""
+    return [raised(0, 60.479, RESET), raised(1, 60.489, TIMEOUT), raised(2, 60.657, CLOSED)]
+
+
+def test_lost_peers_and_a_timeout_blame_no_rank() -> None:
+    rec = run(*file_lock())
+    assert verdict(rec) == (
+        "ddp-viz verdict: no rank raised an error of its own: rank 1 timed out and ranks 0, 2 "
+        "lost their connections to a peer (the first at file_lock.py:35 in main, in its step 4 "
+        "(loop index 3)); the rank they waited for was held outside the collective or came "
+        "late to it: run again with --hang-after 2, under the 4 s timeout, to see where each "
+        "rank was"
+    )
+    lines = said(rec)
+    assert lines[0].startswith("✗ crash: rank 0 raised RuntimeError: ")
+    assert lines[0].endswith(
+        "(the first failure, itself a consequence: no rank raised an error of its own)"
+    )
+    assert "the cause" not in " ".join(lines)
+    assert lines[1:] == [
+        "  then rank 1 failed inside DDP's gradient all_reduce #4, in its step 4 (loop index 3): "
+        "the collective timed out",
+        "  then rank 2 failed inside DDP's gradient all_reduce #4, in its step 4 (loop index 3): "
+        "connection closed by a peer",
+    ]  # no "because rank 0 had failed": it failed no more of its own than they did
+    assert [r.secondhand for r in rank_ends(rec)] == [True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("ms", "advice"),
+    [
+        (30000, "--hang-after 15, under the 30 s timeout"),
+        (1500, "--hang-after 1, under the 1.5 s timeout"),  # never under a second
+        (0, "a --hang-after, under the process group's timeout"),  # the words give none
+    ],
+)
+def test_the_advice_is_a_hang_threshold_under_the_timeout_the_words_give(
+    ms: int, advice: str
+) -> None:
+    words = f"Timed out waiting {ms}ms for recv operation to complete" if ms else "Socket Timeout"
+    rec = run(raised(0, 1.0, CLOSED), raised(1, 1.2, CB + words), world=2)
+    assert f"run again with {advice}, to see where each rank was" in verdict(rec)
+
+
+def test_lost_peers_alone_say_the_peer_closed_without_an_error_seen() -> None:
+    rec = run(raised(1, 2.0, CLOSED), raised(0, 2.1, RESET), raised(2, 2.2, CLOSED))
+    assert verdict(rec) == (
+        "ddp-viz verdict: no rank raised an error of its own: ranks 0–2 lost their connections "
+        "to a peer (the first at file_lock.py:35 in main, in its step 4 (loop index 3)); the "
+        "peer they lost closed its connections without an error ddp-viz saw"
+    )
+
+
+def test_twin_an_own_error_after_them_is_the_cause() -> None:
+    own = raised(2, 60.7, "bad batch at step 4", site="train.py:12 in check")
+    rec = run(*file_lock()[:2], own)
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause: RuntimeError")
+    assert not any(r.secondhand for r in rank_ends(rec))
+
+
+def test_twin_a_killed_rank_is_the_cause() -> None:
+    rec = run(*file_lock()[:2], WatchExit(1, 2, 102, -9, "SIGKILL"))
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause: killed by SIGKILL")
+
+
+def test_twin_a_rank_stopped_while_the_others_timed_out_is_the_one_they_waited_for() -> None:
+    rec = run(*file_lock()[:2], WatchExit(1, 2, 102, -15, "SIGTERM"))
+    assert verdict(rec).startswith(
+        "ddp-viz verdict: rank 2 is the root cause: it never reached the collective"
+    )
+
+
+def test_twin_a_hang_named_live_is_the_diagnosis() -> None:
+    hang = WatchHang(1, 59.0, 2.0, [{"rank": 2, "state": "outside", "quiet_s": 3.0}])
+    rec = run(hang, *file_lock())
+    assert verdict(rec).startswith("ddp-viz verdict: hang")
+
+
+def test_twin_a_world_of_one_names_its_rank() -> None:
+    rec = run(raised(0, 1.0, TIMEOUT), world=1)
+    assert verdict(rec).startswith("ddp-viz verdict: rank 0 is the root cause: RuntimeError")
