@@ -69,8 +69,11 @@ def test_when_an_uneven_end_is_the_diagnosis_no_rank_is_the_failed_one() -> None
     # still needed it, so rank 0 is the failed one and rank 2's lost peer follows from it
     rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, GONE, step=6))
     assert rank_states(rec) == {0: "failed", 2: "stopped"}
-    # a lost peer with no rank that ended: the rank that lost it is all there is to name
-    assert rank_states(run(failure(2, 3.0, GONE, step=6))) == {2: "failed"}
+    # a lost peer with no rank that ended: no rank failed of its own, so none is "failed"
+    assert rank_states(run(failure(2, 3.0, GONE, step=6))) == {2: "stopped"}
+    # … and beside it an error of a rank's own is the failed one
+    rec = run(failure(2, 3.0, GONE, step=6), failure(1, 3.1, "bad batch", step=6))
+    assert rank_states(rec) == {1: "failed", 2: "stopped"}
 
 
 def hang(*places: tuple[int, str]) -> WatchHang:
@@ -92,8 +95,13 @@ def test_the_latest_hang_says_where_the_ranks_are() -> None:
     # the stall went on: rank 1 joined the all-reduce, rank 2 (last) ended
     rec.apply(hang((0, "inside"), (1, "inside"), (2, "ended")))
     assert rank_states(rec) == {0: "hung", 1: "hung"}
-    # a crash after the hang: its ranks' ends are said over their hang states
+    # an end after the hang is said over its hang state: a timeout, which the hang explains,
+    # is no failure of the rank's own; an error of its own is
     rec.apply(failure(1, 9.0, "Socket Timeout"))
+    assert rank_states(rec) == {0: "hung", 1: "stopped"}
+    rec = run(hang((0, "inside"), (1, "outside"), (2, "outside")))
+    rec.apply(hang((0, "inside"), (1, "inside"), (2, "ended")))
+    rec.apply(failure(1, 9.0, "bad batch"))
     assert rank_states(rec) == {0: "hung", 1: "failed"}
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 
 from ddp_viz.kinds.watched.checks import findings, rank_ends, verdict
+from ddp_viz.kinds.watched.diagnosis import rank_states
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchHang
+from ddp_viz.model.protocol import Timing
 from tests.watch.made_runs import run
 
 CB = "Got the following error when running the callback: RuntimeError: "
@@ -55,6 +57,8 @@ def test_lost_peers_and_a_timeout_blame_no_rank() -> None:
         "connection closed by a peer",
     ]  # no "because rank 0 had failed": it failed no more of its own than they did
     assert [r.secondhand for r in rank_ends(rec)] == [True, False, False]
+    # the Processes table calls no rank "failed": none failed of its own
+    assert rank_states(rec) == {0: "stopped", 1: "stopped", 2: "stopped"}
 
 
 @pytest.mark.parametrize(
@@ -110,3 +114,52 @@ def test_twin_a_hang_named_live_is_the_diagnosis() -> None:
 def test_twin_a_world_of_one_names_its_rank() -> None:
     rec = run(raised(0, 1.0, TIMEOUT), world=1)
     assert verdict(rec).startswith("ddp-viz verdict: rank 0 is the root cause: RuntimeError")
+
+
+def arrived(rank: int, step: int, at: float) -> Timing:
+    """Rank ``rank``'s step ``step`` (0-based) with its one bucket launched at ``at``."""
+    bucket = {"index": 0, "params": ["w"], "bytes": 4, "launched": at, "finished": None}
+    return Timing(1, step, rank, {"forward": [[at - 0.001, at]]}, [], [bucket])
+
+
+def steps_then(late_by: float, ranks: tuple[int, ...] = (0, 1, 2)) -> list:
+    """Three steps together, then step 4 (index 3), which rank 2 reaches ``late_by`` seconds
+    after the others."""
+    out = [arrived(r, s, 50.0 + s) for s in range(3) for r in (0, 1, 2)]
+    return out + [arrived(r, 3, 56.0 + (late_by if r == 2 else 0.0)) for r in ranks]
+
+
+def test_the_rank_that_reached_the_all_reduce_past_the_timeout_is_named() -> None:
+    """The real file_lock.py run: rank 2 reached step 4's all-reduce 4181 ms after the others,
+    once rank 0's exit had let go of the lock, and only then lost its peers."""
+    rec = run(*steps_then(4.1814), *file_lock())
+    assert verdict(rec) == (
+        "ddp-viz verdict: rank 2 is the root cause: it reached step 4's all-reduce 4181 ms after "
+        "the first rank, past the 4 s timeout the others gave up at, and raised no error of its "
+        "own (run again with --hang-after 2, under the 4 s timeout, to see where it was held)"
+    )
+    lines = said(rec)
+    assert lines[-1] == (
+        "  rank 2 reached step 4's all-reduce 4181 ms after the first rank, past the 4 s "
+        "timeout: the others had given up on it"
+    )
+    assert lines[0].endswith("(the first failure, itself a consequence: no rank raised an error "
+                             "of its own)")  # fmt: skip
+    assert rank_states(rec) == {0: "stopped", 1: "stopped", 2: "failed"}  # the late one
+
+
+@pytest.mark.parametrize(
+    ("why", "events"),
+    [
+        ("last, but within the timeout", [*steps_then(3.9), *file_lock()]),
+        ("a rank never reached it", [*steps_then(4.2, ranks=(0, 1)), *file_lock()]),
+        (
+            "the timeout not in the words",
+            [*steps_then(4.2), *file_lock()[:1], raised(1, 60.489, CB + "Socket Timeout")],
+        ),
+    ],
+)
+def test_twin_no_rank_is_named_late_without_the_measure_and_the_timeout(why, events) -> None:  # type: ignore[no-untyped-def]
+    rec = run(*events)
+    assert verdict(rec).startswith("ddp-viz verdict: no rank raised an error of its own: "), why
+    assert "reached step 4's all-reduce" not in " ".join(said(rec)), why

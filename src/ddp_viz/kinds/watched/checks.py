@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ddp_viz.kinds.watched import apart, monitored, secondhand, threads
+from ddp_viz.kinds.watched import apart, monitored, secondhand, threads, waited_for
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
 from ddp_viz.kinds.watched.events import (
@@ -152,9 +152,9 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
         ends = [r for r in ends if r.end is not fail.End.LEFT]
     named = monitored.late(d.raised)
     if named is not None:
-        ends = _blame(ends, named)
+        ends = waited_for.named_first(ends, named)
     elif not d.hangs:  # a hang, named live, says where each rank was: it is the diagnosis
-        ends = _absent(ends)
+        ends = waited_for.absent_first(ends)
     first = ends[0] if ends else None
     world = rec.world_size
     if first is not None and first.failure is not None and not first.peer_gone and world > 1:
@@ -164,52 +164,6 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     elif first is not None and secondhand.applies(first, world):
         ends[0] = replace(first, secondhand=True)
     return ends
-
-
-def _blame(ends: list[fail.RankEnd], named: monitored.Late) -> list[fail.RankEnd]:
-    """The ranks a monitored barrier named first, in its order, each with how it ended (a rank
-    that raised an error of its own before the barrier gave up is the cause instead)."""
-    if any(r.end is fail.End.RAISED and not r.peer_gone for r in ends):
-        return ends
-    by_rank = {r.rank: r for r in ends}
-    # a rank named with no end of its own seen: nothing says how far it got (a lost rank or
-    # one that said its last word has an end already), and no line says how it ended
-    late = [
-        replace(by_rank[r], late=named)
-        if r in by_rank
-        else fail.RankEnd(r, fail.End.LATE, float("inf"), 0, late=named)
-        for r in named.ranks
-    ]
-    return late + [r for r in ends if r.rank not in named.ranks]
-
-
-def _absent(ends: list[fail.RankEnd]) -> list[fail.RankEnd]:
-    """The ranks the others timed out waiting for, first (see :class:`monitored.Absent`): when
-    a rank timed out, every other rank that raised lost a peer or timed out too, and every
-    rank left raised nothing and was stopped by torchrun. A lost connection beside a timeout
-    is the timed-out rank's exit, seen by a peer (by the clock it can come first: gloo closes
-    the sockets before the error reaches Python). Any other end (a crash, a kill) keeps its
-    place, and so do lost connections with no timeout beside them."""
-    raised = [r for r in ends if r.end is fail.End.RAISED]
-    stopped = [r for r in ends if r.end is fail.End.STOPPED]
-    if not raised or not stopped or len(raised) + len(stopped) != len(ends):
-        return ends
-    errors = [r.failure for r in raised if r.failure is not None]
-    timeouts = [f for f in errors if monitored.timed_out(f.message)]
-    if len(errors) != len(raised) or not timeouts or not all(r.peer_gone for r in raised):
-        return ends
-    first = min(timeouts, key=lambda f: (f.at, f.rank))
-    # a stopped rank that had begun the step the others timed out in was likely waiting in it
-    # too, its error cut short by torchrun: the ones behind are those the others waited for
-    behind = [r for r in stopped if r.step < max(f.step for f in timeouts)] or stopped
-    absent = monitored.Absent(
-        tuple(r.rank for r in behind),
-        monitored.waited_ms(timeouts),
-        first.site,
-        waiting=tuple(sorted(f.rank for f in timeouts)),
-    )
-    rest = [r for r in stopped if r not in behind]
-    return [replace(r, late=absent) for r in behind] + raised + rest
 
 
 def _alike(a: WatchFailure, b: WatchFailure) -> bool:
@@ -284,7 +238,9 @@ def _crash(rec: RunRecord, hung: bool) -> list[str]:
         return ["after that:"] + [line for r in ends for line in fail.failure_text(r, None)]
     d = doctoring(rec)
     odd = apart.call_mismatch(d.raised, d.lost)
-    return fail.crash_lines(ends) + (["  " + odd[0]] if odd is not None else [])
+    more = ["  " + odd[0]] if odd is not None else []
+    late = secondhand.late_line(rec, ends) if first.secondhand else None
+    return fail.crash_lines(ends) + more + ([late] if late else [])
 
 
 def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]:
@@ -352,7 +308,7 @@ def verdict(rec: RunRecord) -> str:
         calls = odd[0].split(": ", 1)[1]
         return f"ddp-viz verdict: rank {odd[1]}'s collective does not match the others': {calls}"
     if first is not None and not (d.hangs and _follows(first)):
-        return secondhand.verdict(ends) if first.secondhand else fail.verdict(first)
+        return secondhand.verdict(ends, rec) if first.secondhand else fail.verdict(first)
     if d.hangs:  # the latest: a stall that went on says more than its first moments
         note = threads.hang_note(d.hangs[-1], d.threads)
         return "ddp-viz verdict: " + hang_verdict(d.hangs[-1]) + note

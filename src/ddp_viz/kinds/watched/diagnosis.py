@@ -2,13 +2,15 @@
 and the status bar's line say what the page's headline and the terminal's verdict say.
 
 A crashed rank is "failed", the ranks that then failed or were stopped "stopped", a rank killed
-by a signal "killed (SIGKILL)"; while a hang holds (no step came after it), the ranks in it
-are "hung" (inside a collective) or "stuck" (in none). The status bar's line is the verdict.
+by a signal "killed (SIGKILL)"; when no rank raised an error of its own, none is "failed" but
+a rank that came to the all-reduce past the others' timeout (:mod:`.secondhand`). While a
+hang holds (no step came after it), the ranks in it are "hung" (inside a collective) or
+"stuck" (in none). The status bar's line is the verdict.
 """
 
 from __future__ import annotations
 
-from ddp_viz.kinds.watched import attempts, stalls
+from ddp_viz.kinds.watched import attempts, secondhand, stalls
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.attempts import findings, verdict
 from ddp_viz.kinds.watched.checks import doctoring, rank_ends, uneven
@@ -31,11 +33,15 @@ def rank_states(rec: RunRecord) -> dict[int, str]:
                 out[s["rank"]] = "stuck"
     ends = rank_ends(rec)
     first = fail.cause(ends)
+    cause = first.rank if first is not None else None
+    if first is not None and first.secondhand:
+        came = secondhand.came_late(rec, ends)
+        cause = came[0] if came is not None else None
     late = uneven(rec) is not None
     for r in ends:
         if r.end in (fail.End.KILLED, fail.End.STOPPED) and r.signal:
             out[r.rank] = f"killed ({r.signal})"
-        elif first is not None and not late and (r.rank == first.rank or first.everyone):
+        elif first is not None and not late and (r.rank == cause or first.everyone):
             out[r.rank] = "failed"  # every rank, when each raised the script's one error
         else:
             out[r.rank] = "stopped"

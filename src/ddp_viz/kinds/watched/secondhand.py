@@ -12,14 +12,19 @@ the first of those errors blamed a rank that had only waited (``file_lock.py`` w
 
 So the report says that no rank raised an error of its own, who timed out and who lost a
 peer, where the first did, and how to see where each rank was: a hang threshold under the
-timeout, which names a rank that stops moving while it still can.
+timeout, which names a rank that stops moving while it still can. When the ranks' bucket
+launches show one of them reaching that step's all-reduce only after the timeout had run out,
+that rank is the one the others waited for, and it is named.
 """
 
 from __future__ import annotations
 
 from ddp_viz.kinds.watched.doctor import rank_list
+from ddp_viz.kinds.watched.events import WatchFailure
 from ddp_viz.kinds.watched.failures import End, RankEnd, raised_phrase
 from ddp_viz.kinds.watched.monitored import timed_out, waited_ms
+from ddp_viz.model.arrivals import last_to_arrive
+from ddp_viz.model.timeline import RunRecord
 
 
 def applies(first: RankEnd, world: int) -> bool:
@@ -36,10 +41,60 @@ def applies(first: RankEnd, world: int) -> bool:
     )
 
 
-def verdict(ends: list[RankEnd]) -> str:
+def _raised(ends: list[RankEnd]) -> list[WatchFailure]:
+    return [r.failure for r in ends if r.end is End.RAISED and r.failure is not None]
+
+
+def _timeouts(ends: list[RankEnd]) -> list[WatchFailure]:
+    return [f for f in _raised(ends) if timed_out(f.message)]
+
+
+def came_late(rec: RunRecord, ends: list[RankEnd]) -> tuple[int, int, float, int] | None:
+    """The rank that reached the all-reduce of the step the first error came in after the
+    others' timeout had run out, if the ranks' bucket launches say so: (rank, step from 1,
+    seconds after the first rank, the timeout in ms). Every rank must have reached it, and the
+    timeout must be in the words: a rank merely last is no cause."""
+    first = ends[0].failure if ends else None
+    ms = waited_ms(_timeouts(ends))
+    if first is None or first.inside is None or ms <= 0 or not 1 <= first.step <= len(rec.steps):
+        return None
+    found = last_to_arrive(rec.steps[first.step - 1], rec.world_size)
+    if found is None or found[1] * 1000 < ms:
+        return None
+    return found[0], first.step, found[1], ms
+
+
+def late_line(rec: RunRecord, ends: list[RankEnd]) -> str | None:
+    """For the report, under the errors: the rank that came late, when one did."""
+    late = came_late(rec, ends)
+    if late is None:
+        return None
+    rank, step, after, ms = late
+    return (
+        f"  rank {rank} reached step {step}'s all-reduce {after * 1000:.0f} ms after the first "
+        f"rank, past the {ms / 1000:g} s timeout: the others had given up on it"
+    )
+
+
+def _again(ms: int) -> str:
+    if not ms:
+        return "a --hang-after, under the process group's timeout,"
+    return f"--hang-after {max(1, ms // 2000)}, under the {ms / 1000:g} s timeout,"
+
+
+def verdict(ends: list[RankEnd], rec: RunRecord) -> str:
     """The report's last line when no rank raised an error of its own."""
-    raised = [r.failure for r in ends if r.end is End.RAISED and r.failure is not None]
-    timeouts = [f for f in raised if timed_out(f.message)]
+    raised, timeouts = _raised(ends), _timeouts(ends)
+    ms = waited_ms(timeouts)
+    late = came_late(rec, ends)
+    if late is not None:
+        rank, step, after, _ = late
+        return (
+            f"ddp-viz verdict: rank {rank} is the root cause: it reached step {step}'s "
+            f"all-reduce {after * 1000:.0f} ms after the first rank, past the {ms / 1000:g} s "
+            "timeout the others gave up at, and raised no error of its own (run again with "
+            f"{_again(ms)} to see where it was held)"
+        )
     waited = sorted(f.rank for f in timeouts)
     lost = sorted(f.rank for f in raised if f.rank not in waited)
     said = []
@@ -48,17 +103,12 @@ def verdict(ends: list[RankEnd]) -> str:
     if lost:
         their = "its connection" if len(lost) == 1 else "their connections"
         said.append(f"{rank_list(lost)} lost {their} to a peer")
-    first = raised[0]
-    where = f"the first at {first.site}, {raised_phrase(first)}"
-    if not waited:
-        why = "the peer they lost closed its connections without an error ddp-viz saw"
-    else:
-        ms = waited_ms(timeouts)
-        under = f"--hang-after {max(1, ms // 2000)}" if ms else "a --hang-after"
-        timeout = f"the {ms / 1000:g} s timeout" if ms else "the process group's timeout"
+    where = f"the first at {raised[0].site}, {raised_phrase(raised[0])}"
+    why = "the peer they lost closed its connections without an error ddp-viz saw"
+    if waited:
         why = (
             "the rank they waited for was held outside the collective or came late to it: "
-            f"run again with {under}, under {timeout}, to see where each rank was"
+            f"run again with {_again(ms)} to see where each rank was"
         )
     return (
         f"ddp-viz verdict: no rank raised an error of its own: {' and '.join(said)} ({where}); "
