@@ -2,11 +2,10 @@
 did (the consequences), DDP's own errors in words that name the parameter, and uneven ends.
 
 The first failure is the earliest by the ranks' own reports (each rank's exception hook stamps
-its clock, moved onto the listener's). A rank whose error is a lost connection or a timeout
-of a collective failed *because* a peer went away or stopped answering: it is never the
-cause, and when no rank failed otherwise the report says so (:mod:`.secondhand`). A rank that
-left no word and whose launcher says a signal killed it (torchrun's bookkeeping:
-``WatchExit``) is named with the signal.
+its clock, moved onto the listener's). A lost connection or a collective's timeout follows
+from a peer gone or silent: of several ranks', never the cause, and when no rank failed
+otherwise the report says so (:mod:`.secondhand`). A rank that left no word and whose launcher
+says a signal killed it (torchrun's bookkeeping: ``WatchExit``) is named with the signal.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ _PEER_GONE = re.compile(
     r"timeout|econnreset|peer closed|recvvalue|connection refused|nccl communicator was aborted",
     re.IGNORECASE,
 )
+NO_OWN = "no rank raised an error of its own"
 _KILLERS = {
     "SIGKILL": "SIGKILL: killed outright (the kernel's OOM killer sends it when memory runs out)",
     "SIGTERM": "SIGTERM: asked to stop (torchrun sends it to the other ranks once one failed)",
@@ -236,9 +236,8 @@ def failure_text(
             if r.model_odd and not said:  # the others' words say it: its model is the odd one
                 said = next((x for p in peers or [] if (x := ddp_error(p, peers))), [])
             cause = "its model is the odd one" if r.model_odd else "the first failure"
-            if r.secondhand:
-                return [f"✗ crash: {head} (the first failure, itself a consequence: no rank "
-                        "raised an error of its own)"]  # fmt: skip
+            if r.secondhand:  # first, yet no cause: see secondhand.py
+                return [f"✗ crash: {head} (the first failure, itself a consequence: {NO_OWN})"]
             if r.everyone:
                 head = head.replace(f"rank {f.rank} raised", "every rank raised", 1)
                 cause = f"the same error on all {r.everyone} ranks, so the script's own"
@@ -249,9 +248,8 @@ def failure_text(
             head = f"rank {f.rank} failed{where or ' at ' + f.site}, {step_phrase(f.step)}: "
             head += gone_words(f.message)
         gone = "left" if first is not None and first.end is End.LEFT else "failed"
-        because = f", because rank {first.rank} had {gone}" if first is not None else ""
-        if first is not None and first.secondhand:
-            because = ""  # it failed no more of its own than this one did
+        blamed = first is not None and not first.secondhand  # see secondhand.py
+        because = f", because rank {first.rank} had {gone}" if blamed else ""
         if first is not None and first.late is not None:
             because = f", because {first.late.who()} had not arrived"
         return [f"  then {head}{because}"]
