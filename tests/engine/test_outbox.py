@@ -35,3 +35,25 @@ def test_with_no_interval_every_add_goes_out() -> None:
     assert len(sent) == 3 and lines(sent) == [ev(0), ev(1), ev(2)]
     box.flush()
     assert len(sent) == 3  # nothing queued: no empty message
+
+
+def test_lines_already_encoded_wait_for_the_interval_too() -> None:
+    sent: list[dict] = []
+    box = Outbox(sent.append, interval_s=3600)
+    box.add_lines(['{"event":"x"}'])
+    assert sent == []  # held, as an event would be
+    box.flush()
+    assert sent == [{"ctl": "lines", "text": '{"event":"x"}\n'}]
+
+
+def test_at_exactly_the_interval_the_lines_go() -> None:
+    sent: list[dict] = []
+    now = [100.0]
+    box = Outbox(sent.append, interval_s=0.25, clock=lambda: now[0])  # binary fractions
+    box.add_lines(['{"event":"x"}'])
+    now[0] = 100.125
+    box.add_lines(['{"event":"y"}'])
+    assert sent == []  # 125 ms: held
+    now[0] = 100.25  # 250 ms after the last hand-over, to the tick
+    box.add_lines(['{"event":"z"}'])
+    assert sent == [{"ctl": "lines", "text": '{"event":"x"}\n{"event":"y"}\n{"event":"z"}\n'}]

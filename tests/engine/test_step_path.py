@@ -221,6 +221,12 @@ def test_the_finite_check_sees_a_non_finite_value_in_any_parameter_after_the_ste
         with torch.no_grad():
             last.zero_()
         assert finite_params(views)
+    # tensors of one value are read as they are, of two or more summed
+    pair = nn.Linear(1, 2)
+    assert finite_params(detached(pair))  # its bias holds two values
+    with torch.no_grad():
+        pair.bias[1] = math.nan
+    assert not finite_params(detached(pair))
     # a +inf in one tensor and a -inf in another do not cancel out
     first = next(model.parameters())
     with torch.no_grad():

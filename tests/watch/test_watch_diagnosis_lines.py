@@ -65,6 +65,9 @@ def test_when_an_uneven_end_is_the_diagnosis_no_rank_is_the_failed_one() -> None
     # rank 0 finished its 6 steps; rank 2 (last) entered step 7 and lost its peer there
     rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, GONE, step=7))
     assert rank_states(rec) == {2: "stopped"}
+    # even an error of its own, past rank 0's loop: the uneven end is the diagnosis
+    rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, "bad batch", step=7))
+    assert rank_states(rec) == {2: "stopped"}
     # the same failure in step 6, not past rank 0's loop: rank 0 ended cleanly while rank 2
     # still needed it, so rank 0 is the failed one and rank 2's lost peer follows from it
     rec = run(WatchDropped(1, 0, 0, steps=6), failure(2, 3.0, GONE, step=6))

@@ -6,11 +6,15 @@ a real run of ``file_lock.py`` (3 ranks, a 4 s timeout, ``--hang-after 30``) rai
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ddp_viz.kinds.watched.checks import findings, rank_ends, verdict
 from ddp_viz.kinds.watched.diagnosis import rank_states
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchHang
+from ddp_viz.kinds.watched.failures import End, RankEnd
+from ddp_viz.kinds.watched.secondhand import came_late
 from ddp_viz.model.protocol import Timing
 from tests.watch.made_runs import run
 
@@ -88,9 +92,11 @@ def test_lost_peers_alone_say_the_peer_closed_without_an_error_seen() -> None:
 
 def test_twin_an_own_error_after_them_is_the_cause() -> None:
     own = raised(2, 60.7, "bad batch at step 4", site="train.py:12 in check")
-    rec = run(*file_lock()[:2], own)
+    # rank 2 came to the all-reduce past the timeout too: its own error says why, no line more
+    rec = run(*steps_then(4.2), *file_lock()[:2], own)
     assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause: RuntimeError")
     assert not any(r.secondhand for r in rank_ends(rec))
+    assert "reached step 4's all-reduce" not in " ".join(said(rec))
 
 
 def test_twin_a_killed_rank_is_the_cause() -> None:
@@ -163,3 +169,38 @@ def test_twin_no_rank_is_named_late_without_the_measure_and_the_timeout(why, eve
     rec = run(*events)
     assert verdict(rec).startswith("ddp-viz verdict: no rank raised an error of its own: "), why
     assert "reached step 4's all-reduce" not in " ".join(said(rec)), why
+
+
+@pytest.mark.parametrize(
+    ("late_by", "named"),
+    [(4.0, True), (3.998, False)],  # the timeout run out exactly, and not quite
+)
+def test_a_rank_is_late_from_the_moment_the_timeout_has_run_out(late_by, named) -> None:  # type: ignore[no-untyped-def]
+    rec = run(*steps_then(late_by), *file_lock())
+    assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause") is named
+
+
+def test_a_timeout_of_a_millisecond_and_an_error_in_the_first_step_count_too() -> None:
+    at = [arrived(r, 0, 50.0 + (0.002 if r == 2 else 0.0)) for r in (0, 1, 2)]
+    quick = CB + "[unbound_buffer.cc:78] Timed out waiting 1ms for recv operation to complete"
+    errors = [
+        WatchFailure(1, 0, 1, 50.1, "RuntimeError", CLOSED, "t.py:5 in main", inside=CALL),
+        WatchFailure(1, 1, 1, 50.2, "RuntimeError", quick, "t.py:5 in main", inside=CALL),
+    ]
+    assert verdict(run(*at, *errors)) == (
+        "ddp-viz verdict: rank 2 is the root cause: it reached step 1's all-reduce 2 ms after "
+        "the first rank, past the 0.001 s timeout the others gave up at, and raised no error "
+        "of its own (run again with --hang-after 1, under the 0.001 s timeout, to see where it "
+        "was held)"
+    )
+
+
+def test_only_a_first_end_with_an_error_in_a_collective_can_tell_who_came_late() -> None:
+    rec = run(*steps_then(4.2), *file_lock())
+    ends = rank_ends(rec)
+    assert came_late(rec, ends) == (2, 4, pytest.approx(4.2), 4000)
+    stopped = RankEnd(2, End.STOPPED, float("inf"), 3, signal="SIGTERM")  # no error of its own
+    assert came_late(rec, [stopped, *ends]) is None
+    error = replace(raised(0, 60.4, RESET), inside=None)  # outside any collective
+    outside = RankEnd(0, End.RAISED, 60.4, 4, error, peer_gone=True)
+    assert came_late(rec, [outside, *ends[1:]]) is None

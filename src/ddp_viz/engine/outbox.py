@@ -84,11 +84,17 @@ def plain_line(cls: type[protocol.Event], *values: object) -> str:
 
 
 class Outbox:
-    def __init__(self, send: Callable[[dict[str, Any]], None], interval_s: float = INTERVAL_S):
+    def __init__(
+        self,
+        send: Callable[[dict[str, Any]], None],
+        interval_s: float = INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,  # a test's own, never the time module's
+    ):
         self._send = send
         self._interval = interval_s
+        self._clock = clock
         self._lines: list[str] = []
-        self._last = time.monotonic()
+        self._last = clock()
 
     def add(self, *events: protocol.Event, now: bool = False) -> None:
         """Queue ``events``; hand everything over if ``now`` or if the interval has passed."""
@@ -97,14 +103,14 @@ class Outbox:
     def add_lines(self, lines: list[str], now: bool = False) -> None:
         """:meth:`add` for events already encoded (:func:`plain_line`)."""
         self._lines += lines
-        if now or time.monotonic() - self._last >= self._interval:
+        if now or self._clock() - self._last >= self._interval:
             self.flush()
 
     def flush(self) -> None:
         if self._lines:
             self._send({"ctl": "lines", "text": "\n".join(self._lines) + "\n"})
             self._lines = []
-        self._last = time.monotonic()
+        self._last = self._clock()
 
     def control(self, message: dict[str, Any]) -> None:
         """A control message for the launcher, after every event queued before it."""

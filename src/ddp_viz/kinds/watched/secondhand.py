@@ -42,7 +42,7 @@ def applies(first: RankEnd, world: int) -> bool:
 
 
 def _raised(ends: list[RankEnd]) -> list[WatchFailure]:
-    return [r.failure for r in ends if r.end is End.RAISED and r.failure is not None]
+    return [r.failure for r in ends if r.failure is not None]  # only a raised end has one
 
 
 def _timeouts(ends: list[RankEnd]) -> list[WatchFailure]:
@@ -54,7 +54,7 @@ def came_late(rec: RunRecord, ends: list[RankEnd]) -> tuple[int, int, float, int
     others' timeout had run out, if the ranks' bucket launches say so: (rank, step from 1,
     seconds after the first rank, the timeout in ms). Every rank must have reached it, and the
     timeout must be in the words: a rank merely last is no cause."""
-    first = ends[0].failure if ends else None
+    first = ends[0].failure  # the ends of a run whose first is secondhand: never empty
     ms = waited_ms(_timeouts(ends))
     if first is None or first.inside is None or ms <= 0 or not 1 <= first.step <= len(rec.steps):
         return None
