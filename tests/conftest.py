@@ -36,6 +36,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ranked = sorted(items, key=cost)
     workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     items[:] = [item for hand in range(workers) for item in ranked[hand::workers]]
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        for item in items:
+            item.add_marker(pytest.mark.timeout(STATS_TIMEOUT), append=False)
+
+
+# mutmut's first pass (``make mutants``) runs the tests once with every function of the
+# mutated modules wrapped to record which test calls it: a window test that draws every frame
+# of a run then takes several times its usual time, and one test over ``--timeout`` (20 s, the
+# mutants' limit) fails the whole pass (mutmut stops at the first failure). That pass runs no
+# mutant, so nothing can loop: its tests get this limit instead (the marker, put first, wins).
+STATS_TIMEOUT = 600
 
 
 # What a system lacks, by marker: such a test is skipped there, saying why (CI runs Linux,
