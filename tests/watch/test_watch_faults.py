@@ -199,6 +199,9 @@ def test_a_rank_blocked_past_the_timeout_is_named_by_when_it_came_not_by_its_pee
         verdict,
     ), said
     assert "(the first failure, itself a consequence: no rank raised an error of its own)" in said
+    # the late rank is the crash's headline, before the errors it set off
+    late = said.index("✗ crash: rank 2 reached step 4's all-reduce ")
+    assert late < said.index("(the first failure, itself a consequence")
 
 
 def test_a_collective_inside_no_sync_on_one_rank_names_that_rank() -> None:

@@ -145,12 +145,16 @@ def test_the_rank_that_reached_the_all_reduce_past_the_timeout_is_named() -> Non
         "own (run again with --hang-after 2, under the 4 s timeout, to see where it was held)"
     )
     lines = said(rec)
-    assert lines[-1] == (
-        "  rank 2 reached step 4's all-reduce 4181 ms after the first rank, past the 4 s "
-        "timeout: the others had given up on it"
+    # the late rank leads, in the red headline's place; the first error is a plain line under it
+    assert lines[0] == (
+        "✗ crash: rank 2 reached step 4's all-reduce 4181 ms after the first rank, past the 4 s "
+        "timeout: the others had given up on it, and each error below followed (the cause)"
     )
-    assert lines[0].endswith("(the first failure, itself a consequence: no rank raised an error "
+    assert lines[1].startswith("  rank 0 raised RuntimeError: ")
+    assert lines[1].endswith("(the first failure, itself a consequence: no rank raised an error "
                              "of its own)")  # fmt: skip
+    assert [line for line in lines if line.startswith("✗")] == lines[:1]
+    assert len(lines) == 4  # the late rank, then each rank's error once
     assert rank_states(rec) == {0: "stopped", 1: "stopped", 2: "failed"}  # the late one
 
 

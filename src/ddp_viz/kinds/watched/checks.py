@@ -239,8 +239,11 @@ def _crash(rec: RunRecord, hung: bool) -> list[str]:
     d = doctoring(rec)
     odd = apart.call_mismatch(d.raised, d.lost)
     more = ["  " + odd[0]] if odd is not None else []
+    lines = fail.crash_lines(ends) + more
     late = secondhand.late_line(rec, ends) if first.secondhand else None
-    return fail.crash_lines(ends) + more + ([late] if late else [])
+    if late is not None:  # the late rank leads; the first error is one of its consequences
+        return [late, "  " + lines[0].removeprefix("✗ crash: "), *lines[1:]]
+    return lines
 
 
 def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]:

@@ -65,14 +65,16 @@ def came_late(rec: RunRecord, ends: list[RankEnd]) -> tuple[int, int, float, int
 
 
 def late_line(rec: RunRecord, ends: list[RankEnd]) -> str | None:
-    """For the report, under the errors: the rank that came late, when one did."""
+    """The report's crash headline when a rank came late: that rank, the cause, leads; the
+    errors it set off follow (the first of them no longer marked: it is not what to read)."""
     late = came_late(rec, ends)
     if late is None:
         return None
     rank, step, after, ms = late
     return (
-        f"  rank {rank} reached step {step}'s all-reduce {after * 1000:.0f} ms after the first "
-        f"rank, past the {ms / 1000:g} s timeout: the others had given up on it"
+        f"✗ crash: rank {rank} reached step {step}'s all-reduce {after * 1000:.0f} ms after the "
+        f"first rank, past the {ms / 1000:g} s timeout: the others had given up on it, and "
+        "each error below followed (the cause)"
     )
 
 
