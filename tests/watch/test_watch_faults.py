@@ -177,6 +177,9 @@ def test_a_rank_blocked_on_a_file_lock_is_named_at_its_line() -> None:
     assert code == 1
     at = line_of("file_lock.py", "fcntl.flock(f, fcntl.LOCK_EX)")
     assert f"rank 1 is running file_lock.py:{at} in main" in verdict_of(said)
+    # both ranks made 3 steps; rank 1's third never left it (a step leaves at the next
+    # forward, which the lock held off), rank 0's finished all-reduce vouches for it
+    assert ", 3 step(s), " in said.splitlines()[0], said.splitlines()[0]
 
 
 def test_a_rank_blocked_past_the_timeout_is_named_by_when_it_came_not_by_its_peers_errors() -> None:

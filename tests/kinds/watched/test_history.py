@@ -168,14 +168,15 @@ def test_stepping_back_counts_the_earlier_steps_afresh() -> None:
         (2, 16), (1, 14), (0, 7)]  # fmt: skip
 
 
-def test_a_hanging_rank_keeps_every_step_past_it_whole_and_counts_none_of_them() -> None:
+def test_a_silent_rank_keeps_every_step_past_it_whole_and_counts_none_of_them() -> None:
     rec = start()
     part = rec.parts[h.HISTORY]
     for step in range(40):
-        for r in range(RANKS if step < 5 else RANKS - 1):  # rank 2 hangs in step 6
+        for r in range(RANKS if step < 5 else RANKS - 1):  # rank 2's events stop in step 6
             for e in rank_events(step, r):
                 rec.apply(e)
-        assert h.complete_count(rec) == min(step + 1, 5)
+        # the others' all-reduces finished, so rank 2 joined them: every step was made
+        assert h.complete_count(rec) == step + 1
         assert seen_steps(rec) == step + 1
     assert whole(rec) == span(0, range(4, 40))
     assert part.emptied == 3 and part.emptied_full == 1  # step 3
@@ -199,10 +200,11 @@ def test_a_step_is_reported_once_every_rank_sent_its_timings() -> None:
     assert seen_steps(rec) == 2 and not step_reported(rec, st)
     rec.apply(events[0][-1])  # rank 0's timings: the step is seen, not yet complete
     assert seen_steps(rec) == 3 and not step_reported(rec, st)
-    assert h.complete_count(rec) == 2
+    # rank 0's all-reduce finished: every rank made the step, though not every rank told yet
+    assert h.complete_count(rec) == 3
     assert stragglers_with_waits(rec, 3, 0) == stragglers_with_waits(rec, 1, 0)
     rec.apply(events[1][-1])
-    assert not step_reported(rec, st) and h.complete_count(rec) == 2
+    assert not step_reported(rec, st) and h.complete_count(rec) == 3
     assert list(part.last) == [0, 2, -1, -1]  # step 3 (index 3): two of three ranks arrived
     assert list(part.wait) == [0.25, 0.5, 0.0, 0.0]  # no one waited for anyone there yet
     rec.apply(events[2][-1])
@@ -257,3 +259,53 @@ def test_the_recording_keeps_every_step_then_every_2nd_4th_8th(step, kept) -> No
     ):
         assert h.recorded(e) is kept
     assert h.recorded(protocol.RunFinished(1, step, 1.0))
+
+
+def timing(step: int, r: int, *finished: float | None) -> protocol.Timing:
+    """Rank ``r``'s step with one bucket per value of ``finished`` (None: not finished)."""
+    buckets = [
+        {"index": i, "params": NAMES[i : i + 1], "bytes": 4, "launched": step + 0.5, "finished": f}
+        for i, f in enumerate(finished)
+    ]
+    return protocol.Timing(1, step, r, {"forward": [[step, step + 0.25]]}, buckets=buckets)
+
+
+@pytest.mark.parametrize(
+    ("others", "counted"),
+    [
+        ((3.9, 3.95), True),  # every bucket finished on ranks 0, 1: rank 2 joined them all
+        ((3.9, None), False),  # the second bucket's all-reduce never finished: a hang
+        ((None, None), False),
+        ((), False),  # no bucket (a step under no_sync): nothing vouches for rank 2
+        ((0.0, 0.0), True),  # a clock's zero is a finish
+    ],
+)
+def test_a_step_a_rank_never_reported_counts_when_a_rank_saw_its_all_reduce_finish(
+    others: tuple[float | None, ...], counted: bool
+) -> None:
+    """A watched rank's step leaves when its next forward begins: rank 2, killed (or held)
+    after step 4's backward, never sent step 4; ranks 0 and 1 did."""
+    rec = start()
+    for step in range(3):
+        for r in range(RANKS):
+            rec.apply(timing(step, r, step + 0.9))
+    assert h.complete_count(rec) == 3
+    rec.apply(timing(3, 0, *others))
+    assert h.complete_count(rec) == 3 + counted
+    rec.apply(timing(3, 1, *others))  # a second rank's word for it counts the step once
+    assert h.complete_count(rec) == 3 + counted
+    rec.apply(timing(3, 2, 3.9, 3.95))  # and so does rank 2's own, come late
+    assert h.complete_count(rec) == 4
+
+
+def test_a_step_every_rank_sent_as_it_failed_is_not_made_until_its_all_reduce_finished() -> None:
+    """A failing rank sends the step it failed in as it ends: file_lock.py at 2 ranks did three
+    steps and failed in the fourth's all-reduce, and read "4 step(s)"."""
+    rec = start()
+    for step in range(3):
+        for r in range(RANKS):
+            rec.apply(timing(step, r, step + 0.9, step + 0.95))
+    for r in range(RANKS):
+        rec.apply(timing(3, r, 3.9, None))  # the second bucket's all-reduce failed everywhere
+    assert step_reported(rec, rec.steps[3])  # every rank reported it
+    assert h.complete_count(rec) == 3

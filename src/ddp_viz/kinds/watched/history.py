@@ -23,7 +23,7 @@ from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.arrivals import last_to_arrive
 
 if TYPE_CHECKING:
-    from ddp_viz.model.timeline import RunRecord
+    from ddp_viz.model.timeline import RunRecord, StepRecord
 
 KEEP_STEPS = 2000
 KEEP_EVERY = 64
@@ -144,10 +144,27 @@ def thin(rec: RunRecord, part: History) -> None:
 
 
 def complete_count(rec: RunRecord) -> int:
-    """Steps every rank reported: those the record still holds whole, and those it emptied
-    (only complete steps are ever emptied)."""
+    """Steps the run made: those whose all-reduce a rank saw finish, and those the record
+    emptied (only whole steps, long done, are emptied).
+
+    Not the steps every rank reported. A watched rank's step leaves for ddp-viz when its next
+    forward begins (the parameters it reports are the optimizer's), so a rank killed between
+    steps (torchrun's SIGTERM, a SIGSEGV) or held before its next forward never sends its last
+    ones: a run whose every rank did three steps read "0 step(s)". And a rank that fails sends
+    the step it failed in as it ends, all-reduce unfinished: two ranks that did three steps and
+    failed in the fourth read "4 step(s)". Every bucket of DDP's all-reduce finishing on one
+    rank means every rank joined each of them: that step was made."""
     part = rec.parts.get(HISTORY)
-    return len(rec.complete_steps()) + (part.emptied if isinstance(part, History) else 0)
+    made = sum(1 for st in rec.steps if _all_reduced(st))
+    return made + (part.emptied if isinstance(part, History) else 0)
+
+
+def _all_reduced(st: StepRecord) -> bool:
+    """Whether some rank reported every bucket of this step's all-reduce finished."""
+    return any(
+        rs.bucket_spans and all(b.get("finished") is not None for b in rs.bucket_spans)
+        for rs in st.ranks.values()
+    )
 
 
 def recorded(e: Any) -> bool:
