@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ddp_viz.kinds.watched.events import WatchExit
 from ddp_viz.kinds.watched.history import complete_count
 from ddp_viz.model import protocol
 from ddp_viz.model.timeline import record
@@ -127,6 +128,19 @@ def test_a_rank_killed_by_sigkill_is_named_with_the_signal_and_its_step() -> Non
     assert verdict_of(said).startswith(
         "ddp-viz verdict: rank 2 is the root cause: killed by SIGKILL"
     )
+
+
+def test_a_sigterm_from_outside_torchrun_names_its_rank_not_one_torchrun_stopped() -> None:
+    """Every rank ends by SIGTERM: rank 1's from outside, the others' torchrun's. Read as
+    torchrun's, all three were alike and rank 0 was named the root cause."""
+    code, said, events = watch("sigterm", 3)
+    assert code == 1
+    assert verdict_of(said).startswith(
+        "ddp-viz verdict: rank 1 is the root cause: killed by SIGTERM (not torchrun's, which "
+        "had stopped no rank yet: a job scheduler's or a kill)"
+    )
+    first = {e.rank: e.first for e in events if isinstance(e, WatchExit)}
+    assert first == {0: False, 1: True, 2: False}
 
 
 def test_a_model_that_differs_names_the_parameter_and_both_shapes() -> None:

@@ -12,7 +12,8 @@ from ddp_viz.model.event_base import Event
 # the course)
 KIND = "watched"
 # 2: a failure names the thread it was raised in, when not the main one
-EVENTS_VERSION = 2
+# 3: a rank's exit says whether torchrun saw it before it began stopping its workers
+EVENTS_VERSION = 3
 
 
 def _thread_added(obj: dict[str, Any]) -> dict[str, Any]:
@@ -21,7 +22,13 @@ def _thread_added(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-UPGRADES = {1: _thread_added}
+def _first_added(obj: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 to 3 only gave a rank's exit its ``first`` (default False: not known, which
+    version 2's doctor assumed of every SIGTERM): an event of 2 is one of 3."""
+    return obj
+
+
+UPGRADES = {1: _thread_added, 2: _first_added}
 
 
 @dataclass(frozen=True)
@@ -217,3 +224,6 @@ class WatchExit(Event):
     exitcode: int
     signal: str = ""  # "SIGKILL", … for a negative status
     at: float = 0.0
+    # seen before torchrun began stopping its workers: one of the exits that made it stop
+    # them, so a SIGTERM then came from outside torchrun (False: after, or not known)
+    first: bool = False

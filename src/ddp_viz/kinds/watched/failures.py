@@ -18,6 +18,7 @@ from ddp_viz.kinds.watched.ddp_errors import ddp_error, model_culprit
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
 from ddp_viz.kinds.watched.monitored import WORDS as MONITORED
 from ddp_viz.kinds.watched.monitored import Absent, Late
+from ddp_viz.kinds.watched.signals import OUTSIDE, signal_words
 
 # what a rank raises when a peer is gone or silent: gloo's and the store's words
 _PEER_GONE = re.compile(
@@ -26,15 +27,6 @@ _PEER_GONE = re.compile(
     re.IGNORECASE,
 )
 NO_OWN = "no rank raised an error of its own"
-_KILLERS = {
-    "SIGKILL": "SIGKILL: killed outright (the kernel's OOM killer sends it when memory runs out)",
-    "SIGTERM": "SIGTERM: asked to stop (torchrun sends it to the other ranks once one failed)",
-    "SIGSEGV": "SIGSEGV: a crash in native code",
-    "SIGABRT": "SIGABRT: aborted by native code (gloo aborts a rank whose collective's sizes "
-    "do not match its peers': see its \"Received data size doesn't match\" line)",
-    "SIGBUS": "SIGBUS: a bad memory access (often shared memory too small)",
-    "SIGINT": "SIGINT: interrupted (Ctrl-C to it alone, or a KeyboardInterrupt it raised)",
-}
 
 
 class End(Enum):
@@ -98,9 +90,8 @@ def rank_ends(
         if ex is None and exit_code == 0:
             continue  # the command exited with 0: so did every rank
         if ex is not None and ex.signal:
-            end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
             at = ex.at or float("inf")
-            by_rank[e.rank] = RankEnd(e.rank, end, at, e.step, signal=ex.signal)
+            by_rank[e.rank] = RankEnd(e.rank, _signalled(ex), at, e.step, signal=ex.signal)
         else:
             by_rank[e.rank] = RankEnd(e.rank, End.VANISHED, float("inf"), e.step)
         waited = max((s for r, s in waits.items() if r != e.rank), default=0)
@@ -120,7 +111,7 @@ def rank_ends(
     seen = {e.rank for e in lost} | set(finished or {})
     for ex in signals.values():  # ranks that never connected (they ended before DDP was built)
         if ex.rank not in by_rank and ex.rank not in seen:
-            end = End.STOPPED if ex.signal == "SIGTERM" else End.KILLED
+            end = _signalled(ex)
             by_rank[ex.rank] = RankEnd(ex.rank, end, ex.at or float("inf"), 0, signal=ex.signal)
             if not ex.signal:
                 by_rank[ex.rank] = replace(by_rank[ex.rank], end=End.VANISHED)
@@ -138,6 +129,12 @@ def rank_ends(
         out = [replace(r, model_odd=True) if r.rank == odd else r for r in out]
         out.sort(key=lambda r: r.rank != odd)
     return out
+
+
+def _signalled(ex: WatchExit) -> End:
+    """A SIGTERM is torchrun's stop after a failure, unless torchrun saw it first (then it
+    came from outside: a scheduler, ``kill``); any other signal killed the rank."""
+    return End.STOPPED if ex.signal == "SIGTERM" and not ex.first else End.KILLED
 
 
 def _world(failures: list[WatchFailure], lost: list[WatchRankLost]) -> int:
@@ -284,7 +281,7 @@ def own_end(r: RankEnd) -> str:
     if f is not None:
         return f"failed at {f.site}, {raised_phrase(f)}: {gone_words(f.message)}"
     if r.end in (End.KILLED, End.STOPPED):
-        return f"was killed by {_KILLERS.get(r.signal, r.signal)}, {lost_step(r)}"
+        return f"was killed by {signal_words(r.signal, r.end is End.KILLED)}, {lost_step(r)}"
     if r.end is End.EXITED:
         return f"exited with status {r.status} without raising (sys.exit?), " + step_phrase(
             r.step, sure=False
@@ -392,6 +389,8 @@ def verdict(first: RankEnd) -> str:
     if first.end is End.LEFT:
         return f"ddp-viz verdict: rank {first.rank} is the root cause: it {left_words(first)}"
     how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
+    if first.signal == "SIGTERM" and first.end is End.KILLED:
+        how += f" ({OUTSIDE})"
     if first.end is End.EXITED:
         how = f"exited with status {first.status}"
         return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, " + step_phrase(

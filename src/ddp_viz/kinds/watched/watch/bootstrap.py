@@ -14,8 +14,11 @@ from types import ModuleType
 from typing import Any
 
 TARGET = "torch.nn.parallel.distributed"
-# torchrun's bookkeeping of its workers' exits (in the launcher's process): see .launcher
+# torchrun's bookkeeping of its workers' exits, and its workers' start and stop (in the
+# launcher's process): see .launcher
 ELASTIC = "torch.distributed.elastic.multiprocessing.errors"
+WORKERS = "torch.distributed.elastic.multiprocessing.api"
+NAMES = (TARGET, ELASTIC, WORKERS)
 
 
 def _patch(name: str, module: ModuleType) -> None:
@@ -23,22 +26,25 @@ def _patch(name: str, module: ModuleType) -> None:
         from ddp_viz.kinds.watched.watch.capture import patch
 
         patch(module)
-    else:
-        from ddp_viz.kinds.watched.watch import launcher
+        return
+    from ddp_viz.kinds.watched.watch import launcher
 
+    if name == ELASTIC:
         launcher.patch(module)
+    else:
+        launcher.patch_workers(module)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self) -> None:
-        self.waiting = {TARGET, ELASTIC}
+        self.waiting = set(NAMES)
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         if name not in self.waiting:
             return None
         self.waiting.discard(name)
         if not self.waiting:
-            sys.meta_path.remove(self)  # both patched
+            sys.meta_path.remove(self)  # all patched
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
@@ -60,7 +66,7 @@ def install() -> None:
     if any(isinstance(f, _Finder) for f in sys.meta_path):
         return
     finder = _Finder()
-    for name in (TARGET, ELASTIC):
+    for name in NAMES:
         if name in sys.modules:  # already imported (rare): patch it now
             finder.waiting.discard(name)
             _patch(name, sys.modules[name])
