@@ -145,7 +145,7 @@ def desync_text(d: Desync) -> str:
 def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     """The ranks that did not end cleanly, the cause first. A rank that left its peers
     waiting is no cause of an uneven end, which says why it left; an error every rank raised
-    alike at one line is the script's, and said so."""
+    alike at one line, or a status every rank exited with, is the script's, and said so."""
     d = doctoring(rec)
     ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished)
     if uneven_end(rec) is not None:
@@ -163,6 +163,10 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
             ends[0] = replace(first, everyone=world)
     elif first is not None and secondhand.applies(first, world):
         ends[0] = replace(first, secondhand=True)
+    elif first is not None and first.end is fail.End.EXITED and world > 1:
+        same = {r.rank for r in ends if r.end is first.end and r.status == first.status}
+        if len(same) == world:  # every rank said its last word, then exited alike
+            ends[0] = replace(first, everyone=world)
     return ends
 
 

@@ -16,6 +16,7 @@ from enum import Enum
 
 from ddp_viz.kinds.watched.ddp_errors import ddp_error, model_culprit
 from ddp_viz.kinds.watched.events import WatchExit, WatchFailure, WatchRankLost
+from ddp_viz.kinds.watched.loader_errors import worker_error
 from ddp_viz.kinds.watched.monitored import WORDS as MONITORED
 from ddp_viz.kinds.watched.monitored import Absent, Late
 from ddp_viz.kinds.watched.signals import OUTSIDE, signal_words
@@ -175,26 +176,6 @@ def step_phrase(step: int, sure: bool = True) -> str:
     return f"{'in' if sure else 'in or after'} its step {step} (loop index {step - 1})"
 
 
-_WORKER = re.compile(r"^Caught (\w+) in DataLoader worker process (\d+)\.")
-_FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (\S+)$', re.MULTILINE)
-
-
-def worker_error(message: str) -> tuple[str, str, str] | None:
-    """A DataLoader worker's error, as the main process re-raised it ("Caught ValueError in
-    DataLoader worker process 0." and the worker's traceback as text): the original error's
-    line, its innermost frame outside the installed packages and the standard library, and
-    the worker. None for any other message."""
-    found = _WORKER.match(message)
-    if found is None or "Original Traceback" not in message:
-        return None
-    frames = _FRAME.findall(message)
-    mine = [f for f in frames if "site-packages" not in f[0] and "/lib/python3" not in f[0]]
-    path, line, func = (mine or frames or [("?", "0", "?")])[-1]
-    last = [ln for ln in message.strip().splitlines() if ln.strip()][-1].strip()
-    where = f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line} in {func}"
-    return last, where, found.group(2)
-
-
 def raised_phrase(f: WatchFailure) -> str:
     """Where a rank's own error came, as far as its step count says: a rank counts a step begun
     at DDP's forward, so an error outside any collective after step n's forward may come
@@ -256,8 +237,13 @@ def failure_text(
             ": a rank that leaves its loop early, or makes fewer all-reduces than its "
             "peers (a forward under no_grad, a skipped backward), leaves them waiting"
         )
+    if is_cause and r.everyone:  # every rank exited alike, after its last word
+        everyone = f"the same status on all {r.everyone} ranks, so the script's own"
+        return [f"✗ crash: every rank {own_end(r)} ({everyone}: the cause)"]
     if is_cause:
         return [f"✗ crash: {head} (the first failure: the cause)"]
+    if first is not None and first.everyone:
+        return [f"  {head}"]
     return [f"  then {head}" + (f", after rank {first.rank} failed" if first else "")]
 
 
@@ -391,6 +377,11 @@ def verdict(first: RankEnd) -> str:
     how = f"killed by {first.signal}" if first.signal else "vanished (killed or crashed)"
     if first.signal == "SIGTERM" and first.end is End.KILLED:
         how += f" ({OUTSIDE})"
+    if first.end is End.EXITED and first.everyone:
+        return (
+            f"ddp-viz verdict: every rank exited with status {first.status}, without raising: "
+            "the script's own exit status, not one rank's"
+        )
     if first.end is End.EXITED:
         how = f"exited with status {first.status}"
         return f"ddp-viz verdict: rank {first.rank} is the root cause: {how}, " + step_phrase(
