@@ -131,8 +131,8 @@ def test_a_rank_killed_by_sigkill_is_named_with_the_signal_and_its_step() -> Non
 
 
 def test_a_sigterm_from_outside_torchrun_names_its_rank_not_one_torchrun_stopped() -> None:
-    """Every rank ends by SIGTERM: rank 1's from outside, the others' torchrun's. Read as
-    torchrun's, all three were alike and rank 0 was named the root cause."""
+    """Rank 1 ends by a SIGTERM from outside, the others by torchrun's (here, every run).
+    Read as torchrun's, all three SIGTERMs were alike and rank 0 was named the root cause."""
     code, said, events = watch("sigterm", 3)
     assert code == 1
     assert verdict_of(said).startswith(
@@ -140,7 +140,11 @@ def test_a_sigterm_from_outside_torchrun_names_its_rank_not_one_torchrun_stopped
         "had stopped no rank yet: a job scheduler's or a kill)"
     )
     first = {e.rank: e.first for e in events if isinstance(e, WatchExit)}
-    assert first == {0: False, 1: True, 2: False}
+    assert first[1] is True  # torchrun saw it before it stopped any rank
+    # a peer that lost its connection to rank 1 and exited before torchrun looked is seen
+    # first too, but raised: only a SIGTERM torchrun did not send is named
+    signalled = {e.rank for e in events if isinstance(e, WatchExit) and e.signal == "SIGTERM"}
+    assert [r for r in signalled if first[r]] == [1], (first, signalled)
 
 
 def test_a_model_that_differs_names_the_parameter_and_both_shapes() -> None:
