@@ -147,6 +147,19 @@ def test_a_sigterm_from_outside_torchrun_names_its_rank_not_one_torchrun_stopped
     assert [r for r in signalled if first[r]] == [1], (first, signalled)
 
 
+def test_a_forward_around_ddp_is_named_though_the_run_exits_cleanly() -> None:
+    """No error, no hang, exit 0, and no step of the watch's (its steps begin at DDP's
+    forward): the report said nothing at all. The ranks' gradients were never averaged."""
+    code, said, _ = watch("around_ddp", 3)
+    assert code == 0
+    at = line_of("around_ddp.py", "F.mse_loss(model.module(x), y).backward()")
+    assert verdict_of(said) == (
+        "ddp-viz verdict: DDP averaged no gradient: every rank ran the forward around DDP "
+        f"(backward at around_ddp.py:{at} in main); call the DDP model itself"
+    )
+    assert "  ✗ around DDP: every rank computed gradients without a forward through DDP" in said
+
+
 def test_a_model_that_differs_names_the_parameter_and_both_shapes() -> None:
     code, said, _ = watch("model_differs", 3)
     assert code == 1

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ddp_viz.kinds.watched import apart, monitored, secondhand, threads, waited_for
+from ddp_viz.kinds.watched import apart, around, monitored, secondhand, threads, waited_for
 from ddp_viz.kinds.watched import failures as fail
 from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
 from ddp_viz.kinds.watched.events import (
     CommCall,
     StuckRank,
+    WatchAround,
     WatchDigests,
     WatchDropped,
     WatchExit,
@@ -49,6 +50,7 @@ class Doctoring:
     hangs: list[WatchHang] = field(default_factory=list)
     lost: list[WatchRankLost] = field(default_factory=list)
     non_finite: list[WatchNonFinite] = field(default_factory=list)
+    around: list[WatchAround] = field(default_factory=list)  # forwards that went around DDP
     digests: dict[int, dict[int, dict[str, str]]] = field(default_factory=dict)  # step, rank
     desync: Desync | None = None
     agreed: int | None = None
@@ -87,6 +89,8 @@ class Doctoring:
             self.lost.append(e)
         elif isinstance(e, WatchNonFinite):
             self.non_finite.append(e)
+        elif isinstance(e, WatchAround):
+            self.around.append(e)
         elif isinstance(e, WatchDigests) and self.desync is None:
             got = self.digests.setdefault(e.step, {})
             got[e.rank] = e.digests
@@ -272,6 +276,8 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
         out.append(("thread", lost))
     if crash and crash[0].startswith("after that"):
         out.append(("crash", crash))
+    if d.around:
+        out.append(("around", [around.text(d.around, rec.world_size)]))
     if d.non_finite:
         first = min(d.non_finite, key=lambda e: (e.step, e.rank))
         out.append(("non_finite", [non_finite_text(first)]))
@@ -319,6 +325,8 @@ def verdict(rec: RunRecord) -> str:
     if d.hangs:  # the latest: a stall that went on says more than its first moments
         note = threads.hang_note(d.hangs[-1], d.threads)
         return "ddp-viz verdict: " + hang_verdict(d.hangs[-1]) + note
+    if d.around:
+        return around.verdict(d.around, rec.world_size)
     if d.non_finite:
         e = min(d.non_finite, key=lambda e: (e.step, e.rank))
         return f"ddp-viz verdict: rank {e.rank} is the first non-finite, at step {e.step + 1}"

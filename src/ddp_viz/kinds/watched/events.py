@@ -12,7 +12,8 @@ from ddp_viz.model.event_base import Event
 # the course)
 KIND = "watched"
 # 2: a failure names the thread it was raised in, when not the main one
-# 3: a rank's exit says whether torchrun saw it before it began stopping its workers
+# 3: a rank's exit says whether torchrun saw it before it began stopping its workers; a rank
+# says when gradients reached its DDP's parameters though DDP's forward never ran
 EVENTS_VERSION = 3
 
 
@@ -23,8 +24,8 @@ def _thread_added(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _first_added(obj: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 to 3 only gave a rank's exit its ``first`` (default False: not known, which
-    version 2's doctor assumed of every SIGTERM): an event of 2 is one of 3."""
+    """Version 2 to 3 gave a rank's exit its ``first`` (default False: not known, which
+    version 2's doctor assumed of every SIGTERM) and added an event: one of 2 is one of 3."""
     return obj
 
 
@@ -150,6 +151,19 @@ class WatchRankLost(Event):
     step: int  # steps it had begun
     inside: CommCall | None = None
     last: CommCall | None = None
+
+
+@dataclass(frozen=True)
+class WatchAround(Event):
+    """Gradients reached this rank's DDP parameters though DDP's forward had never run: the
+    script's forward went around DDP (``model.module(x)``, or the model it wrapped), and DDP
+    averages a step's gradients only after its own forward prepared it, so it averaged none.
+    ``site`` is the script's line that ran the backward."""
+
+    kind: ClassVar[str] = "watch_around"
+    run: int
+    rank: int
+    site: str
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ watch off and the training goes on.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import os
 import socket
@@ -30,7 +31,7 @@ import torch
 import torch.distributed as dist
 
 from ddp_viz.kinds.watched import wire
-from ddp_viz.kinds.watched.events import WatchDropped
+from ddp_viz.kinds.watched.events import WatchAround, WatchDropped
 from ddp_viz.kinds.watched.watch import calls, checks, failure
 from ddp_viz.kinds.watched.watch.calls import CALLS, call_site
 from ddp_viz.kinds.watched.watch.heartbeat import Heartbeat
@@ -87,6 +88,8 @@ class Watch:
         checks.watching(self.non_finite)
         self.heart = Heartbeat(self.rank, self._beat)
         self.got_grad: set[int] = set()  # ids of the parameters that got a gradient this step
+        self.forwards = 0  # DDP's forwards so far
+        self.around = False  # a gradient came with no DDP forward before it (said once)
         self.no_grad_last: list[str] = []  # those that got none in the step before
         self.closed = False
         for _, p in self.named:
@@ -98,8 +101,15 @@ class Watch:
         atexit.register(self.close)
 
     def _got(self, p: torch.Tensor) -> None:
-        """A parameter's gradient was accumulated (autograd's thread: one set add)."""
+        """A parameter's gradient was accumulated (autograd's thread: one set add). Before any
+        forward of DDP's, it was not averaged: the script's forward went around DDP."""
         self.got_grad.add(id(p))
+        if not self.forwards and not self.around:
+            self.around = True
+            with contextlib.suppress(Exception):  # never into the script
+                event = WatchAround(RUN, self.rank, call_site(1))
+                if self.sender.alive:
+                    self.sender.send(protocol.encode(event))
 
     def _beat(self, line: str) -> None:
         if self.sender.alive:  # a beat is never counted as dropped: the next one says more
@@ -213,6 +223,7 @@ class Watch:
             self.registered = True
             if self.sender.alive:  # no listener (it refused at once): DDP stays as it was
                 _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
+        self.forwards += 1
         if self.got_grad:  # a backward ran: which parameters it left without a gradient
             self.no_grad_last = [
                 n for n, p in self.named if p.requires_grad and id(p) not in self.got_grad

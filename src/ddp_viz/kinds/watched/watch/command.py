@@ -27,6 +27,7 @@ from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
 from ddp_viz.kinds.watched.attempts import findings, verdict
 from ddp_viz.kinds.watched.events import (
     KIND,
+    WatchAround,
     WatchDigests,
     WatchFailure,
     WatchHang,
@@ -48,9 +49,11 @@ DRAIN_S = 5.0  # after the command ends: how long the last connections may take 
 STOP_S = 10.0  # after Ctrl-C is passed on: how long the command may take to stop
 # said the moment they are found; a crash, an uneven end and the verdict wait for the end
 # of the command (its ranks' later errors and exit statuses change what the cause is)
-LIVE = ("hang", "non_finite", "desync")
+LIVE = ("hang", "non_finite", "desync", "around")
 STOPPED = {"by_user": False}  # this process's watched command was stopped by Ctrl-C or a close
-DOCTOR_KINDS = {k.kind for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests)}
+DOCTOR_KINDS = {
+    k.kind for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests, WatchAround)
+}
 
 
 def parse_address(text: str, flag: str = "--listen") -> tuple[str, int]:

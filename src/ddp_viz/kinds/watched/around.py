@@ -1,0 +1,41 @@
+"""A forward that went around DDP (pure): gradients reached a rank's DDP parameters though
+DDP's forward had never run on it.
+
+DDP averages a step's gradients only after its own forward has prepared its reducer for the
+backward (``DistributedDataParallel._post_forward`` calls ``reducer.prepare_for_backward``).
+A script that calls ``model.module(x)``, or goes on calling the model it wrapped, trains each
+rank on its own gradients: no error, no hang, ranks that drift apart (two ranks' weights
+differed after three such steps here). The watch's steps begin at DDP's forward too, so the
+report of such a run said nothing at all: 0 steps, no verdict.
+"""
+
+from __future__ import annotations
+
+from ddp_viz.kinds.watched.doctor import rank_list
+from ddp_viz.kinds.watched.events import WatchAround
+
+
+def _who(events: list[WatchAround], world: int) -> str:
+    ranks = sorted({e.rank for e in events})
+    return "every rank" if len(ranks) == world > 1 else rank_list(ranks)
+
+
+def _site(events: list[WatchAround]) -> str:
+    return min(events, key=lambda e: e.rank).site
+
+
+def text(events: list[WatchAround], world: int) -> str:
+    """The finding, for the report and the page."""
+    return (
+        f"✗ around DDP: {_who(events, world)} computed gradients without a forward through DDP "
+        f"(backward at {_site(events)}): a forward through model.module(x), or through the model "
+        "DDP wrapped, leaves DDP unprepared for the backward, so it averages nothing and each "
+        "rank trains on its own gradients; call the DDP model itself: model(x)"
+    )
+
+
+def verdict(events: list[WatchAround], world: int) -> str:
+    return (
+        f"ddp-viz verdict: DDP averaged no gradient: {_who(events, world)} ran the forward "
+        f"around DDP (backward at {_site(events)}); call the DDP model itself"
+    )
