@@ -43,8 +43,9 @@ MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
 MAX_LAST = 3  # ranks named in "last to the all-reduce …", most often last first
 MAX_DOCTOR = 6  # lines of the doctor's findings (the --no-window report has all, with stacks)
 WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
-# a run that ended with no step: its ranks failed or stopped before their first DDP forward
-NO_STEP = "No step of your script reached ddp-viz: its ranks ended before their first forward."
+# a run that ended with no step: its ranks failed, stopped or went around DDP before any
+# forward of its
+NO_STEP = "No step of your script reached ddp-viz: its ranks ended before a forward through DDP."
 
 
 def _ms(seconds: float | None) -> str:
