@@ -160,6 +160,20 @@ def test_a_forward_around_ddp_is_named_though_the_run_exits_cleanly() -> None:
     assert "  ✗ around DDP: every rank computed gradients without a forward through DDP" in said
 
 
+def test_two_ranks_receiving_from_each_other_are_the_deadlock_not_the_rank_outside_it() -> None:
+    """The recvs were numbered with the collectives, and the doctor read rank 2 (in DDP's
+    all-reduce, no part of the exchange) as the rank missing from "recv #4"."""
+    code, said, _ = watch("p2p_deadlock", 3)
+    assert code == 1
+    at = line_of("p2p_deadlock.py", "dist.recv(halo, src=1 - rank)")
+    assert verdict_of(said) == (
+        "ddp-viz verdict: hang: ranks 0, 1 each wait to receive from the other (rank 0 waits in "
+        f"recv from rank 1 [3] at p2p_deadlock.py:{at} in main; rank 1 in recv from rank 0 [3] "
+        f"at p2p_deadlock.py:{at} in main): a point-to-point deadlock, neither sends"
+    )
+    assert "missing from all_reduce #4: rank 0, rank 1" in said
+
+
 def test_a_model_that_differs_names_the_parameter_and_both_shapes() -> None:
     code, said, _ = watch("model_differs", 3)
     assert code == 1

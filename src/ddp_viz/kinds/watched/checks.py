@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from ddp_viz.kinds.watched import apart, around, monitored, secondhand, threads, waited_for
 from ddp_viz.kinds.watched import failures as fail
-from ddp_viz.kinds.watched.doctor import hang_lines, missing, running_frame
+from ddp_viz.kinds.watched.doctor import hang_lines, missing, p2p_waits, running_frame
 from ddp_viz.kinds.watched.events import (
     CommCall,
     StuckRank,
@@ -351,6 +351,9 @@ def verdict(rec: RunRecord) -> str:
 
 
 def hang_verdict(h: WatchHang) -> str:
+    deadlock = [line for line in p2p_waits(h) if "deadlock" in line]
+    if deadlock:  # the cause, where a collective the two are missing is its consequence
+        return "hang: " + deadlock[0]
     call, absent = missing(h)
     places = {s["rank"]: s for s in h.ranks}
     if call is not None and absent:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ddp_viz.kinds.watched.events import (
+    P2P_OPS,
     CommCall,
     StuckRank,
     WatchBeat,
@@ -138,9 +139,12 @@ class Doctor:
 
 # --- in words ---------------------------------------------------------------------------------
 def call_text(c: CommCall) -> str:
-    """``all_reduce #7 [3] at train.py:52 in main``; DDP's buckets say so."""
+    """``all_reduce #7 [3] at train.py:52 in main``; DDP's buckets say so; a point-to-point
+    call names its other rank (``recv from rank 1 [3]``), its number being of its own kind."""
     sizes = " ".join("[" + "×".join(map(str, s)) + "]" for s in c.get("sizes", []))
     what = f"{c['op']} #{c['seq']}" + (f" {sizes}" if sizes else "")
+    if c["op"] in P2P_OPS:
+        what = f"{c['op']} {_peer_words(c)}" + (f" {sizes}" if sizes else "")
     if "bucket" in c:
         what = f"DDP's gradient {what} (bucket {c['bucket']} of step {c.get('step', 0) + 1})"
     return f"{what} at {c['site']}"
@@ -148,6 +152,45 @@ def call_text(c: CommCall) -> str:
 
 def _key(c: CommCall) -> tuple:
     return c["op"], tuple(tuple(s) for s in c.get("sizes", []))
+
+
+def _peer_words(c: CommCall) -> str:
+    to = "to" if c["op"] in ("send", "isend") else "from"
+    peer = c.get("peer", -1)
+    return f"{to} rank {peer}" if peer >= 0 else f"{to} any rank"
+
+
+def _collective(s: StuckRank) -> bool:
+    """Inside a call every rank of the group makes (not a point-to-point one)."""
+    return s["state"] == "inside" and s["inside"]["op"] not in P2P_OPS
+
+
+def p2p_waits(h: WatchHang) -> list[str]:
+    """Each rank held in a point-to-point call, with what its other rank is doing: a recv
+    waits for one rank's send, not for every rank, so no collective is missing anyone. Two
+    ranks that each wait for the other are said once, as the deadlock they are."""
+    places = {s["rank"]: s for s in h.ranks}
+    out: list[str] = []
+    said: set[int] = set()
+    for s in h.ranks:
+        c = s.get("inside") if s["state"] == "inside" else None
+        peer = c.get("peer", -1) if c is not None and c["op"] in P2P_OPS else -1
+        if c is None or peer < 0 or s["rank"] in said:
+            continue
+        head = f"rank {s['rank']} waits in {call_text(c)}"
+        other = places.get(peer)
+        back = other.get("inside") if other is not None and other["state"] == "inside" else None
+        if back is not None and back["op"] == c["op"] and back.get("peer") == s["rank"]:
+            said |= {s["rank"], peer}
+            receive = c["op"] in ("recv", "irecv")
+            verb, nor = ("receive from", "sends") if receive else ("send to", "receives")
+            out.append(
+                f"ranks {s['rank']}, {peer} each wait to {verb} the other ({head}; rank {peer} "
+                f"in {call_text(back)}): a point-to-point deadlock, neither {nor}"
+            )
+        elif other is not None:
+            out.append(f"{head}; {stuck_text(other)}")
+    return out
 
 
 def step_words(begun: int, their: bool = False) -> str:
@@ -240,7 +283,7 @@ def place_lines(h: WatchHang) -> list[str]:
 
 def mismatch(h: WatchHang) -> str:
     """The ranks inside collectives that do not match (op or sizes), in words; "" if none."""
-    inside = [s for s in h.ranks if s["state"] == "inside"]
+    inside = list(filter(_collective, h.ranks))
     if len({_key(s["inside"]) for s in inside}) < 2:
         return ""
     parts = [f"rank {s['rank']} {call_text(s['inside'])}" for s in inside]
@@ -250,9 +293,8 @@ def mismatch(h: WatchHang) -> str:
 def missing(h: WatchHang) -> tuple[CommCall | None, list[int]]:
     """The collective most ranks are inside, and the ranks not in it."""
     groups: dict[tuple, list[StuckRank]] = {}
-    for s in h.ranks:
-        if s["state"] == "inside":
-            groups.setdefault((*_key(s["inside"]), s["inside"]["seq"]), []).append(s)
+    for s in filter(_collective, h.ranks):
+        groups.setdefault((*_key(s["inside"]), s["inside"]["seq"]), []).append(s)
     if not groups:
         return None, []
     best = max(groups.values(), key=lambda g: (len(g), -g[0]["rank"]))
@@ -270,6 +312,7 @@ def hang_lines(h: WatchHang, stacks: bool = True) -> list[str]:
     if call is not None and absent:
         who = ", ".join(f"rank {r}" for r in absent)
         lines.append(f"  missing from {call['op']} #{call['seq']}: {who}")
+    lines += ["  ✗ " + line for line in p2p_waits(h)]
     bad = mismatch(h)
     if bad:
         lines.append("  ✗ " + bad)

@@ -75,8 +75,13 @@ class WatchDropped(Event):
 
 
 # --- the doctor: what a rank is doing, and what went wrong (schema 3) ----------------------
+# point to point: a call between two ranks, which the others do not make (and not numbered
+# with the collectives, which every rank of the group makes in the same order)
+P2P_OPS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
+
+
 class _CallKeys(TypedDict):
-    seq: int  # the rank's own count of the collectives it issued, from 1
+    seq: int  # the rank's own count of the collectives it issued, from 1 (of its p2p calls)
     op: str  # all_reduce, barrier, … ("all_reduce" for DDP's gradient buckets too)
     site: str  # the script's line that issued it: file:line in function
 
@@ -91,6 +96,7 @@ class CommCall(_CallKeys, total=False):
     bucket: int
     step: int  # the step it belongs to, from 0
     for_s: float
+    peer: int  # a point-to-point call's other rank (-1: any, a recv without src)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import torch
 import torch.distributed as dist
 
 import ddp_viz
-from ddp_viz.kinds.watched.events import CommCall
+from ddp_viz.kinds.watched.events import P2P_OPS, CommCall
 
 # every public function of torch.distributed that another rank must match
 OPS = (
@@ -56,6 +56,16 @@ def call_site(depth: int = 2) -> str:
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
 
 
+def peer_of(op: str, args: tuple, kwargs: dict[str, Any]) -> int | None:
+    """A point-to-point call's other rank: ``send(tensor, dst)``, ``recv(tensor, src)``
+    (-1: a recv from any rank, or a batch of several); None for a collective."""
+    if op not in P2P_OPS:
+        return None
+    name = "dst" if op in ("send", "isend") else "src"
+    peer = kwargs.get(name, args[1] if len(args) > 1 else None)
+    return peer if isinstance(peer, int) and op != "batch_isend_irecv" else -1
+
+
 def _shape(t: Any) -> list[int] | None:
     return list(t.shape) if isinstance(t, torch.Tensor) else None
 
@@ -81,6 +91,8 @@ class Call:
     started: float
     bucket: int = -1
     step: int = -1
+    peer: int | None = None  # a point-to-point call's other rank (-1: any)
+    key: int = 0  # its number among the calls this process opened (the open calls' key)
 
     def word(self, now: float | None = None) -> CommCall:
         out = CommCall(seq=self.seq, op=self.op, site=self.site, sizes=self.sizes)
@@ -88,6 +100,8 @@ class Call:
             out["bucket"] = self.bucket
         if self.step >= 0:
             out["step"] = self.step
+        if self.peer is not None:
+            out["peer"] = self.peer
         if now is not None:
             out["for_s"] = max(0.0, now - self.started)
         return out
@@ -99,18 +113,28 @@ class Calls:
     counter that moves whenever a call starts or ends (the heartbeat's sign of life)."""
 
     seq: int = 0
+    p2p: int = 0  # point-to-point calls, numbered apart: the other ranks make none of them
     progress: int = 0
     last: Call | None = None
-    open: dict[int, Call] = field(default_factory=dict)  # seq -> a call not yet over
+    open: dict[int, Call] = field(default_factory=dict)  # its own number -> a call not over
+    opened: int = 0
     step: int = -1  # the step DDP is on (the capture sets it)
     # the heartbeat's wake-up: a script's own collective beats at once (at most every 50 ms),
     # so a rank aborted inside it is known to have been there
     wake: Callable[[], None] | None = None
 
-    def enter(self, op: str, sizes: list[list[int]], site: str, bucket: int = -1) -> Call:
-        self.seq += 1
-        call = Call(self.seq, op, site, sizes, time.monotonic(), bucket, self.step)
-        self.open[call.seq] = call
+    def enter(
+        self, op: str, sizes: list[list[int]], site: str, bucket: int = -1, peer: int | None = None
+    ) -> Call:
+        if op in P2P_OPS:
+            self.p2p += 1
+        else:
+            self.seq += 1
+        seq = self.p2p if op in P2P_OPS else self.seq
+        call = Call(seq, op, site, sizes, time.monotonic(), bucket, self.step, peer)
+        self.opened += 1
+        call.key = self.opened
+        self.open[call.key] = call
         self.last = call
         self.progress += 1
         if bucket < 0 and self.wake is not None:
@@ -118,13 +142,13 @@ class Calls:
         return call
 
     def leave(self, call: Call) -> None:
-        self.open.pop(call.seq, None)
+        self.open.pop(call.key, None)
         self.progress += 1
 
     def inside(self) -> Call | None:
         """The oldest call not over: what the rank waits on."""
         try:
-            return min(self.open.values(), key=lambda c: c.seq, default=None)
+            return min(self.open.values(), key=lambda c: c.key, default=None)
         except RuntimeError:  # another thread changed the calls meanwhile: ask next beat
             return None
 
@@ -145,7 +169,7 @@ def _wrap(op: str, fn: Any) -> Any:
         if getattr(_NESTED, "on", False):
             return fn(*args, **kwargs)
         try:
-            call = CALLS.enter(op, sizes_of(args), call_site())
+            call = CALLS.enter(op, sizes_of(args), call_site(), peer=peer_of(op, args, kwargs))
         except Exception:  # never into the script
             return fn(*args, **kwargs)
         _NESTED.on = True

@@ -1,0 +1,136 @@
+"""A hang in point-to-point calls (pure: no torch ranks). A recv waits for one rank's send,
+not for every rank: two ranks that each waited to receive from the other, beside a third in
+DDP's all-reduce, read "rank 2 never joined recv #4 that the others are in", naming the one
+rank that had no part in it (the recvs' numbers were counted with the collectives')."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddp_viz.kinds.watched.checks import hang_verdict
+from ddp_viz.kinds.watched.doctor import hang_lines, mismatch, missing
+from ddp_viz.kinds.watched.events import StuckRank, WatchHang
+from ddp_viz.kinds.watched.watch.calls import Calls, peer_of
+
+AT = "p2p.py:12 in main"
+WAITS = f"rank 0 waits in recv from rank 1 [3] at {AT}; "
+
+
+def p2p(op: str, peer: int, seq: int = 1) -> dict:
+    return {"seq": seq, "op": op, "site": AT, "sizes": [[3]], "peer": peer}
+
+
+def bucket(seq: int = 4) -> dict:
+    return {
+        "seq": seq,
+        "op": "all_reduce",
+        "site": "p2p.py:8 in main",
+        "sizes": [[65]],
+        "bucket": 0,
+        "step": 3,
+    }
+
+
+def hang(*calls: dict | None) -> WatchHang:
+    ranks: list[StuckRank] = []
+    for r, c in enumerate(calls):
+        s = StuckRank(rank=r, state="inside" if c else "outside", step=4)
+        if c:
+            s["inside"] = c
+        else:
+            s["stack"] = ["p2p.py:20 in main: time.sleep(60)"]
+        ranks.append(s)
+    return WatchHang(1, 2.1, 2.0, ranks)
+
+
+def test_two_ranks_each_receiving_from_the_other_are_the_deadlock_not_the_third() -> None:
+    h = hang(p2p("recv", 1), p2p("recv", 0), bucket())
+    deadlock = (
+        "ranks 0, 1 each wait to receive from the other (rank 0 waits in recv from rank 1 [3] at "
+        f"{AT}; rank 1 in recv from rank 0 [3] at {AT}): a point-to-point deadlock, neither sends"
+    )
+    assert hang_verdict(h) == "hang: " + deadlock
+    lines = hang_lines(h, stacks=False)
+    assert "  ✗ " + deadlock in lines
+    # the all-reduce rank 2 waits in is the one ranks 0 and 1 are missing: true, and second
+    call, absent = missing(h)
+    assert (call["op"], absent) == ("all_reduce", [0, 1])
+    assert mismatch(h) == ""  # a recv is no collective that must match rank 2's
+    assert any(line.startswith("  rank 0: inside recv from rank 1 [3] at ") for line in lines)
+
+
+def test_two_ranks_each_sending_to_the_other_neither_receives() -> None:
+    h = hang(p2p("send", 1), p2p("send", 0))
+    assert hang_verdict(h).endswith("a point-to-point deadlock, neither receives")
+    assert "each wait to send to the other" in hang_verdict(h)
+
+
+@pytest.mark.parametrize(
+    ("calls", "said"),
+    [
+        # rank 1 never sends: it runs a line of its own; rank 0's wait is said with it
+        (
+            (p2p("recv", 1), None),
+            WAITS + "rank 1: in no communication",
+        ),
+        # rank 1 waits for rank 2, not for rank 0: no pair
+        (
+            (p2p("recv", 1), p2p("recv", 2), bucket()),
+            WAITS + "rank 1: inside recv from rank 2",
+        ),
+        # the two wait in different ops (a recv and a send between them would pass)
+        (
+            (p2p("recv", 1), p2p("send", 0)),
+            WAITS + "rank 1: inside send to rank 0",
+        ),
+    ],
+)
+def test_twin_no_pair_waiting_on_each_other_is_no_deadlock(calls, said) -> None:  # type: ignore[no-untyped-def]
+    h = hang(*calls)
+    assert "deadlock" not in hang_verdict(h)
+    assert any(line.startswith("  ✗ " + said) for line in hang_lines(h, stacks=False)), hang_lines(
+        h, stacks=False
+    )
+
+
+def test_twin_a_recv_from_any_rank_names_no_peer() -> None:
+    h = hang(p2p("recv", -1), bucket(), bucket())
+    assert not any("waits in" in line for line in hang_lines(h, stacks=False))
+    assert "recv from any rank [3]" in " ".join(hang_lines(h, stacks=False))
+    assert hang_verdict(h).startswith("hang: rank 0 never joined all_reduce #4")
+
+
+def test_collectives_that_do_not_match_are_still_found_beside_a_p2p_wait() -> None:
+    other = {**bucket(), "sizes": [[64]]}
+    assert mismatch(hang(p2p("recv", 1), bucket(), other)).startswith(
+        "the ranks' collectives do not match: rank 1 DDP's gradient all_reduce #4 [65]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "kwargs", "peer"),
+    [
+        ("send", ("t", 2), {}, 2),
+        ("isend", ("t",), {"dst": 1}, 1),
+        ("recv", ("t",), {"src": 0}, 0),
+        ("irecv", ("t",), {}, -1),  # from any rank
+        ("recv", ("t", None), {}, -1),
+        ("batch_isend_irecv", (["op"],), {}, -1),
+        ("all_reduce", ("t",), {}, None),
+    ],
+)
+def test_a_p2p_calls_peer_is_its_dst_or_src(op, args, kwargs, peer) -> None:  # type: ignore[no-untyped-def]
+    assert peer_of(op, args, kwargs) == peer
+
+
+def test_p2p_calls_are_numbered_apart_from_the_collectives_every_rank_makes() -> None:
+    calls = Calls()
+    first = calls.enter("all_reduce", [[3]], AT)
+    recv = calls.enter("recv", [[3]], AT, peer=1)
+    calls.leave(first)
+    assert calls.inside() is recv  # the oldest call still open
+    calls.leave(recv)
+    second = calls.enter("all_reduce", [[3]], AT)
+    assert [first.seq, recv.seq, second.seq] == [1, 1, 2]  # rank 2, making no recv, agrees
+    assert recv.word()["peer"] == 1 and "peer" not in second.word()
+    assert calls.inside() is second
