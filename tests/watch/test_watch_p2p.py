@@ -1,7 +1,8 @@
-"""A hang in point-to-point calls (pure: no torch ranks). A recv waits for one rank's send,
-not for every rank: two ranks that each waited to receive from the other, beside a third in
-DDP's all-reduce, read "rank 2 never joined recv #4 that the others are in", naming the one
-rank that had no part in it (the recvs' numbers were counted with the collectives')."""
+"""Calls that name one other rank (pure: no torch ranks). A recv waits for one rank's send, not
+for every rank: two ranks that each waited to receive from the other, beside a third in DDP's
+all-reduce, read "rank 2 never joined recv #4 that the others are in", naming the one rank
+that had no part in it (the recvs' numbers were counted with the collectives'). And a
+broadcast every rank made with itself as the source read "hang: no rank moved"."""
 
 from __future__ import annotations
 
@@ -107,9 +108,38 @@ def test_collectives_that_do_not_match_are_still_found_beside_a_p2p_wait() -> No
     )
 
 
+def rooted(root: int, op: str = "broadcast") -> dict:
+    return {"seq": 4, "op": op, "site": AT, "sizes": [[1]], "root": root}
+
+
+def test_a_rooted_collective_whose_ranks_name_other_roots_is_the_mismatch() -> None:
+    h = hang(rooted(0), rooted(1), rooted(2))
+    said = (
+        f"the ranks' collectives do not match: rank 0 broadcast #4 [1] from rank 0 at {AT}; "
+        f"rank 1 broadcast #4 [1] from rank 1 at {AT}; rank 2 broadcast #4 [1] from rank 2 at {AT}"
+    )
+    assert mismatch(h) == said
+    assert hang_verdict(h) == "hang: " + said
+    assert missing(h)[1] == []  # every rank is in broadcast #4: none is missing from it
+    assert "to rank 0" in mismatch(hang(rooted(0, "reduce"), rooted(1, "reduce")))
+
+
+@pytest.mark.parametrize("roots", [(1, 1, 1), (-1, -1, -1)])
+def test_twin_one_root_for_every_rank_is_no_mismatch(roots: tuple[int, ...]) -> None:
+    h = hang(*(rooted(r) for r in roots))
+    assert mismatch(h) == ""
+    assert hang_verdict(h) == "hang: no rank moved (see each rank's place above)"
+
+
 @pytest.mark.parametrize(
     ("op", "args", "kwargs", "peer"),
     [
+        ("broadcast", ("t", 2), {}, 2),
+        ("broadcast", ("t",), {"src": 0}, 0),
+        ("broadcast", ("t",), {"group_src": 1}, 1),  # a rank within the group
+        ("broadcast", ("t",), {}, -1),
+        ("gather", ("t", ["a"], 1), {}, 1),  # dst is gather's third argument
+        ("scatter_object_list", (["o"], ["i"]), {"src": 2}, 2),
         ("send", ("t", 2), {}, 2),
         ("isend", ("t",), {"dst": 1}, 1),
         ("recv", ("t",), {"src": 0}, 0),
@@ -133,4 +163,6 @@ def test_p2p_calls_are_numbered_apart_from_the_collectives_every_rank_makes() ->
     second = calls.enter("all_reduce", [[3]], AT)
     assert [first.seq, recv.seq, second.seq] == [1, 1, 2]  # rank 2, making no recv, agrees
     assert recv.word()["peer"] == 1 and "peer" not in second.word()
+    cast = calls.enter("broadcast", [[3]], AT, peer=0)
+    assert cast.seq == 3 and cast.word()["root"] == 0 and "peer" not in cast.word()
     assert calls.inside() is second

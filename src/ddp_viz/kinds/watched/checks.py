@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from ddp_viz.kinds.watched import apart, around, monitored, secondhand, threads, waited_for
 from ddp_viz.kinds.watched import failures as fail
-from ddp_viz.kinds.watched.doctor import hang_lines, missing, p2p_waits, running_frame
+from ddp_viz.kinds.watched.doctor import hang_lines, mismatch, missing, p2p_waits, running_frame
 from ddp_viz.kinds.watched.events import (
     CommCall,
     StuckRank,
@@ -360,6 +360,9 @@ def hang_verdict(h: WatchHang) -> str:
         who = fail_ranks(absent)
         said = f"hang: {who} never joined {call['op']} #{call['seq']} that the others are in"
         return said + _doing(places[absent[0]])
+    bad = mismatch(h)
+    if call is not None and bad and not absent:  # all in one call, not agreeing on its root
+        return "hang: " + bad
     outside = [s for s in h.ranks if s["state"] == "outside"]
     if outside:
         return f"hang: {fail_ranks([s['rank'] for s in outside])} in no communication" + (

@@ -145,6 +145,9 @@ def call_text(c: CommCall) -> str:
     what = f"{c['op']} #{c['seq']}" + (f" {sizes}" if sizes else "")
     if c["op"] in P2P_OPS:
         what = f"{c['op']} {_peer_words(c)}" + (f" {sizes}" if sizes else "")
+    elif c.get("root", -1) >= 0:
+        to = "to" if c["op"] in ("reduce", "gather", "gather_object") else "from"
+        what += f" {to} rank {c['root']}"
     if "bucket" in c:
         what = f"DDP's gradient {what} (bucket {c['bucket']} of step {c.get('step', 0) + 1})"
     return f"{what} at {c['site']}"
@@ -152,6 +155,11 @@ def call_text(c: CommCall) -> str:
 
 def _key(c: CommCall) -> tuple:
     return c["op"], tuple(tuple(s) for s in c.get("sizes", []))
+
+
+def _agreed(c: CommCall) -> tuple:
+    """What every rank's call must agree on: op, sizes and, for a rooted one, its root."""
+    return (*_key(c), c.get("root", -1))
 
 
 def _peer_words(c: CommCall) -> str:
@@ -284,7 +292,7 @@ def place_lines(h: WatchHang) -> list[str]:
 def mismatch(h: WatchHang) -> str:
     """The ranks inside collectives that do not match (op or sizes), in words; "" if none."""
     inside = list(filter(_collective, h.ranks))
-    if len({_key(s["inside"]) for s in inside}) < 2:
+    if len({_agreed(s["inside"]) for s in inside}) < 2:
         return ""
     parts = [f"rank {s['rank']} {call_text(s['inside'])}" for s in inside]
     return "the ranks' collectives do not match: " + "; ".join(parts)

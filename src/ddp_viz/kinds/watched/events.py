@@ -97,6 +97,7 @@ class CommCall(_CallKeys, total=False):
     step: int  # the step it belongs to, from 0
     for_s: float
     peer: int  # a point-to-point call's other rank (-1: any, a recv without src)
+    root: int  # a rooted collective's root as this rank named it (broadcast's src, reduce's dst)
 
 
 @dataclass(frozen=True)

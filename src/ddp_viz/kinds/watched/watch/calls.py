@@ -56,14 +56,27 @@ def call_site(depth: int = 2) -> str:
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
 
 
+# the argument naming the one other rank of a call, and its place: a point-to-point call's
+# peer, a rooted collective's root (torch.distributed's signatures)
+OTHER = {
+    "send": ("dst", 1), "isend": ("dst", 1), "recv": ("src", 1), "irecv": ("src", 1),
+    "broadcast": ("src", 1), "reduce": ("dst", 1), "gather": ("dst", 2), "scatter": ("src", 2),
+    "broadcast_object_list": ("src", 1), "gather_object": ("dst", 2),
+    "scatter_object_list": ("src", 2),
+}  # fmt: skip
+
+
 def peer_of(op: str, args: tuple, kwargs: dict[str, Any]) -> int | None:
-    """A point-to-point call's other rank: ``send(tensor, dst)``, ``recv(tensor, src)``
-    (-1: a recv from any rank, or a batch of several); None for a collective."""
-    if op not in P2P_OPS:
-        return None
-    name = "dst" if op in ("send", "isend") else "src"
-    peer = kwargs.get(name, args[1] if len(args) > 1 else None)
-    return peer if isinstance(peer, int) and op != "batch_isend_irecv" else -1
+    """The one other rank a call names: a point-to-point call's (``send(tensor, dst)``; -1 for
+    a recv from any rank, or a batch of several) or a rooted collective's root
+    (``broadcast(tensor, src)``; -1 if not given); None for any other collective."""
+    if op not in OTHER:
+        return -1 if op in P2P_OPS else None
+    name, at = OTHER[op]
+    peer = kwargs.get(name, args[at] if len(args) > at else None)
+    if peer is None:  # the rank within the group, in torch's newer spelling
+        peer = kwargs.get(f"group_{name}")
+    return peer if isinstance(peer, int) else -1
 
 
 def _shape(t: Any) -> list[int] | None:
@@ -101,7 +114,7 @@ class Call:
         if self.step >= 0:
             out["step"] = self.step
         if self.peer is not None:
-            out["peer"] = self.peer
+            out["peer" if self.op in P2P_OPS else "root"] = self.peer
         if now is not None:
             out["for_s"] = max(0.0, now - self.started)
         return out
