@@ -1,12 +1,18 @@
-"""A forward that went around DDP (pure: fake events). ``model.module(x)`` trains each rank on
-its own gradients with no error; the watch saw no step and its report said nothing at all."""
+"""Gradients DDP never averaged (pure: fake events). ``model.module(x)``, or ``no_sync()`` left
+on for every backward, trains each rank on its own gradients with no error; the watch saw no
+step and its report said nothing at all."""
 
 from __future__ import annotations
 
 import pytest
 
 from ddp_viz.kinds.watched.checks import findings, verdict
-from ddp_viz.kinds.watched.events import WatchAround, WatchFailure, WatchSummary
+from ddp_viz.kinds.watched.events import (
+    WatchAround,
+    WatchFailure,
+    WatchNeverSynced,
+    WatchSummary,
+)
 from tests.watch.made_runs import run
 
 SITE = "train.py:31 in main"
@@ -65,3 +71,34 @@ def test_a_crash_stays_the_verdict_and_the_forward_around_ddp_is_said_beside_it(
     rec = run(*around(0, 1, 2), crash, WatchSummary(1, 1))
     assert list(said(rec)) == ["crash", "around"]
     assert verdict(rec).startswith("ddp-viz verdict: rank 2 is the root cause: ValueError")
+
+
+def never(*ranks: int, backwards: int = 6) -> list[WatchNeverSynced]:
+    return [WatchNeverSynced(1, r, backwards - r, f"train.py:{9 + r} in main") for r in ranks]
+
+
+def test_no_sync_left_on_for_every_backward_is_said_with_its_line() -> None:
+    rec = run(*never(1, 0, 2), WatchSummary(1, 0))
+    assert said(rec) == {
+        "never_synced": [
+            "✗ never averaged: every rank ran every backward (6 on a rank) after a forward inside "
+            "model.no_sync() (first at train.py:9 in main), so DDP all-reduced none and each rank "
+            "trained on its own gradients: no_sync() is for all but the last micro-step of an "
+            "accumulation; run that one outside it"
+        ]
+    }
+    assert verdict(rec) == (
+        "ddp-viz verdict: DDP averaged no gradient: every rank ran every backward inside "
+        "model.no_sync() (first at train.py:9 in main)"
+    )
+    assert verdict(run(*never(2), WatchSummary(1, 0))).startswith(
+        "ddp-viz verdict: DDP averaged no gradient: rank 2 ran every backward "
+    )
+
+
+def test_twin_a_rank_that_failed_mid_accumulation_is_the_crash_alone() -> None:
+    """Its first micro-steps ran inside no_sync(), as they should; it failed before its sync."""
+    crash = WatchFailure(1, 1, 0, 5.0, "ValueError", "bad batch", "train.py:12 in load")
+    rec = run(*never(1, backwards=2), crash, WatchSummary(1, 1))
+    assert list(said(rec)) == ["crash"]
+    assert verdict(rec).startswith("ddp-viz verdict: rank 1 is the root cause: ValueError")

@@ -160,6 +160,17 @@ def test_a_forward_around_ddp_is_named_though_the_run_exits_cleanly() -> None:
     assert "  ✗ around DDP: every rank computed gradients without a forward through DDP" in said
 
 
+def test_no_sync_left_on_for_every_step_is_named_though_the_run_exits_cleanly() -> None:
+    code, said, _ = watch("always_no_sync", 3)
+    assert code == 0
+    at = line_of("always_no_sync.py", "loss = F.mse_loss(model(x), y)")
+    assert verdict_of(said) == (
+        "ddp-viz verdict: DDP averaged no gradient: every rank ran every backward inside "
+        f"model.no_sync() (first at always_no_sync.py:{at} in main)"
+    )
+    assert "(6 on a rank)" in said
+
+
 def test_two_ranks_receiving_from_each_other_are_the_deadlock_not_the_rank_outside_it() -> None:
     """The recvs were numbered with the collectives, and the doctor read rank 2 (in DDP's
     all-reduce, no part of the exchange) as the rank missing from "recv #4"."""

@@ -20,6 +20,7 @@ from ddp_viz.kinds.watched.events import (
     WatchExit,
     WatchFailure,
     WatchHang,
+    WatchNeverSynced,
     WatchNonFinite,
     WatchRankLost,
     WatchSummary,
@@ -51,6 +52,7 @@ class Doctoring:
     lost: list[WatchRankLost] = field(default_factory=list)
     non_finite: list[WatchNonFinite] = field(default_factory=list)
     around: list[WatchAround] = field(default_factory=list)  # forwards that went around DDP
+    never: list[WatchNeverSynced] = field(default_factory=list)  # no_sync() every backward
     digests: dict[int, dict[int, dict[str, str]]] = field(default_factory=dict)  # step, rank
     desync: Desync | None = None
     agreed: int | None = None
@@ -91,6 +93,8 @@ class Doctoring:
             self.non_finite.append(e)
         elif isinstance(e, WatchAround):
             self.around.append(e)
+        elif isinstance(e, WatchNeverSynced):
+            self.never.append(e)
         elif isinstance(e, WatchDigests) and self.desync is None:
             got = self.digests.setdefault(e.step, {})
             got[e.rank] = e.digests
@@ -278,6 +282,8 @@ def findings(rec: RunRecord, stacks: bool = True) -> list[tuple[str, list[str]]]
         out.append(("crash", crash))
     if d.around:
         out.append(("around", [around.text(d.around, rec.world_size)]))
+    if d.never and not crash:  # a rank that failed mid-accumulation never got to its sync
+        out.append(("never_synced", [around.never_text(d.never, rec.world_size)]))
     if d.non_finite:
         first = min(d.non_finite, key=lambda e: (e.step, e.rank))
         out.append(("non_finite", [non_finite_text(first)]))
@@ -327,6 +333,8 @@ def verdict(rec: RunRecord) -> str:
         return "ddp-viz verdict: " + hang_verdict(d.hangs[-1]) + note
     if d.around:
         return around.verdict(d.around, rec.world_size)
+    if d.never:  # a crash or a hang came first, above
+        return around.never_verdict(d.never, rec.world_size)
     if d.non_finite:
         e = min(d.non_finite, key=lambda e: (e.step, e.rank))
         return f"ddp-viz verdict: rank {e.rank} is the first non-finite, at step {e.step + 1}"

@@ -174,6 +174,19 @@ class WatchAround(Event):
 
 
 @dataclass(frozen=True)
+class WatchNeverSynced(Event):
+    """At this rank's end: every one of its ``backwards`` followed a forward run inside
+    ``model.no_sync()``, so DDP all-reduced none of them. ``site`` is the script's line of the
+    first such forward."""
+
+    kind: ClassVar[str] = "watch_never_synced"
+    run: int
+    rank: int
+    backwards: int
+    site: str
+
+
+@dataclass(frozen=True)
 class WatchNonFinite(Event):
     """The first step at which this rank's loss (the scalar it called ``backward`` on) or one
     of its local gradients held a NaN or an infinity, and which tensors did."""

@@ -31,12 +31,13 @@ import torch
 import torch.distributed as dist
 
 from ddp_viz.kinds.watched import wire
-from ddp_viz.kinds.watched.events import WatchAround, WatchDropped
+from ddp_viz.kinds.watched.events import WatchDropped
 from ddp_viz.kinds.watched.watch import calls, checks, failure
 from ddp_viz.kinds.watched.watch.calls import CALLS, call_site
 from ddp_viz.kinds.watched.watch.heartbeat import Heartbeat
 from ddp_viz.kinds.watched.watch.sender import Sender
 from ddp_viz.kinds.watched.watch.step_events import Step
+from ddp_viz.kinds.watched.watch.sync_checks import SyncChecks
 from ddp_viz.model import protocol
 
 RUN = 1  # a listener records one watched run
@@ -88,8 +89,7 @@ class Watch:
         checks.watching(self.non_finite)
         self.heart = Heartbeat(self.rank, self._beat)
         self.got_grad: set[int] = set()  # ids of the parameters that got a gradient this step
-        self.forwards = 0  # DDP's forwards so far
-        self.around = False  # a gradient came with no DDP forward before it (said once)
+        self.sync = SyncChecks(self.rank)  # gradients DDP never averaged
         self.no_grad_last: list[str] = []  # those that got none in the step before
         self.closed = False
         for _, p in self.named:
@@ -101,15 +101,12 @@ class Watch:
         atexit.register(self.close)
 
     def _got(self, p: torch.Tensor) -> None:
-        """A parameter's gradient was accumulated (autograd's thread: one set add). Before any
-        forward of DDP's, it was not averaged: the script's forward went around DDP."""
+        """A parameter's gradient was accumulated (autograd's thread: one set add)."""
         self.got_grad.add(id(p))
-        if not self.forwards and not self.around:
-            self.around = True
-            with contextlib.suppress(Exception):  # never into the script
-                event = WatchAround(RUN, self.rank, call_site(1))
-                if self.sender.alive:
-                    self.sender.send(protocol.encode(event))
+        with contextlib.suppress(Exception):  # never into the script
+            line = self.sync.grad()
+            if line is not None and self.sender.alive:
+                self.sender.send(line)
 
     def _beat(self, line: str) -> None:
         if self.sender.alive:  # a beat is never counted as dropped: the next one says more
@@ -223,7 +220,7 @@ class Watch:
             self.registered = True
             if self.sender.alive:  # no listener (it refused at once): DDP stays as it was
                 _ORIGINAL["register_comm_hook"](_module, (self, None, None), _hook)
-        self.forwards += 1
+        self.sync.forward(_module)
         if self.got_grad:  # a backward ran: which parameters it left without a gradient
             self.no_grad_last = [
                 n for n, p in self.named if p.requires_grad and id(p) not in self.got_grad
@@ -298,6 +295,9 @@ class Watch:
             return
         self.closed = True
         self.flush()
+        unsynced = self.sync.last(self.step)
+        if unsynced is not None and self.sender.alive:
+            self.sender.send(unsynced)
         self.heart.stop()
         last = WatchDropped(RUN, self.rank, self.sender.dropped, self.heart.begun)
         self.sender.close(protocol.encode(last))

@@ -31,6 +31,7 @@ from ddp_viz.kinds.watched.events import (
     WatchDigests,
     WatchFailure,
     WatchHang,
+    WatchNeverSynced,
     WatchNonFinite,
     WatchRankLost,
     WatchSummary,
@@ -49,10 +50,11 @@ DRAIN_S = 5.0  # after the command ends: how long the last connections may take 
 STOP_S = 10.0  # after Ctrl-C is passed on: how long the command may take to stop
 # said the moment they are found; a crash, an uneven end and the verdict wait for the end
 # of the command (its ranks' later errors and exit statuses change what the cause is)
-LIVE = ("hang", "non_finite", "desync", "around")
+LIVE = ("hang", "non_finite", "desync", "around", "never_synced")
 STOPPED = {"by_user": False}  # this process's watched command was stopped by Ctrl-C or a close
 DOCTOR_KINDS = {
-    k.kind for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests, WatchAround)
+    k.kind
+    for k in (WatchHang, WatchRankLost, WatchNonFinite, WatchDigests, WatchAround, WatchNeverSynced)
 }
 
 
