@@ -13,6 +13,8 @@ from ddp_viz.kinds.watched.events import (
     WatchNeverSynced,
     WatchSummary,
 )
+from ddp_viz.model import protocol
+from tests.conftest import load_recording
 from tests.watch.made_runs import run
 
 SITE = "train.py:31 in main"
@@ -102,3 +104,21 @@ def test_twin_a_rank_that_failed_mid_accumulation_is_the_crash_alone() -> None:
     rec = run(*never(1, backwards=2), crash, WatchSummary(1, 1))
     assert list(said(rec)) == ["crash"]
     assert verdict(rec).startswith("ddp-viz verdict: rank 1 is the root cause: ValueError")
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (around(0, 1), "its forwards went around DDP (above)."),
+        (never(0, 1), "DDP all-reduced none of its backwards (above)."),
+        ([], "its ranks ended before their first forward."),
+    ],
+)
+def test_the_page_of_a_run_with_no_step_says_why(extra: list, words: str) -> None:
+    """The page's line under the ranks' table, once the run ended with no step to show."""
+    from tests.watch.test_watch_page import MANY, frame
+
+    events = [e for e in load_recording(MANY) if e.kind in ("run_started", "watched_rank")]
+    _, f = frame(0, events=[*events, *extra, protocol.RunFinished(1, 0, 30.0)])
+    said = f.text_with_key("before_first_step").text
+    assert said == "No step of your script reached ddp-viz: " + words

@@ -123,7 +123,7 @@ def test_before_the_first_step_the_page_says_it_is_waiting() -> None:
     said = f.text_with_key("before_first_step").text
     assert (
         said
-        == "No step of your script reached ddp-viz: its ranks ended before a forward through DDP."
+        == "No step of your script reached ddp-viz: its ranks ended before their first forward."
     )
     assert "Waiting" not in f.all_text() and f.texts[0].text == "Your run · no step reported"
 

@@ -61,3 +61,15 @@ def never_verdict(events: list[WatchNeverSynced], world: int) -> str:
         f"ddp-viz verdict: DDP averaged no gradient: {_who(events, world)} ran every backward "
         f"inside model.no_sync() (first at {_site(events)})"
     )
+
+
+def no_step(around: list[WatchAround], never: list[WatchNeverSynced]) -> str | None:
+    """Why the page has no step to show, when it is one of these: its steps begin at DDP's
+    forward and are the backwards DDP all-reduced."""
+    if around:
+        return "No step of your script reached ddp-viz: its forwards went around DDP (above)."
+    if never:
+        return (
+            "No step of your script reached ddp-viz: DDP all-reduced none of its backwards (above)."
+        )
+    return None

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 
+from ddp_viz.kinds.watched import around
 from ddp_viz.kinds.watched.agree import averages_identical
 from ddp_viz.kinds.watched.attempts import findings
+from ddp_viz.kinds.watched.checks import doctoring
 from ddp_viz.kinds.watched.jumps import Jump, jumps, link_hint
 from ddp_viz.kinds.watched.run import latest_full, places, seen_steps
 from ddp_viz.kinds.watched.scene_buckets import BucketRows
@@ -43,9 +45,8 @@ MAX_BUCKETS = 8  # rows of the buckets; the Run tab lists all
 MAX_LAST = 3  # ranks named in "last to the all-reduce …", most often last first
 MAX_DOCTOR = 6  # lines of the doctor's findings (the --no-window report has all, with stacks)
 WAITING = "Waiting for your script's first step (torchrun is starting its ranks)…"
-# a run that ended with no step: its ranks failed, stopped or went around DDP before any
-# forward of its
-NO_STEP = "No step of your script reached ddp-viz: its ranks ended before a forward through DDP."
+# a run that ended with no step: its ranks failed or stopped before their first DDP forward
+NO_STEP = "No step of your script reached ddp-viz: its ranks ended before their first forward."
 
 
 def _ms(seconds: float | None) -> str:
@@ -73,6 +74,9 @@ class _Builder(StepFrameBuilder):
         if not seen:  # the ranks joined; their first step has not come (yet, if still running)
             ended = self.rec.status is not RunStatus.RUNNING
             said = NO_STEP if ended else WAITING
+            if ended:  # forwards that went around DDP, or backwards it never all-reduced
+                d = doctoring(self.rec)
+                said = around.no_step(d.around, d.never) or said
             self.para(y + self.pad * 0.3, said, self.t.muted, "before_first_step")
             return self.frame
         y = self.waits(y + self.pad * 0.3)
