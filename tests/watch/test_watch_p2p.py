@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from ddp_viz.kinds.watched.apart import call_mismatch
 from ddp_viz.kinds.watched.checks import hang_verdict
 from ddp_viz.kinds.watched.doctor import hang_lines, mismatch, missing
-from ddp_viz.kinds.watched.events import StuckRank, WatchHang
+from ddp_viz.kinds.watched.events import StuckRank, WatchFailure, WatchHang
 from ddp_viz.kinds.watched.watch.calls import Calls, peer_of
 
 AT = "p2p.py:12 in main"
@@ -166,3 +167,25 @@ def test_p2p_calls_are_numbered_apart_from_the_collectives_every_rank_makes() ->
     cast = calls.enter("broadcast", [[3]], AT, peer=0)
     assert cast.seq == 3 and cast.word()["root"] == 0 and "peer" not in cast.word()
     assert calls.inside() is second
+
+
+def failed_inside(rank: int, call: dict) -> WatchFailure:
+    return WatchFailure(1, rank, 3, 5.0 + rank, "RuntimeError", "timed out", AT, inside=call)  # type: ignore[arg-type]
+
+
+def test_a_crash_inside_p2p_calls_is_no_collective_mismatch() -> None:
+    """The ranks timed out (no hang named first): a recv numbered 4 by its own count is not
+    rank 2's all-reduce #4."""
+    got = call_mismatch([failed_inside(0, p2p("recv", 1, seq=4)), failed_inside(2, bucket())], [])
+    assert got is None
+
+
+def test_a_crash_inside_a_broadcast_of_other_roots_names_them() -> None:
+    got = call_mismatch([failed_inside(r, rooted(r)) for r in (0, 1, 2)], [])
+    assert got is not None
+    assert got[0] == (
+        f"✗ the ranks' collectives do not match: rank 0 broadcast #4 [1] (from rank 0) at {AT}; "
+        f"rank 1 broadcast #4 [1] (from rank 1) at {AT}; rank 2 broadcast #4 [1] (from rank 2) "
+        f"at {AT}"
+    )
+    assert call_mismatch([failed_inside(r, rooted(0)) for r in (0, 1, 2)], []) is None  # twin

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddp_viz.kinds.watched.events import CommCall, WatchFailure, WatchRankLost
+from ddp_viz.kinds.watched.events import (
+    P2P_OPS,
+    TO_ROOT,
+    CommCall,
+    WatchFailure,
+    WatchRankLost,
+)
 
 UNEVEN_LESSON = "uneven-inputs"  # the course's lesson on it (opened from the diagnosis)
 
@@ -72,20 +78,24 @@ def uneven_end(finished: dict[int, int], entered: dict[int, int]) -> Uneven | No
 
 # --- collectives that did not match, read from where the ranks were when they went -----------
 def _key(c: CommCall) -> tuple:
-    return c["op"], "bucket" in c, tuple(tuple(x) for x in c.get("sizes", []))
+    sizes = tuple(tuple(x) for x in c.get("sizes", []))
+    return c["op"], "bucket" in c, sizes, c.get("root", -1)
 
 
 def call_words(rank: int, c: CommCall) -> str:
     sizes = " ".join("[" + "×".join(map(str, x)) + "]" for x in c.get("sizes", []))
     ddp = "DDP's gradient " if "bucket" in c else ""
-    return f"rank {rank} {ddp}{c['op']} #{c['seq']} {sizes} at {c['site']}".replace("  ", " ")
+    root = c.get("root", -1)
+    rooted = f" ({'to' if c['op'] in TO_ROOT else 'from'} rank {root})" if root >= 0 else ""
+    said = f"rank {rank} {ddp}{c['op']} #{c['seq']} {sizes}{rooted} at {c['site']}"
+    return said.replace("  ", " ")
 
 
 def call_mismatch(
     failures: list[WatchFailure], lost: list[WatchRankLost]
 ) -> tuple[str, int | None] | None:
     """The ranks' collectives of one sequence number that differ (op, DDP's or the script's,
-    sizes) as the ranks failed or went, in words, and the odd rank out (one rank's call
+    sizes, root) as the ranks failed or went, in words, and the odd rank out (one rank's call
     against the same call on all the others; None when no rank is alone)."""
     calls: dict[int, CommCall] = {}
     for e in lost:
@@ -95,6 +105,8 @@ def call_mismatch(
     for f in failures:
         if f.inside is not None:
             calls[f.rank] = f.inside
+    # a point-to-point call is numbered apart and made by two ranks only: it matches nothing
+    calls = {r: c for r, c in calls.items() if c["op"] not in P2P_OPS}
     by_seq: dict[int, dict[int, CommCall]] = {}
     for r, c in calls.items():
         by_seq.setdefault(c["seq"], {})[r] = c

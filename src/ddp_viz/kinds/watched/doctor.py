@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ddp_viz.kinds.watched.events import (
     P2P_OPS,
+    TO_ROOT,
     CommCall,
     StuckRank,
     WatchBeat,
@@ -146,7 +147,7 @@ def call_text(c: CommCall) -> str:
     if c["op"] in P2P_OPS:
         what = f"{c['op']} {_peer_words(c)}" + (f" {sizes}" if sizes else "")
     elif c.get("root", -1) >= 0:
-        to = "to" if c["op"] in ("reduce", "gather", "gather_object") else "from"
+        to = "to" if c["op"] in TO_ROOT else "from"
         what += f" {to} rank {c['root']}"
     if "bucket" in c:
         what = f"DDP's gradient {what} (bucket {c['bucket']} of step {c.get('step', 0) + 1})"
@@ -290,7 +291,8 @@ def place_lines(h: WatchHang) -> list[str]:
 
 
 def mismatch(h: WatchHang) -> str:
-    """The ranks inside collectives that do not match (op or sizes), in words; "" if none."""
+    """The ranks inside collectives that do not match (op, sizes or root), in words; "" if
+    none. Point-to-point calls are two ranks' own: see :func:`p2p_waits`."""
     inside = list(filter(_collective, h.ranks))
     if len({_agreed(s["inside"]) for s in inside}) < 2:
         return ""

@@ -78,6 +78,8 @@ class WatchDropped(Event):
 # point to point: a call between two ranks, which the others do not make (and not numbered
 # with the collectives, which every rank of the group makes in the same order)
 P2P_OPS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
+# rooted collectives whose root receives (the others' roots send: broadcast, scatter)
+TO_ROOT = frozenset({"reduce", "gather", "gather_object"})
 
 
 class _CallKeys(TypedDict):

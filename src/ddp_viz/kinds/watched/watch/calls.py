@@ -104,7 +104,7 @@ class Call:
     started: float
     bucket: int = -1
     step: int = -1
-    peer: int | None = None  # a point-to-point call's other rank (-1: any)
+    peer: int | None = None  # a point-to-point call's other rank, a rooted one's root (-1: any)
     key: int = 0  # its number among the calls this process opened (the open calls' key)
 
     def word(self, now: float | None = None) -> CommCall:
