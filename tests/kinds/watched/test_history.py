@@ -12,6 +12,7 @@ import math
 import pytest
 
 from ddp_viz.kinds.watched import history as h
+from ddp_viz.kinds.watched.events import WatchDropped
 from ddp_viz.kinds.watched.kind import step_reported
 from ddp_viz.kinds.watched.run import seen_steps
 from ddp_viz.kinds.watched.steps import stragglers_with_waits
@@ -309,3 +310,26 @@ def test_a_step_every_rank_sent_as_it_failed_is_not_made_until_its_all_reduce_fi
         rec.apply(timing(3, r, 3.9, None))  # the second bucket's all-reduce failed everywhere
     assert step_reported(rec, rec.steps[3])  # every rank reported it
     assert h.complete_count(rec) == 3
+
+
+def test_no_more_steps_than_a_rank_said_it_began_in_its_last_word() -> None:
+    """Uneven inputs under DDP's join(): rank 2, out of data after 2 steps, joins the others'
+    all-reduces with zeros; its last word says it began 2. The run trained 2 steps on every
+    rank, though 4 all-reduces finished."""
+    rec = start()
+    for step in range(4):
+        for r in range(RANKS - 1 if step >= 2 else RANKS):
+            rec.apply(timing(step, r, step + 0.9))
+    assert h.complete_count(rec) == 4  # no last word yet: the all-reduces vouch for 4
+    rec.apply(WatchDropped(1, 2, 0, steps=2))
+    assert h.complete_count(rec) == 2
+    for r in (0, 1):
+        rec.apply(WatchDropped(1, r, 0, steps=4))
+    assert h.complete_count(rec) == 2
+    twin = start()  # every rank's last word says 4: the count stays 4
+    for step in range(4):
+        for r in range(RANKS):
+            twin.apply(timing(step, r, step + 0.9))
+    for r in range(RANKS):
+        twin.apply(WatchDropped(1, r, 0, steps=4))
+    assert h.complete_count(twin) == 4

@@ -18,7 +18,7 @@ from array import array
 from typing import TYPE_CHECKING, Any
 
 from ddp_viz.kinds.watched.agree import averages_identical, non_finite_average
-from ddp_viz.kinds.watched.events import KIND
+from ddp_viz.kinds.watched.events import KIND, WatchDropped
 from ddp_viz.model import protocol, step_memo
 from ddp_viz.model.arrivals import last_to_arrive
 
@@ -53,11 +53,14 @@ class History:
         self.emptied_full = 0  # of those, captured in full on every rank
         self.emptied_differ = 0  # of those, with averages that differed between ranks
         self.first_non_finite: int | None = None  # of those, the first with a NaN/inf average
+        self.last_words: dict[int, int] = {}  # rank -> steps begun, by its last word
         self._tallies: dict[int, tuple[int, dict[int, tuple[int, float]]]] = {}  # by first step
 
     def apply(self, e: Any) -> None:
         if isinstance(e, protocol.LocalGrad | protocol.AveragedGrad):
             self._norms(e)
+        if isinstance(e, WatchDropped) and e.steps >= 0:
+            self.last_words[e.rank] = e.steps
         if not isinstance(e, protocol.Timing) or not 0 <= e.step < len(self.rec.steps):
             return
         grow = e.step + 1 - len(self.last)
@@ -153,10 +156,14 @@ def complete_count(rec: RunRecord) -> int:
     ones: a run whose every rank did three steps read "0 step(s)". And a rank that fails sends
     the step it failed in as it ends, all-reduce unfinished: two ranks that did three steps and
     failed in the fourth read "4 step(s)". Every bucket of DDP's all-reduce finishing on one
-    rank means every rank joined each of them: that step was made."""
+    rank means every rank joined each of them: that step was made. But no more steps than a
+    rank said it began in its last word: a rank out of data under DDP's join() joins the
+    others' all-reduces with zeros, training on nothing (uneven inputs: 5 steps, not 7)."""
     part = rec.parts.get(HISTORY)
-    made = sum(1 for st in rec.steps if _all_reduced(st))
-    return made + (part.emptied if isinstance(part, History) else 0)
+    if not isinstance(part, History):
+        return sum(1 for st in rec.steps if _all_reduced(st))
+    made = sum(1 for st in rec.steps if _all_reduced(st)) + part.emptied
+    return min([made, *part.last_words.values()])
 
 
 def _all_reduced(st: StepRecord) -> bool:
