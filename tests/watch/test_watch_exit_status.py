@@ -66,3 +66,8 @@ def test_twin_a_world_of_one_names_its_rank() -> None:
     assert verdict(rec).startswith(
         "ddp-viz verdict: rank 0 is the root cause: exited with status 1"
     )
+
+
+def test_two_ranks_exiting_alike_are_the_scripts_own_too() -> None:
+    rec = run(*ends({0: 4, 1: 4}), world=2)
+    assert verdict(rec).startswith("ddp-viz verdict: every rank exited with status 4")
