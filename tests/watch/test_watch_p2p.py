@@ -189,3 +189,13 @@ def test_a_crash_inside_a_broadcast_of_other_roots_names_them() -> None:
         f"at {AT}"
     )
     assert call_mismatch([failed_inside(r, rooted(0)) for r in (0, 1, 2)], []) is None  # twin
+
+
+def test_a_crash_inside_reduces_of_other_roots_says_to_which_rank() -> None:
+    """reduce sends to its root (gather too): "to rank 1", where a broadcast's says "from"."""
+    got = call_mismatch([failed_inside(r, rooted(r % 2, "reduce")) for r in (0, 1, 2)], [])
+    assert got == (
+        f"✗ the ranks' collectives do not match: rank 0 reduce #4 [1] (to rank 0) at {AT}; "
+        f"rank 1 reduce #4 [1] (to rank 1) at {AT}; rank 2 reduce #4 [1] (to rank 0) at {AT}",
+        1,  # the one rank whose root the others do not name
+    )

@@ -79,13 +79,13 @@ def uneven_end(finished: dict[int, int], entered: dict[int, int]) -> Uneven | No
 # --- collectives that did not match, read from where the ranks were when they went -----------
 def _key(c: CommCall) -> tuple:
     sizes = tuple(tuple(x) for x in c.get("sizes", []))
-    return c["op"], "bucket" in c, sizes, c.get("root", -1)
+    return c["op"], "bucket" in c, sizes, c.get("root")
 
 
 def call_words(rank: int, c: CommCall) -> str:
     sizes = " ".join("[" + "×".join(map(str, x)) + "]" for x in c.get("sizes", []))
     ddp = "DDP's gradient " if "bucket" in c else ""
-    root = c.get("root", -1)
+    root = c.get("root", -1)  # -1: a root that was no rank number
     rooted = f" ({'to' if c['op'] in TO_ROOT else 'from'} rank {root})" if root >= 0 else ""
     said = f"rank {rank} {ddp}{c['op']} #{c['seq']} {sizes}{rooted} at {c['site']}"
     return said.replace("  ", " ")
@@ -118,7 +118,7 @@ def call_mismatch(
             continue
         said = "; ".join(call_words(r, c) for r, c in sorted(group.items()))
         alone = [rs[0] for rs in keys.values() if len(rs) == 1]
-        odd = alone[0] if len(alone) == 1 and len(group) > 2 else None
+        odd = alone[0] if len(alone) == 1 else None  # of two ranks that differ, both are
         if odd is None and len(group) == 2:  # two ranks: the script's own call is the odd one
             mine = [r for r, c in group.items() if "bucket" not in c]
             odd = mine[0] if len(mine) == 1 else None

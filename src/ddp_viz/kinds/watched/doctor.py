@@ -159,8 +159,9 @@ def _key(c: CommCall) -> tuple:
 
 
 def _agreed(c: CommCall) -> tuple:
-    """What every rank's call must agree on: op, sizes and, for a rooted one, its root."""
-    return (*_key(c), c.get("root", -1))
+    """What every rank's call must agree on: op, sizes and, for a rooted one, its root (every
+    rank's call of a rooted op carries one)."""
+    return (*_key(c), c.get("root"))
 
 
 def _peer_words(c: CommCall) -> str:
@@ -182,13 +183,13 @@ def p2p_waits(h: WatchHang) -> list[str]:
     out: list[str] = []
     said: set[int] = set()
     for s in h.ranks:
-        c = s.get("inside") if s["state"] == "inside" else None
+        c = s.get("inside")  # a rank's place has one only while it is inside the call
         peer = c.get("peer", -1) if c is not None and c["op"] in P2P_OPS else -1
         if c is None or peer < 0 or s["rank"] in said:
             continue
         head = f"rank {s['rank']} waits in {call_text(c)}"
         other = places.get(peer)
-        back = other.get("inside") if other is not None and other["state"] == "inside" else None
+        back = other.get("inside") if other is not None else None
         if back is not None and back["op"] == c["op"] and back.get("peer") == s["rank"]:
             said |= {s["rank"], peer}
             receive = c["op"] in ("recv", "irecv")
@@ -240,7 +241,7 @@ def running_frame(s: StuckRank) -> str:
         return stack[-1] if stack else ""
     calls = [c["site"] for c in (s.get("last"), s.get("inside")) if c is not None]
     mine = {frame_file(frame) for frame in (stack[0], *calls)}
-    own = next((f for f in reversed(stack) if frame_file(f) in mine), stack[-1])
+    own = next(f for f in reversed(stack) if frame_file(f) in mine)  # stack[0] is one
     return own if own == stack[-1] else f"{own} (inside {stack[-1]})"
 
 
@@ -280,10 +281,7 @@ def place_lines(h: WatchHang) -> list[str]:
     for s in h.ranks:
         groups.setdefault(stuck_text(s, who="", held=""), []).append(s)
     out = []
-    for group in groups.values():
-        if len(group) == 1:
-            out.append(stuck_text(group[0]))
-            continue
+    for group in groups.values():  # one rank: "rank 3", its own time
         times = [s["inside"]["for_s"] for s in group if "for_s" in s.get("inside", {})]
         held = _held_range(times)
         out.append(stuck_text(group[0], who=rank_list([s["rank"] for s in group]), held=held))
