@@ -74,8 +74,9 @@ def test_an_error_of_its_own_is_not_a_gone_peer() -> None:
         ("SIGSEGV", "SIGSEGV: a crash in native code"),
         (
             "SIGABRT",
-            "SIGABRT: aborted by native code (gloo aborts a rank whose collective's sizes do not "
-            "match its peers': see its \"Received data size doesn't match\" line)",
+            "SIGABRT: aborted by native code (gloo aborts a rank that receives more bytes than "
+            "its own tensor holds: a collective whose tensors differ in shape or dtype between "
+            "ranks, this one's or a peer's; see its \"Received data size doesn't match\" line)",
         ),
         ("SIGBUS", "SIGBUS: a bad memory access (often shared memory too small)"),
         ("SIGUSR1", "SIGUSR1"),  # one ddp-viz has no words for: its name
@@ -100,7 +101,8 @@ def test_torchruns_sigterm_to_the_others_is_said_after_the_kill() -> None:
     # rank 2 (last) was killed first; torchrun then stopped ranks 0 and 1, whose times (the
     # launcher's clock) come before rank 2's: the SIGTERMs still follow the SIGKILL
     exits = [killed(0, "SIGTERM", 1.0, -15), killed(1, "SIGTERM", 1.0, -15), killed(2, "SIGKILL")]
-    ends = fail.rank_ends([], [lost(0, 4), lost(1, 4), lost(2, 3)], exits, 1)
+    waiting = [lost(r, 4, inside=bucket_call(9, 3)) for r in (0, 1)]  # in step 4's all-reduce
+    ends = fail.rank_ends([], [*waiting, lost(2, 3)], exits, 1)
     assert [(r.rank, r.end, r.waited) for r in ends] == [
         (2, fail.End.KILLED, 4),
         (0, fail.End.STOPPED, 0),
@@ -319,15 +321,38 @@ def test_where_a_rank_that_left_no_word_was_by_the_step_the_others_waited_in() -
         1,
     )
     assert [(r.rank, r.waited) for r in ends] == [(2, 5), (0, 0), (1, 0)]
-    # the others' own counts when they were in no bucket (the script's own call)
+    # the others in no bucket of DDP's (the script's own call, or none known) say nothing of
+    # which all-reduce they waited in: a metric's all_reduce after step 6's backward, where
+    # rank 2 had done step 6's all-reduce too (a dtype that differed, a run here: it was said
+    # "before step 6's all-reduce, which the others reached")
     script = {"seq": 9, "op": "all_reduce", "site": "t.py:40 in main"}
     ends = fail.rank_ends(
-        [failure(0, 1.0, GONE, step=4, inside=script), failure(1, 1.1, GONE, step=6)],
+        [failure(0, 1.0, GONE, step=6, inside=script), failure(1, 1.1, GONE, step=6)],
         [lost(2, 3)],
         [killed(2, "SIGKILL")],
         1,
     )
-    assert ends[0].waited == 6
+    assert ends[0].waited == 0
+    assert fail.lost_step(ends[0]) == "in or after its step 3 (loop index 2)"
+    # the steps whose all-reduce a rank saw finish: every rank joined them, rank 2 too,
+    # whatever its last beat said
+    made = fail.rank_ends(
+        [failure(0, 1.0, GONE, step=6, inside=script)],
+        [lost(2, 3)],
+        [killed(2, "SIGKILL")],
+        1,
+        made=5,
+    )
+    assert (made[0].rank, made[0].step, made[0].waited) == (2, 5, 0)
+    assert fail.lost_step(made[0]) == "in or after its step 5 (loop index 4)"
+    # made, and the others inside step 6's all-reduce: it did step 5's and never joined 6's
+    ends = fail.rank_ends(
+        [failure(0, 1.0, GONE, step=6, inside=bucket_call(9, 5))],
+        [lost(2, 3)],
+        [killed(2, "SIGKILL")],
+        1,
+        made=5,
+    )
     assert fail.lost_step(ends[0]) == (
         "in its step 6 (loop index 5) or just before it: after step 5's all-reduce, before "
         "step 6's, which the others reached"
@@ -640,7 +665,10 @@ def test_the_others_wait_is_the_furthest_each_got_by_any_of_its_words() -> None:
     assert ends[0].waited == 0
     assert fail.lost_step(ends[0]) == "before any step of its reached ddp-viz"
     # the others in step 2's all-reduce: it finished step 1's
-    ends = fail.rank_ends([failure(0, 1.0, GONE, step=2)], [lost(2, 1)], [killed(2, "SIGKILL")], 1)
+    inside = bucket_call(9, 1)
+    ends = fail.rank_ends(
+        [failure(0, 1.0, GONE, step=2, inside=inside)], [lost(2, 1)], [killed(2, "SIGKILL")], 1
+    )
     assert fail.lost_step(ends[0]) == (
         "in its step 2 (loop index 1) or just before it: after step 1's all-reduce, before "
         "step 2's, which the others reached"

@@ -75,15 +75,19 @@ def test_of_two_own_errors_the_earlier_report_is_the_cause() -> None:
     assert "rank 2 is the root cause" in verdict(run(failure(1, 7.0, "a"), failure(2, 6.0, "b")))
 
 
-def lost(rank: int, step: int) -> WatchRankLost:
-    return WatchRankLost(1, rank, 100 + rank, step)
+def lost(rank: int, step: int, inside: dict | None = None) -> WatchRankLost:
+    return WatchRankLost(1, rank, 100 + rank, step, inside)  # type: ignore[arg-type]
+
+
+# inside DDP's all-reduce of step 4 (from 0: 3), as a rank's last beat says it
+STEP_4_BUCKET = {"seq": 9, "op": "all_reduce", "site": "t.py:40 in main", "bucket": 0, "step": 3}
 
 
 def test_a_rank_killed_by_a_signal_is_named_with_it_and_the_sigterms_follow() -> None:
     rec = run(
         lost(2, 3),
-        lost(0, 4),
-        lost(1, 4),
+        lost(0, 4, STEP_4_BUCKET),
+        lost(1, 4, STEP_4_BUCKET),
         WatchExit(1, 0, 100, -15, "SIGTERM", 2.0),
         WatchExit(1, 2, 102, -9, "SIGKILL", 1.0),
         WatchExit(1, 1, 101, -15, "SIGTERM", 2.0),
@@ -91,13 +95,23 @@ def test_a_rank_killed_by_a_signal_is_named_with_it_and_the_sigterms_follow() ->
     )
     (_, lines), *_ = findings(rec)
     assert lines[0].startswith("✗ crash: rank 2 was killed by SIGKILL")
-    # its own word reached step 3; the others began step 4, so it finished step 3's all-reduce
+    # its own word reached step 3; the others waited in step 4's all-reduce, so it finished
+    # step 3's and never joined step 4's
     assert "in its step 4 (loop index 3) or just before it" in lines[0]
     assert lines[1].startswith("  then rank 0 was killed by SIGTERM")
     assert "ddp-viz verdict: rank 2 is the root cause: killed by SIGKILL" in verdict(rec)
     # the others no further than it: as far as its own word says
     rec = run(lost(2, 3), lost(0, 3), WatchExit(1, 2, 102, -9, "SIGKILL", 1.0), WatchSummary(1, 1))
     assert "in or after its step 3 (loop index 2)" in findings(rec)[0][1][0]
+    # the others further, but in no all-reduce of DDP's (their beats said none): not known
+    # which all-reduce they waited in, nor that rank 2 was not in it
+    sigterm = WatchExit(1, 0, 100, -15, "SIGTERM", 2.0)
+    rec = run(lost(2, 3), lost(0, 4), WatchExit(1, 2, 102, -9, "SIGKILL", 1.0), sigterm)
+    rec.apply(WatchSummary(1, 1))
+    assert findings(rec)[0][1][0].startswith(
+        "✗ crash: rank 2 was killed by SIGKILL: killed outright (the kernel's OOM killer sends it "
+        "when memory runs out), in or after its step 3 (loop index 2) (the first"
+    )
 
 
 def test_a_clean_exit_is_never_a_crash() -> None:

@@ -356,21 +356,30 @@ def test_the_ranks_a_monitored_barrier_names_are_the_cause_not_the_ranks_that_ra
     assert f"✗ crash: {who} never reached the monitored barrier: {barrier} (the cause)" in said
     assert verdict_of(said).startswith(f"ddp-viz verdict: {who} ")
     assert verdict_of(said).endswith(f"never reached the monitored barrier ({barrier})")
-    # the ranks that raised follow from it, each said so
-    assert f"rank 0 failed at monitored_late.py:{line} in main" in said
+    # the ranks that raised follow from it, each said so, inside the barrier they raised from
+    inside = rf"inside monitored_barrier #\d+ at monitored_late.py:{line} in main"
+    assert re.search(rf"rank 0 failed {inside}", said), said
     assert "rank 0 is the root cause" not in said and "rank 1 is the root cause" not in said
     if ranks == 4:
-        assert f"then rank 1 failed at monitored_late.py:{line} in main" in said
+        assert re.search(rf"then rank 1 failed {inside}", said), said
         assert "because ranks 2, 3 had not arrived" in said
 
 
 def test_a_rank_in_a_collective_only_it_makes_is_the_one_the_monitored_barrier_names() -> None:
+    """The barrier names rank 2; each rank's error came out of the call it was in, so the
+    verdict can say more: rank 2's all_reduce stood where the others' barrier did."""
     code, said, _ = watch("only_one_reduces", 3, hang_after="30")
     assert code == 1
-    assert verdict_of(said).startswith(
-        "ddp-viz verdict: rank 2 is the root cause: it never reached the monitored barrier"
-    )
     metric = line_of("only_one_reduces.py", "dist.all_reduce(torch.ones(3))")
+    bar = line_of("only_one_reduces.py", "dist.monitored_barrier(")
+    assert re.fullmatch(
+        rf"ddp-viz verdict: rank 2's collective does not match the others': rank 0 "
+        rf"monitored_barrier #(\d+) at only_one_reduces.py:{bar} in main; rank 1 monitored_barrier "
+        rf"#\1 at only_one_reduces.py:{bar} in main; rank 2 all_reduce #\1 \[3\] at "
+        rf"only_one_reduces.py:{metric} in main",
+        verdict_of(said),
+    ), said
+    assert "✗ crash: rank 2 never reached the monitored barrier" in said
     # its own error came after, from the all_reduce that lost its peers
     assert f"then rank 2 failed at only_one_reduces.py:{metric} in main" in said
 

@@ -161,11 +161,13 @@ def test_a_clean_run_has_no_link_and_no_hint() -> None:
 def test_a_killed_rank_leads_to_its_step_and_says_it_left_no_stack() -> None:
     from ddp_viz.kinds.watched.events import WatchExit, WatchRankLost, WatchSummary
 
-    # rank 2 (the last) killed by SIGKILL in step 4: the others began step 4 and waited for it
+    # rank 2 (the last) killed by SIGKILL in step 4: the others waited for it in step 4's
+    # all-reduce (step 3 from 0)
+    bucket = {"seq": 9, "op": "all_reduce", "site": "t.py:40 in main", "bucket": 0, "step": 3}
     rec = _values_run(
         WatchRankLost(1, 2, 102, 3),
-        WatchRankLost(1, 0, 100, 4),
-        WatchRankLost(1, 1, 101, 4),
+        WatchRankLost(1, 0, 100, 4, bucket),  # type: ignore[arg-type]
+        WatchRankLost(1, 1, 101, 4, bucket),  # type: ignore[arg-type]
         WatchExit(1, 0, 100, -15, "SIGTERM", 2.0),
         WatchExit(1, 2, 102, -9, "SIGKILL", 1.0),
         WatchExit(1, 1, 101, -15, "SIGTERM", 2.0),

@@ -92,15 +92,25 @@ def test_the_launchers_start_and_close_leave_a_line_each_and_still_run(
     assert said[0]["start"] <= said[1]["close"]
 
 
-def lost(rank: int, step: int) -> WatchRankLost:
-    return WatchRankLost(1, rank, 100 + rank, step)
+def lost(rank: int, step: int, inside: dict | None = None) -> WatchRankLost:
+    return WatchRankLost(1, rank, 100 + rank, step, inside)  # type: ignore[arg-type]
+
+
+STEP_4_BUCKET = {
+    "seq": 9,
+    "op": "all_reduce",
+    "site": "t.py:40 in main",
+    "bucket": 0,
+    "step": 3,
+}  # DDP's all-reduce of step 4 (from 0: 3)
 
 
 def sigterms(first: tuple[int, ...]) -> list:
-    """Ranks 0 and 2 began step 4 and went silent; rank 1's word stopped at step 3; each was
-    killed by SIGTERM, the ranks of ``first`` before torchrun stopped any."""
+    """Ranks 0 and 2 went silent inside step 4's all-reduce; rank 1's word stopped at step 3;
+    each was killed by SIGTERM, the ranks of ``first`` before torchrun stopped any."""
     exits = [WatchExit(1, r, 100 + r, -15, "SIGTERM", 2.0, first=r in first) for r in (0, 1, 2)]
-    return [lost(0, 4), lost(1, 3), lost(2, 4), *exits, WatchSummary(1, 1)]
+    waiting = [lost(0, 4, STEP_4_BUCKET), lost(2, 4, STEP_4_BUCKET)]
+    return [waiting[0], lost(1, 3), waiting[1], *exits, WatchSummary(1, 1)]
 
 
 def test_a_sigterm_torchrun_saw_first_is_the_cause_with_where_it_came_from() -> None:

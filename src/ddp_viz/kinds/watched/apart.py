@@ -14,6 +14,7 @@ from ddp_viz.kinds.watched.events import (
     WatchFailure,
     WatchRankLost,
 )
+from ddp_viz.kinds.watched.tensors import tensor_words, tensors_key
 
 UNEVEN_LESSON = "uneven-inputs"  # the course's lesson on it (opened from the diagnosis)
 
@@ -78,12 +79,11 @@ def uneven_end(finished: dict[int, int], entered: dict[int, int]) -> Uneven | No
 
 # --- collectives that did not match, read from where the ranks were when they went -----------
 def _key(c: CommCall) -> tuple:
-    sizes = tuple(tuple(x) for x in c.get("sizes", []))
-    return c["op"], "bucket" in c, sizes, c.get("root")
+    return c["op"], "bucket" in c, tensors_key(c), c.get("root")
 
 
 def call_words(rank: int, c: CommCall) -> str:
-    sizes = " ".join("[" + "×".join(map(str, x)) + "]" for x in c.get("sizes", []))
+    sizes = tensor_words(c)
     ddp = "DDP's gradient " if "bucket" in c else ""
     root = c.get("root", -1)  # -1: a root that was no rank number
     rooted = f" ({'to' if c['op'] in TO_ROOT else 'from'} rank {root})" if root >= 0 else ""

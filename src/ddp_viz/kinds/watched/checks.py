@@ -25,6 +25,7 @@ from ddp_viz.kinds.watched.events import (
     WatchRankLost,
     WatchSummary,
 )
+from ddp_viz.kinds.watched.history import complete_count
 from ddp_viz.kinds.watched.straggler import straggler_text
 from ddp_viz.model.event_base import Event
 from ddp_viz.model.protocol import Timing
@@ -155,7 +156,7 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     waiting is no cause of an uneven end, which says why it left; an error every rank raised
     alike at one line, or a status every rank exited with, is the script's, and said so."""
     d = doctoring(rec)
-    ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished)
+    ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished, complete_count(rec))
     if uneven_end(rec) is not None:
         ends = [r for r in ends if r.end is not fail.End.LEFT]
     named = monitored.late(d.raised)

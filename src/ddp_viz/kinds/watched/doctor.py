@@ -25,6 +25,7 @@ from ddp_viz.kinds.watched.events import (
     WatchHang,
     WatchRankLost,
 )
+from ddp_viz.kinds.watched.tensors import tensor_words, tensors_key
 
 RUN = 1
 HANG_ENV = "DDP_VIZ_HANG_S"  # a fixed threshold (``watch --hang-after``), for ranks and listener
@@ -142,7 +143,7 @@ class Doctor:
 def call_text(c: CommCall) -> str:
     """``all_reduce #7 [3] at train.py:52 in main``; DDP's buckets say so; a point-to-point
     call names its other rank (``recv from rank 1 [3]``), its number being of its own kind."""
-    sizes = " ".join("[" + "×".join(map(str, s)) + "]" for s in c.get("sizes", []))
+    sizes = tensor_words(c)
     what = f"{c['op']} #{c['seq']}" + (f" {sizes}" if sizes else "")
     if c["op"] in P2P_OPS:
         what = f"{c['op']} {_peer_words(c)}" + (f" {sizes}" if sizes else "")
@@ -155,7 +156,7 @@ def call_text(c: CommCall) -> str:
 
 
 def _key(c: CommCall) -> tuple:
-    return c["op"], tuple(tuple(s) for s in c.get("sizes", []))
+    return c["op"], tensors_key(c)
 
 
 def _agreed(c: CommCall) -> tuple:
@@ -289,7 +290,7 @@ def place_lines(h: WatchHang) -> list[str]:
 
 
 def mismatch(h: WatchHang) -> str:
-    """The ranks inside collectives that do not match (op, sizes or root), in words; "" if
+    """The ranks inside collectives that do not match (op, shapes, dtypes or root), in words; "" if
     none. Point-to-point calls are two ranks' own: see :func:`p2p_waits`."""
     inside = list(filter(_collective, h.ranks))
     if len({_agreed(s["inside"]) for s in inside}) < 2:

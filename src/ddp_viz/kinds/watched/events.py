@@ -14,7 +14,8 @@ KIND = "watched"
 # 2: a failure names the thread it was raised in, when not the main one
 # 3: a rank's exit says whether torchrun saw it before it began stopping its workers; a rank
 # says when gradients reached its DDP's parameters though DDP's forward never ran
-EVENTS_VERSION = 3
+# 4: a collective names its tensors' dtypes when one is not float32
+EVENTS_VERSION = 4
 
 
 def _thread_added(obj: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +30,13 @@ def _first_added(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-UPGRADES = {1: _thread_added, 2: _first_added}
+def _dtypes_added(obj: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 to 4 let a collective name its tensors' dtypes (absent: float32, or not
+    known, which version 3's doctor assumed of every call): a call of 3 is one of 4."""
+    return obj
+
+
+UPGRADES = {1: _thread_added, 2: _first_added, 3: _dtypes_added}
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,7 @@ class CommCall(_CallKeys, total=False):
     for_s: float
     peer: int  # a point-to-point call's other rank (-1: any, a recv without src)
     root: int  # a rooted collective's root as this rank named it (broadcast's src, reduce's dst)
+    dtypes: list[str]  # beside sizes, each tensor's dtype, sent when one is not float32
 
 
 @dataclass(frozen=True)

@@ -73,11 +73,13 @@ def rank_ends(
     exits: list[WatchExit],
     exit_code: int | None,
     finished: dict[int, int] | None = None,
+    made: int = 0,
 ) -> list[RankEnd]:
     """Each rank that did not end cleanly, earliest first. A lost rank whose launcher says it
     exited with 0 (or whose whole command did) ended cleanly and is not listed; a rank that
     sent its last word (``finished``: rank -> steps begun) but exited with another status
-    without raising (``sys.exit(3)``) is."""
+    without raising (``sys.exit(3)``) is. ``made``: the steps whose all-reduce a rank saw
+    finish, which every rank then joined (a lost rank's last beat may be older)."""
     by_rank: dict[int, RankEnd] = {}
     for f in failures:
         if f.rank not in by_rank:
@@ -90,13 +92,14 @@ def rank_ends(
         ex = signals.get(e.rank)
         if ex is None and exit_code == 0:
             continue  # the command exited with 0: so did every rank
+        step = max(e.step, made)
         if ex is not None and ex.signal:
             at = ex.at or float("inf")
-            by_rank[e.rank] = RankEnd(e.rank, _signalled(ex), at, e.step, signal=ex.signal)
+            by_rank[e.rank] = RankEnd(e.rank, _signalled(ex), at, step, signal=ex.signal)
         else:
-            by_rank[e.rank] = RankEnd(e.rank, End.VANISHED, float("inf"), e.step)
+            by_rank[e.rank] = RankEnd(e.rank, End.VANISHED, float("inf"), step)
         waited = max((s for r, s in waits.items() if r != e.rank), default=0)
-        if waited > e.step:  # the others got further: it finished the steps before theirs
+        if waited > step:  # the others got further: it finished the steps before theirs
             by_rank[e.rank] = replace(by_rank[e.rank], waited=waited)
     for r, steps in (finished or {}).items():
         ex = signals.get(r)
@@ -143,13 +146,14 @@ def _world(failures: list[WatchFailure], lost: list[WatchRankLost]) -> int:
 
 
 def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int, int]:
-    """How far each rank got when it failed or went: the step (from 1) whose DDP all-reduce
-    it was inside, or the steps it had begun."""
+    """The step (from 1) whose DDP all-reduce each rank was inside when it failed or went.
+    Only DDP's own: a rank inside the script's collective (a metric's all_reduce) had passed
+    that step's all-reduce or not reached it, and so had the rank it lost."""
     out: dict[int, int] = {}
     for x in [*failures, *lost]:
         c = x.inside
-        step = int(c["step"]) + 1 if c is not None and "bucket" in c and "step" in c else x.step
-        out[x.rank] = max(out.get(x.rank, 0), step)
+        if c is not None and "bucket" in c and "step" in c:
+            out[x.rank] = max(out.get(x.rank, 0), int(c["step"]) + 1)
     return out
 
 

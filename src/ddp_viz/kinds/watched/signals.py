@@ -12,8 +12,9 @@ _SIGNALS = {
     "SIGKILL": "SIGKILL: killed outright (the kernel's OOM killer sends it when memory runs out)",
     "SIGTERM": "SIGTERM: asked to stop (torchrun sends it to the other ranks once one failed)",
     "SIGSEGV": "SIGSEGV: a crash in native code",
-    "SIGABRT": "SIGABRT: aborted by native code (gloo aborts a rank whose collective's sizes "
-    "do not match its peers': see its \"Received data size doesn't match\" line)",
+    "SIGABRT": "SIGABRT: aborted by native code (gloo aborts a rank that receives more bytes "
+    "than its own tensor holds: a collective whose tensors differ in shape or dtype between "
+    "ranks, this one's or a peer's; see its \"Received data size doesn't match\" line)",
     "SIGBUS": "SIGBUS: a bad memory access (often shared memory too small)",
     "SIGINT": "SIGINT: interrupted (Ctrl-C to it alone, or a KeyboardInterrupt it raised)",
 }

@@ -83,6 +83,20 @@ def _shape(t: Any) -> list[int] | None:
     return list(t.shape) if isinstance(t, torch.Tensor) else None
 
 
+def _tensors(args: tuple) -> list[torch.Tensor]:
+    """The tensors of a call's first argument (a tensor, or a list of them: its first few)."""
+    first = args[0] if args else None
+    many = first[:MAX_SIZES] if isinstance(first, list | tuple) else [first]
+    return [t for t in many if isinstance(t, torch.Tensor)]
+
+
+def dtypes_of(args: tuple) -> list[str]:
+    """The dtypes of the tensors :func:`sizes_of` gives the shapes of (``float64``), or none
+    when every one is float32 (torch's default, and most calls': a word saved a beat)."""
+    names = [str(t.dtype).removeprefix("torch.") for t in _tensors(args)]
+    return names if any(n != "float32" for n in names) else []
+
+
 def sizes_of(args: tuple) -> list[list[int]]:
     """The shapes of a call's tensors: its first argument's (a tensor, or a list of them)."""
     if not args:
@@ -105,6 +119,7 @@ class Call:
     bucket: int = -1
     step: int = -1
     peer: int | None = None  # a point-to-point call's other rank, a rooted one's root (-1: any)
+    dtypes: list[str] = field(default_factory=list)  # dtypes_of: none if all are float32
     key: int = 0  # its number among the calls this process opened (the open calls' key)
 
     def word(self, now: float | None = None) -> CommCall:
@@ -115,6 +130,8 @@ class Call:
             out["step"] = self.step
         if self.peer is not None:
             out["peer" if self.op in P2P_OPS else "root"] = self.peer
+        if self.dtypes:
+            out["dtypes"] = self.dtypes
         if now is not None:
             out["for_s"] = max(0.0, now - self.started)
         return out
@@ -135,16 +152,25 @@ class Calls:
     # the heartbeat's wake-up: a script's own collective beats at once (at most every 50 ms),
     # so a rank aborted inside it is known to have been there
     wake: Callable[[], None] | None = None
+    # the last call an error came out of, with the error: the failure report's call once the
+    # error has left it (gloo's "Connection reset" from a script's all_reduce)
+    raised: tuple[Call, BaseException] | None = None
 
     def enter(
-        self, op: str, sizes: list[list[int]], site: str, bucket: int = -1, peer: int | None = None
+        self,
+        op: str,
+        sizes: list[list[int]],
+        site: str,
+        bucket: int = -1,
+        peer: int | None = None,
+        dtypes: list[str] | None = None,
     ) -> Call:
         if op in P2P_OPS:
             self.p2p += 1
         else:
             self.seq += 1
         seq = self.p2p if op in P2P_OPS else self.seq
-        call = Call(seq, op, site, sizes, time.monotonic(), bucket, self.step, peer)
+        call = Call(seq, op, site, sizes, time.monotonic(), bucket, self.step, peer, dtypes or [])
         self.opened += 1
         call.key = self.opened
         self.open[call.key] = call
@@ -157,6 +183,20 @@ class Calls:
     def leave(self, call: Call) -> None:
         self.open.pop(call.key, None)
         self.progress += 1
+
+    def raised_from(self, exc: BaseException) -> Call | None:
+        """The call ``exc`` (or an error it was raised from or during) came out of."""
+        if self.raised is None:
+            return None
+        call, err = self.raised
+        seen: set[int] = set()
+        e: BaseException | None = exc
+        while e is not None and id(e) not in seen:
+            if e is err:
+                return call
+            seen.add(id(e))
+            e = e.__cause__ or e.__context__
+        return None
 
     def inside(self) -> Call | None:
         """The oldest call not over: what the rank waits on."""
@@ -182,12 +222,16 @@ def _wrap(op: str, fn: Any) -> Any:
         if getattr(_NESTED, "on", False):
             return fn(*args, **kwargs)
         try:
-            call = CALLS.enter(op, sizes_of(args), call_site(), peer=peer_of(op, args, kwargs))
+            peer = peer_of(op, args, kwargs)
+            call = CALLS.enter(op, sizes_of(args), call_site(), peer=peer, dtypes=dtypes_of(args))
         except Exception:  # never into the script
             return fn(*args, **kwargs)
         _NESTED.on = True
         try:
             return fn(*args, **kwargs)
+        except BaseException as exc:
+            CALLS.raised = (call, exc)  # the failure it ends in was inside this call
+            raise
         finally:
             _NESTED.on = False
             CALLS.leave(call)

@@ -88,7 +88,8 @@ def failure_event(
     watch = STATE["watch"]
     frames = user_frames(tb)
     stack = [f"{where(fs)}: {fs.line.strip()}" if fs.line else where(fs) for fs in frames]
-    inside = None if thread else CALLS.inside()  # the collective the main thread is in
+    # the collective the main thread is in, or the one the error came out of
+    inside = None if thread else CALLS.inside() or CALLS.raised_from(exc)
     rank = watch.rank if watch is not None else int(os.environ.get("RANK", "0") or 0)
     return WatchFailure(
         RUN,
