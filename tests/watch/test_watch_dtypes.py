@@ -137,5 +137,9 @@ def test_an_error_out_of_a_wrapped_call_is_reported_inside_it() -> None:
         except ValueError as later:
             assert calls_module.CALLS.raised_from(later) is call
         assert calls_module.CALLS.raised_from(KeyError("another error")) is None
+        # the script handled it and made another call: the error (and its frames) let go
+        calls_module.CALLS.enter("barrier", [], AT)
+        assert calls_module.CALLS.raised is None
+        assert calls_module.CALLS.raised_from(info.value) is None
     finally:
         calls_module.CALLS = before

@@ -170,6 +170,7 @@ class Calls:
         else:
             self.seq += 1
         seq = self.p2p if op in P2P_OPS else self.seq
+        self.raised = None  # a call after an error: the script handled it (and its frames go)
         call = Call(seq, op, site, sizes, time.monotonic(), bucket, self.step, peer, dtypes or [])
         self.opened += 1
         call.key = self.opened
