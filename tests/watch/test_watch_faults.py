@@ -516,3 +516,23 @@ def test_a_hang_the_run_got_past_is_a_stall_and_the_run_is_well() -> None:
         "stall resolved (the others waited in all_reduce #4 for rank 0, then every rank went on)"
     )
     assert "✗ hang" not in said[said.index("the command exited") :]
+
+
+def test_a_subgroups_collective_waits_for_its_own_ranks_only() -> None:
+    """Every call was numbered in one sequence: the pair's all_reduce read as the one rank 2
+    was missing from, and as a collective that did not match rank 2's DDP all-reduce."""
+    code, said, _ = watch("subgroup_sleep", 3)
+    assert code == 1
+    pair = line_of("subgroup_sleep.py", "dist.all_reduce(loss.detach(), group=pair)")
+    sleep = line_of("subgroup_sleep.py", "time.sleep(30)")
+    assert verdict_of(said) == (
+        "ddp-viz verdict: hang: ranks 0, 1 never joined all_reduce #3 that the others are in; "
+        f"rank 1 is running subgroup_sleep.py:{sleep} in main: time.sleep(30)"
+    )
+    waits = (
+        f"    rank 0 waits in all_reduce #2 of ranks 0, 1 [] at subgroup_sleep.py:{pair} in main "
+        "for rank 1; rank 1: in no communication, in or after its step 2 (1 reported); running "
+        f"subgroup_sleep.py:{sleep} in main: time.sleep(30); its last communication: "
+    )
+    assert any(line.startswith(waits) for line in said.splitlines()), said
+    assert "do not match" not in said and "missing from all_reduce #3: rank 0, rank 1" in said

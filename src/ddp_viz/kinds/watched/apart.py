@@ -105,8 +105,9 @@ def call_mismatch(
     for f in failures:
         if f.inside is not None:
             calls[f.rank] = f.inside
-    # a point-to-point call is numbered apart and made by two ranks only: it matches nothing
-    calls = {r: c for r, c in calls.items() if c["op"] not in P2P_OPS}
+    # a point-to-point call is numbered apart and made by two ranks only, a subgroup's by its
+    # ranks only (numbered apart per group): neither matches a call of every rank's
+    calls = {r: c for r, c in calls.items() if c["op"] not in P2P_OPS and not c.get("group")}
     by_seq: dict[int, dict[int, CommCall]] = {}
     for r, c in calls.items():
         by_seq.setdefault(c["seq"], {})[r] = c

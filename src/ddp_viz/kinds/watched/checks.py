@@ -368,7 +368,10 @@ def hang_verdict(h: WatchHang) -> str:
     if call is not None and absent:
         who = fail_ranks(absent)
         said = f"hang: {who} never joined {call['op']} #{call['seq']} that the others are in"
-        return said + _doing(places[absent[0]])
+        # of them, one running its own code is what the others wait on (one inside a call of
+        # its subgroup waits for it too)
+        running = [r for r in absent if places[r]["state"] == "outside"]
+        return said + _doing(places[(running or absent)[0]])
     bad = mismatch(h)
     if call is not None and bad and not absent:  # all in one call, not agreeing on its root
         return "hang: " + bad

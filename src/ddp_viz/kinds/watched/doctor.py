@@ -144,7 +144,8 @@ def call_text(c: CommCall) -> str:
     """``all_reduce #7 [3] at train.py:52 in main``; DDP's buckets say so; a point-to-point
     call names its other rank (``recv from rank 1 [3]``), its number being of its own kind."""
     sizes = tensor_words(c)
-    what = f"{c['op']} #{c['seq']}" + (f" {sizes}" if sizes else "")
+    group = f" of {rank_list(c['group'])}" if c.get("group") else ""
+    what = f"{c['op']} #{c['seq']}{group}" + (f" {sizes}" if sizes else "")
     if c["op"] in P2P_OPS:
         what = f"{c['op']} {_peer_words(c)}" + (f" {sizes}" if sizes else "")
     elif c.get("root", -1) >= 0:
@@ -172,8 +173,32 @@ def _peer_words(c: CommCall) -> str:
 
 
 def _collective(s: StuckRank) -> bool:
-    """Inside a call every rank of the group makes (not a point-to-point one)."""
-    return s["state"] == "inside" and s["inside"]["op"] not in P2P_OPS
+    """Inside a call every rank makes: not a point-to-point one, nor a subgroup's (numbered
+    apart per group: see :func:`group_waits`)."""
+    c = s.get("inside")
+    return c is not None and c["op"] not in P2P_OPS and not c.get("group")
+
+
+def group_waits(h: WatchHang) -> list[str]:
+    """Each subgroup's collective its ranks wait in, with the group's ranks that are not in
+    it and where they are: ``dist.new_group([0, 1])``'s all_reduce waits for ranks 0 and 1
+    only, and a rank outside the group is missing from nothing of it."""
+    places = {s["rank"]: s for s in h.ranks}
+    calls: dict[tuple, list[int]] = {}
+    for s in h.ranks:
+        c = s.get("inside")
+        if c is not None and c.get("group") and c["op"] not in P2P_OPS:
+            calls.setdefault((tuple(c["group"]), c["seq"]), []).append(s["rank"])
+    out = []
+    for (group, _), inside in calls.items():
+        away = [r for r in group if r not in inside]
+        if not away:
+            continue
+        c = places[inside[0]]["inside"]
+        head = f"{rank_list(inside)} {'waits' if len(inside) == 1 else 'wait'} in {call_text(c)}"
+        there = [stuck_text(places[r]) for r in away if r in places]
+        out.append(f"{head} for {rank_list(away)}" + "".join(f"; {t}" for t in there))
+    return out
 
 
 def p2p_waits(h: WatchHang) -> list[str]:
@@ -322,6 +347,7 @@ def hang_lines(h: WatchHang, stacks: bool = True) -> list[str]:
         who = ", ".join(f"rank {r}" for r in absent)
         lines.append(f"  missing from {call['op']} #{call['seq']}: {who}")
     lines += ["  ✗ " + line for line in p2p_waits(h)]
+    lines += ["  " + line for line in group_waits(h)]
     bad = mismatch(h)
     if bad:
         lines.append("  ✗ " + bad)

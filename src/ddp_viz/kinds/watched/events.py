@@ -14,7 +14,8 @@ KIND = "watched"
 # 2: a failure names the thread it was raised in, when not the main one
 # 3: a rank's exit says whether torchrun saw it before it began stopping its workers; a rank
 # says when gradients reached its DDP's parameters though DDP's forward never ran
-# 4: a collective names its tensors' dtypes when one is not float32
+# 4: a collective names its tensors' dtypes when one is not float32, and its subgroup's ranks
+# (a subgroup's collectives are numbered apart, per group)
 EVENTS_VERSION = 4
 
 
@@ -32,7 +33,8 @@ def _first_added(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _dtypes_added(obj: dict[str, Any]) -> dict[str, Any]:
     """Version 3 to 4 let a collective name its tensors' dtypes (absent: float32, or not
-    known, which version 3's doctor assumed of every call): a call of 3 is one of 4."""
+    known, which version 3's doctor assumed of every call) and its subgroup (absent: every
+    rank's, as version 3 numbered every call): a call of 3 is one of 4."""
     return obj
 
 
@@ -108,6 +110,7 @@ class CommCall(_CallKeys, total=False):
     peer: int  # a point-to-point call's other rank (-1: any, a recv without src)
     root: int  # a rooted collective's root as this rank named it (broadcast's src, reduce's dst)
     dtypes: list[str]  # beside sizes, each tensor's dtype, sent when one is not float32
+    group: list[int]  # a subgroup's ranks (its calls numbered apart, per group); absent: all
 
 
 @dataclass(frozen=True)

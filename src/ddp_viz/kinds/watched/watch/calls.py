@@ -15,6 +15,7 @@ script's own and is not followed (its stack still says where it waits).
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import threading
@@ -120,6 +121,7 @@ class Call:
     step: int = -1
     peer: int | None = None  # a point-to-point call's other rank, a rooted one's root (-1: any)
     dtypes: list[str] = field(default_factory=list)  # dtypes_of: none if all are float32
+    group: tuple[int, ...] = ()  # a subgroup's ranks (global); () for every rank's
     key: int = 0  # its number among the calls this process opened (the open calls' key)
 
     def word(self, now: float | None = None) -> CommCall:
@@ -132,6 +134,8 @@ class Call:
             out["peer" if self.op in P2P_OPS else "root"] = self.peer
         if self.dtypes:
             out["dtypes"] = self.dtypes
+        if self.group:
+            out["group"] = list(self.group)
         if now is not None:
             out["for_s"] = max(0.0, now - self.started)
         return out
@@ -144,6 +148,8 @@ class Calls:
 
     seq: int = 0
     p2p: int = 0  # point-to-point calls, numbered apart: the other ranks make none of them
+    # a subgroup's collectives, numbered apart by group: the ranks outside it make none
+    grouped: dict[tuple[int, ...], int] = field(default_factory=dict)
     progress: int = 0
     last: Call | None = None
     open: dict[int, Call] = field(default_factory=dict)  # its own number -> a call not over
@@ -164,14 +170,19 @@ class Calls:
         bucket: int = -1,
         peer: int | None = None,
         dtypes: list[str] | None = None,
+        group: tuple[int, ...] = (),
     ) -> Call:
         if op in P2P_OPS:
             self.p2p += 1
+            seq = self.p2p
+        elif group:
+            seq = self.grouped[group] = self.grouped.get(group, 0) + 1
         else:
             self.seq += 1
-        seq = self.p2p if op in P2P_OPS else self.seq
+            seq = self.seq
         self.raised = None  # a call after an error: the script handled it (and its frames go)
         call = Call(seq, op, site, sizes, time.monotonic(), bucket, self.step, peer, dtypes or [])
+        call.group = () if op in P2P_OPS else group
         self.opened += 1
         call.key = self.opened
         self.open[call.key] = call
@@ -217,14 +228,52 @@ def original(op: str) -> Any:
     return _ORIGINAL.get(op) or getattr(dist, op)
 
 
+def _group_at(fn: Any) -> int:
+    """Where ``fn`` takes its ``group`` among its positional arguments (-1: it takes none)."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return -1
+    return names.index("group") if "group" in names else -1
+
+
+_GROUPS: dict[int, tuple[Any, tuple[int, ...]]] = {}  # id -> the group (held), its ranks
+
+
+def group_ranks(group: Any) -> tuple[int, ...]:
+    """A subgroup's ranks (``dist.new_group([0, 1])``: (0, 1)); () for the default group, or
+    a group of every rank, whose collectives every rank makes."""
+    if group is None:
+        return ()
+    known = _GROUPS.get(id(group))
+    if known is None or known[0] is not group:
+        try:
+            ranks = tuple(dist.get_process_group_ranks(group))
+            ranks = () if len(ranks) == dist.get_world_size() else ranks
+        except Exception:  # not a group torch knows: as the default one
+            ranks = ()
+        known = _GROUPS[id(group)] = (group, ranks)
+    return known[1]
+
+
 def _wrap(op: str, fn: Any) -> Any:
+    at = _group_at(fn)
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if getattr(_NESTED, "on", False):
             return fn(*args, **kwargs)
         try:
             peer = peer_of(op, args, kwargs)
-            call = CALLS.enter(op, sizes_of(args), call_site(), peer=peer, dtypes=dtypes_of(args))
+            group = kwargs.get("group", args[at] if 0 <= at < len(args) else None)
+            call = CALLS.enter(
+                op,
+                sizes_of(args),
+                call_site(),
+                peer=peer,
+                dtypes=dtypes_of(args),
+                group=group_ranks(group),
+            )
         except Exception:  # never into the script
             return fn(*args, **kwargs)
         _NESTED.on = True
