@@ -660,6 +660,14 @@ def test_the_others_wait_is_the_furthest_each_got_by_any_of_its_words() -> None:
         1,
     )
     assert [(r.rank, r.waited) for r in ends] == [(2, 6), (0, 0)]
+    # its lost word inside an older bucket (step 3) after the failure's (step 6): still 6
+    ends = fail.rank_ends(
+        [failure(0, 1.0, GONE, step=6, inside=bucket_call(9, 5))],
+        [lost(0, 5, inside=bucket_call(7, 2)), lost(2, 4)],
+        [killed(2, "SIGKILL")],
+        1,
+    )
+    assert [(r.rank, r.waited) for r in ends] == [(2, 6), (0, 0)]
     # the others failed before their first step (DDP's construction): no step to wait in
     ends = fail.rank_ends([failure(0, 1.0, GONE, step=0)], [lost(2, 0)], [killed(2, "SIGKILL")], 1)
     assert ends[0].waited == 0

@@ -114,6 +114,42 @@ def test_a_rank_killed_by_a_signal_is_named_with_it_and_the_sigterms_follow() ->
     )
 
 
+def test_a_lost_rank_is_at_least_at_the_steps_whose_all_reduce_a_rank_saw_finish() -> None:
+    """Rank 1 was aborted before its first beat got out (its word: step 0); rank 0 reported
+    three steps whose all-reduce finished, which rank 1 joined: it went in or after step 3.
+    (A float64 metric against float32, tried by hand: it was said "before step 1's
+    all-reduce, which the others reached", where it had done step 1's.)"""
+    names = ["w"]
+    made = []
+    for step in range(3):
+        t = float(step)
+        bucket = {
+            "index": 0,
+            "params": names,
+            "bytes": 4,
+            "launched": t + 0.5,
+            "finished": t + 0.75,
+        }
+        spans = {"forward": [[t, t + 0.25]], "allreduce": [[t + 0.5, t + 0.75]]}
+        made.append(protocol.Timing(1, step, 0, spans, buckets=[bucket]))
+    exits = [
+        WatchExit(1, 1, 101, -6, "SIGABRT", 1.0),
+        WatchExit(1, 0, 100, -15, "SIGTERM", 2.0),
+        WatchExit(1, 2, 102, -15, "SIGTERM", 2.0),
+    ]
+    rec = run(*made, lost(1, 0), lost(0, 3), lost(2, 3), *exits, WatchSummary(1, 1))
+    (_, lines), *_ = findings(rec)
+    assert lines[0].startswith("✗ crash: rank 1 was killed by SIGABRT: ")
+    assert lines[0].endswith(
+        ", in or after its step 3 (loop index 2) (the first failure: the cause)"
+    )
+    # twin: no step made, its own word
+    rec = run(lost(1, 0), lost(0, 3), lost(2, 3), *exits, WatchSummary(1, 1))
+    assert findings(rec)[0][1][0].endswith(
+        ", before any step of its reached ddp-viz (the first failure: the cause)"
+    )
+
+
 def test_a_clean_exit_is_never_a_crash() -> None:
     # the connections closed without a last word, but the command (every rank) exited with 0
     rec = run(lost(0, 12), lost(1, 12), lost(2, 12), WatchSummary(1, 0))

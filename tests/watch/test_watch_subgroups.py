@@ -65,6 +65,27 @@ def test_a_pair_waiting_for_one_of_its_own_is_said_so_and_nothing_else_is_asked_
 def test_twin_the_whole_group_in_its_call_waits_for_no_one_of_it() -> None:
     h = WatchHang(1, 2.0, 2.0, [inside(0, pair_call()), inside(1, pair_call()), inside(2, ddp())])
     assert group_waits(h) == []
+    # a whole pair first, then a group of three with two of its ranks away, each said
+    quad = [2, 3, 4]
+    h = WatchHang(
+        1,
+        2.0,
+        2.0,
+        [
+            inside(0, pair_call()),
+            inside(1, pair_call()),
+            inside(2, pair_call(group=quad)),
+            asleep(3),
+            asleep(4),
+        ],
+    )
+    said = (
+        f"rank 2 waits in all_reduce #2 of ranks 2–4 [] at {AT} for ranks 3, 4; rank 3: in no "
+        f"communication, in or after its step 2 (1 reported); running {SLEEP}; rank 4: in no "
+        f"communication, in or after its step 2 (1 reported); running {SLEEP}"
+    )
+    assert group_waits(h) == [said]
+    assert "  " + said in hang_lines(h, stacks=False)
     # two ranks of a group of three in it, the third elsewhere: both named, the one absent
     trio = [0, 1, 3]
     h = WatchHang(

@@ -21,7 +21,7 @@ _SIGNALS = {
 OUTSIDE = "not torchrun's, which had stopped no rank yet: a job scheduler's or a kill"
 
 
-def signal_words(signal: str, first: bool = False) -> str:
+def signal_words(signal: str, first: bool) -> str:
     """``signal`` and what it means; ``first``: torchrun saw this rank end before it stopped
     any (a SIGTERM then is not its own)."""
     if signal == "SIGTERM" and first:
