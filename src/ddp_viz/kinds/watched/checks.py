@@ -156,7 +156,10 @@ def rank_ends(rec: RunRecord) -> list[fail.RankEnd]:
     waiting is no cause of an uneven end, which says why it left; an error every rank raised
     alike at one line, or a status every rank exited with, is the script's, and said so."""
     d = doctoring(rec)
-    ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished, complete_count(rec))
+    # the steps made, for a lost rank's place only: counting them reads every step, and the
+    # live page asks for the ends on every batch of events (a run of 4,000 steps fell behind)
+    made = complete_count(rec) if d.lost else 0
+    ends = fail.rank_ends(d.raised, d.lost, d.exits, d.exit_code, d.finished, made)
     if uneven_end(rec) is not None:
         ends = [r for r in ends if r.end is not fail.End.LEFT]
     named = monitored.late(d.raised)
