@@ -321,30 +321,33 @@ def test_where_a_rank_that_left_no_word_was_by_the_step_the_others_waited_in() -
         1,
     )
     assert [(r.rank, r.waited) for r in ends] == [(2, 5), (0, 0), (1, 0)]
-    # the others in no bucket of DDP's (the script's own call, or none known) say nothing of
-    # which all-reduce they waited in: a metric's all_reduce after step 6's backward, where
-    # rank 2 had done step 6's all-reduce too (a dtype that differed, a run here: it was said
-    # "before step 6's all-reduce, which the others reached")
+    # the others in no bucket of DDP's (the script's own call, or none known): the step they
+    # had begun, whose all-reduce no rank saw finish, is the one they waited in
     script = {"seq": 9, "op": "all_reduce", "site": "t.py:40 in main"}
     ends = fail.rank_ends(
-        [failure(0, 1.0, GONE, step=6, inside=script), failure(1, 1.1, GONE, step=6)],
+        [failure(0, 1.0, GONE, step=4, inside=script), failure(1, 1.1, GONE, step=6)],
         [lost(2, 3)],
         [killed(2, "SIGKILL")],
         1,
     )
-    assert ends[0].waited == 0
-    assert fail.lost_step(ends[0]) == "in or after its step 3 (loop index 2)"
-    # the steps whose all-reduce a rank saw finish: every rank joined them, rank 2 too,
-    # whatever its last beat said
+    assert ends[0].waited == 6
+    assert fail.lost_step(ends[0]) == (
+        "in its step 6 (loop index 5) or just before it: after step 5's all-reduce, before "
+        "step 6's, which the others reached"
+    )
+    # … unless a rank saw that step's all-reduce finish: every rank joined it, rank 2 too,
+    # and the others were in a collective of the script's own after it (a float64 metric
+    # against float32, a run here: it was said "before step 6's all-reduce, which the others
+    # reached", where rank 2 had done it)
     made = fail.rank_ends(
         [failure(0, 1.0, GONE, step=6, inside=script)],
         [lost(2, 3)],
         [killed(2, "SIGKILL")],
         1,
-        made=5,
+        made=6,
     )
-    assert (made[0].rank, made[0].step, made[0].waited) == (2, 5, 0)
-    assert fail.lost_step(made[0]) == "in or after its step 5 (loop index 4)"
+    assert (made[0].rank, made[0].step, made[0].waited) == (2, 6, 0)
+    assert fail.lost_step(made[0]) == "in or after its step 6 (loop index 5)"
     # made, and the others inside step 6's all-reduce: it did step 5's and never joined 6's
     ends = fail.rank_ends(
         [failure(0, 1.0, GONE, step=6, inside=bucket_call(9, 5))],

@@ -85,7 +85,7 @@ def rank_ends(
         if f.rank not in by_rank:
             by_rank[f.rank] = RankEnd(f.rank, End.RAISED, f.at, f.step, f, "", peer_gone(f.message))
     signals = {e.rank: e for e in exits if e.exitcode != 0}
-    waits = _waits(failures, lost)
+    waits = _waits(failures, lost, made)
     for e in lost:
         if e.rank in by_rank:
             continue
@@ -145,15 +145,21 @@ def _world(failures: list[WatchFailure], lost: list[WatchRankLost]) -> int:
     return 1 + max([f.rank for f in failures] + [e.rank for e in lost], default=0)
 
 
-def _waits(failures: list[WatchFailure], lost: list[WatchRankLost]) -> dict[int, int]:
-    """The step (from 1) whose DDP all-reduce each rank was inside when it failed or went.
-    Only DDP's own: a rank inside the script's collective (a metric's all_reduce) had passed
-    that step's all-reduce or not reached it, and so had the rank it lost."""
+def _waits(failures: list[WatchFailure], lost: list[WatchRankLost], made: int) -> dict[int, int]:
+    """The step (from 1) whose DDP all-reduce each rank waited in when it failed or went: the
+    bucket's it was inside, or else the step it had begun, if no rank saw that step's
+    all-reduce finish (``made``): a rank in the script's own collective after a step whose
+    all-reduce finished (a metric's all_reduce) waited in no all-reduce of DDP's."""
     out: dict[int, int] = {}
     for x in [*failures, *lost]:
         c = x.inside
         if c is not None and "bucket" in c and "step" in c:
-            out[x.rank] = max(out.get(x.rank, 0), int(c["step"]) + 1)
+            step = int(c["step"]) + 1
+        elif x.step > made:
+            step = x.step
+        else:
+            continue
+        out[x.rank] = max(out.get(x.rank, 0), step)
     return out
 
 
