@@ -80,10 +80,6 @@ def peer_of(op: str, args: tuple, kwargs: dict[str, Any]) -> int | None:
     return peer if isinstance(peer, int) else -1
 
 
-def _shape(t: Any) -> list[int] | None:
-    return list(t.shape) if isinstance(t, torch.Tensor) else None
-
-
 def _tensors(args: tuple) -> list[torch.Tensor]:
     """The tensors of a call's first argument (a tensor, or a list of them: its first few)."""
     first = args[0] if args else None
@@ -99,15 +95,12 @@ def dtypes_of(args: tuple) -> list[str]:
 
 
 def sizes_of(args: tuple) -> list[list[int]]:
-    """The shapes of a call's tensors: its first argument's (a tensor, or a list of them)."""
-    if not args:
-        return []
-    first = args[0]
-    if isinstance(first, list | tuple):
-        shapes = [s for s in map(_shape, first[:MAX_SIZES]) if s is not None]
-        return shapes + ([[len(first)]] if len(first) > MAX_SIZES else [])
-    shape = _shape(first)
-    return [] if shape is None else [shape]
+    """The shapes of a call's tensors: its first argument's (a tensor, or a list of them: its
+    first few, then the list's length when it holds more)."""
+    shapes = [list(t.shape) for t in _tensors(args)]
+    first = args[0] if args else None
+    many = isinstance(first, list | tuple) and len(first) > MAX_SIZES
+    return shapes + ([[len(first)]] if many else [])  # type: ignore[arg-type]
 
 
 @dataclass
